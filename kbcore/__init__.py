@@ -1,0 +1,1 @@
+"""Shared core imported by every service: settings, tokens, database, model clients, gRPC bootstrap."""

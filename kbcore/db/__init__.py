@@ -1,0 +1,1 @@
+"""Database: SQLAlchemy 2 models, engine set-up, Alembic migrations and the chat lease."""

@@ -1,0 +1,33 @@
+"""Bring a database to the newest schema: ``python -m kbcore.db.migrate`` (run once per deploy)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+from kbcore.db.engine import ensure_sqlite_folder, sync_url
+from kbcore.settings import Settings
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["url"] = sync_url(url)
+    return config
+
+
+def upgrade(url: str) -> None:
+    ensure_sqlite_folder(url)
+    command.upgrade(alembic_config(url), "head")
+
+
+if __name__ == "__main__":
+    settings = Settings.from_env()
+    logging.basicConfig(level=settings.log_level)
+    upgrade(settings.resolved_database_url())
+    logging.getLogger(__name__).info("database is at the newest schema")

@@ -1,0 +1,139 @@
+"""Tables shared by the services; every schema change goes through an Alembic migration."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import uuid
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY.
+RecordId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utcnow() -> dt.datetime:
+    """Naive UTC: stored the same way on SQLite and PostgreSQL, compared without zone juggling."""
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class RecordStatus(enum.StrEnum):
+    RUNNING = "running"
+    ANSWERED = "answered"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    INTERRUPTED = "interrupted"
+
+
+FINISHED_STATUSES = (RecordStatus.ANSWERED, RecordStatus.STOPPED)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Dataset(Base):
+    __tablename__ = "dataset"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Document(Base):
+    __tablename__ = "document"
+    __table_args__ = (UniqueConstraint("dataset_id", "name", name="uq_document_dataset_name"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("dataset.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(300))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    paragraph_count: Mapped[int] = mapped_column(Integer, default=0)
+    char_length: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Application(Base):
+    __tablename__ = "application"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    dataset_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    dialogue_number: Mapped[int] = mapped_column(Integer, default=5)
+    search_setting: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    model_setting: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class Chat(Base):
+    __tablename__ = "chat"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), index=True)
+    visitor_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    abstract: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ChatRecord(Base):
+    """One question and its answer; raw records are never deleted, compaction only summarises them."""
+
+    __tablename__ = "chat_record"
+    __table_args__ = (Index("ix_chat_record_chat_id_id", "chat_id", "id"),)
+    id: Mapped[int] = mapped_column(RecordId, primary_key=True, autoincrement=True)
+    chat_id: Mapped[str] = mapped_column(ForeignKey("chat.id", ondelete="CASCADE"))
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default=RecordStatus.RUNNING.value)
+    problem_text: Mapped[str] = mapped_column(Text, default="")
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    message_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    answer_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    run_time: Mapped[float] = mapped_column(Float, default=0.0)
+    holder: Mapped[str] = mapped_column(String(64), default="")  # the lease holder that runs it
+    # False once a re_chat replaced this answer: it stays in the log but leaves the model's history.
+    in_history: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ChatContextState(Base):
+    """The compaction watermark: summary of every record up to ``through_record_id``."""
+
+    __tablename__ = "chat_context_state"
+    chat_id: Mapped[str] = mapped_column(ForeignKey("chat.id", ondelete="CASCADE"), primary_key=True)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    through_record_id: Mapped[int] = mapped_column(BigInteger, default=0)
+    compacted_rounds: Mapped[int] = mapped_column(Integer, default=0)
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ChatLock(Base):
+    """A lease: one generation or compaction per chat at a time, across every process."""
+
+    __tablename__ = "chat_lock"
+    chat_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64))
+    purpose: Mapped[str] = mapped_column(String(32))
+    acquired_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime, index=True)

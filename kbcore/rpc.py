@@ -1,0 +1,91 @@
+"""Small helpers for servicers: readable status errors and enum/string conversions shared
+by every service and the gateway."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator
+from typing import Any, NoReturn
+
+import grpc
+
+from kb.common.v1 import common_pb2
+
+STOP_REASONS = {
+    "sufficient": common_pb2.STOP_REASON_SUFFICIENT,
+    "max_rounds": common_pb2.STOP_REASON_MAX_ROUNDS,
+    "duplicate_query": common_pb2.STOP_REASON_DUPLICATE_QUERY,
+    "no_new_evidence": common_pb2.STOP_REASON_NO_NEW_EVIDENCE,
+    "evidence_budget": common_pb2.STOP_REASON_EVIDENCE_BUDGET,
+    "no_followup_query": common_pb2.STOP_REASON_NO_FOLLOWUP_QUERY,
+    "no_datasets": common_pb2.STOP_REASON_NO_DATASETS,
+    "assessment_error": common_pb2.STOP_REASON_ASSESSMENT_ERROR,
+}
+STOP_REASON_NAMES = {value: name for name, value in STOP_REASONS.items()}
+
+SEARCH_MODES = {
+    "vector": common_pb2.SEARCH_MODE_VECTOR,
+    "keyword": common_pb2.SEARCH_MODE_KEYWORD,
+    "hybrid": common_pb2.SEARCH_MODE_HYBRID,
+}
+SEARCH_MODE_NAMES = {value: name for name, value in SEARCH_MODES.items()}
+
+PHASE_NAMES = {
+    common_pb2.PHASE_CONTEXT: "context",
+    common_pb2.PHASE_COMPACTING: "compacting",
+    common_pb2.PHASE_RETRIEVING: "retrieving",
+    common_pb2.PHASE_ASSESSED: "assessed",
+    common_pb2.PHASE_GENERATING: "generating",
+}
+
+ROLES = {"system": common_pb2.ROLE_SYSTEM, "user": common_pb2.ROLE_USER, "assistant": common_pb2.ROLE_ASSISTANT}
+ROLE_NAMES = {value: name for name, value in ROLES.items()}
+
+
+class RpcError(Exception):
+    """Raised inside a servicer to end the call with ``code`` and a message a person understands."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def invalid(message: str) -> RpcError:
+    return RpcError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def not_found(message: str) -> RpcError:
+    return RpcError(grpc.StatusCode.NOT_FOUND, message)
+
+
+async def abort(context: grpc.aio.ServicerContext[object, object], error: RpcError) -> NoReturn:
+    await context.abort(error.code, error.message)
+    raise AssertionError("unreachable: abort raises")
+
+
+def unary_errors(method: Any) -> Any:
+    """Turn an ``RpcError`` raised by a unary servicer method into its status code."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            return await method(self, request, context)
+        except RpcError as error:
+            await context.abort(error.code, error.message)
+
+    return wrapper
+
+
+def stream_errors(method: Any) -> Any:
+    """The same for server-streaming methods (async generators)."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+        try:
+            async for item in method(self, request, context):
+                yield item
+        except RpcError as error:
+            await context.abort(error.code, error.message)
+
+    return wrapper

