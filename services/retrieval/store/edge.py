@@ -1,0 +1,191 @@
+"""Vector store on qdrant-edge: the Qdrant engine in-process, for the one-machine default.
+
+qdrant-edge is synchronous and pre-1.0, so it stays behind ``VectorStore``. Measured facts
+this module is built on (qdrant-edge-py 0.9.0):
+
+* Calls keep the GIL for their whole duration, so two searches never overlap in Python and the
+  shard needs no lock for reads; ``asyncio.to_thread`` still moves point building, jieba
+  segmentation and result conversion off the event loop.
+* Concurrent ``update`` and ``query`` calls from several threads are safe. Writes still take a
+  lock so that a batch and its ``flush`` are not interleaved with ``close``.
+* New points land in an appendable plain segment that is always searched exactly; HNSW exists
+  only after ``optimize()``, which is slow (minutes at 100k points on 2 cores) and never runs
+  on the write path. On an HNSW segment Qdrant itself falls back to exact search when the
+  filtered candidate set is small, so searches do not force ``exact``.
+* Global sparse IDF keeps counting deleted and overwritten points (still after ``optimize()`` on a
+  small shard); searches therefore scope IDF to the searched datasets (``IdfParams(corpus=...)``),
+  which counts live points only, exactly as qdrant-client does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import qdrant_edge as qe
+
+from services.retrieval.store import layout
+from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery
+from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
+from services.retrieval.store.sparse import SparseTerms
+
+logger = logging.getLogger(__name__)
+
+_CONFIG_FILE = "edge_config.json"  # written by EdgeShard.create: its presence means "reopen"
+
+
+def _config(dimension: int) -> qe.EdgeConfig:
+    return qe.EdgeConfig(
+        vectors={layout.DENSE: qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine)},
+        sparse_vectors={layout.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+
+
+def _match(key: str, value: str) -> qe.FieldCondition:
+    return qe.FieldCondition(key=key, match=qe.MatchValue(value))
+
+
+def _in_datasets(dataset_ids: list[str]) -> qe.Filter:
+    return qe.Filter(must=[qe.FieldCondition(key="dataset_id", match=qe.MatchAny(dataset_ids))])
+
+
+def _sparse(terms: SparseTerms) -> qe.SparseVector:
+    return qe.SparseVector(indices=list(terms.indices), values=list(terms.values))
+
+
+def _edge_point(point: ParagraphPoint, dimension: int) -> qe.Point:
+    vectors: dict[str, list[float] | list[list[float]] | qe.SparseVector] = {
+        layout.DENSE: layout.dense_vector(point.vector, dimension)
+    }
+    terms = layout.keyword_terms(point)
+    if terms:  # an empty sparse vector would still count in scoped IDF on edge, not on the client
+        vectors[layout.SPARSE] = _sparse(terms)
+    return qe.Point(layout.point_id(point.id), vectors, layout.payload(point))
+
+
+def _request(plan: SearchPlan) -> qe.QueryRequest:
+    only = _in_datasets(plan.dataset_ids)
+    idf = qe.SearchParams(idf=qe.IdfParams(corpus=only))
+    dense_query = qe.Query.Nearest(plan.dense.vector, using=layout.DENSE) if plan.dense else None
+    sparse_query = qe.Query.Nearest(_sparse(plan.sparse), using=layout.SPARSE) if plan.sparse else None
+    if not plan.fuse:
+        if plan.dense is not None:
+            return qe.QueryRequest(
+                limit=plan.limit,
+                query=dense_query,
+                filter=only,
+                score_threshold=plan.dense.threshold,
+                with_payload=True,
+            )
+        return qe.QueryRequest(limit=plan.limit, query=sparse_query, filter=only, params=idf, with_payload=True)
+    prefetches = []
+    if plan.dense is not None:
+        prefetches.append(
+            qe.Prefetch(limit=plan.candidates, query=dense_query, filter=only, score_threshold=plan.dense.threshold)
+        )
+    if plan.sparse is not None:
+        prefetches.append(qe.Prefetch(limit=plan.candidates, query=sparse_query, filter=only, params=idf))
+    return qe.QueryRequest(
+        limit=plan.limit,
+        # The 0.9.0 stub types the query as "Fusion", not its nested Rrf class that the call takes.
+        query=qe.Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type]
+        prefetches=prefetches,
+        filter=only,
+        with_payload=True,
+    )
+
+
+class EdgeVectorStore:
+    """``VectorStore`` on one qdrant-edge shard directory; open it with :meth:`open`."""
+
+    def __init__(self, shard: qe.EdgeShard, dimension: int, path: Path) -> None:
+        self._shard: qe.EdgeShard | None = shard
+        self._dimension = dimension
+        self._path = path
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    async def open(cls, path: Path, dimension: int) -> EdgeVectorStore:
+        """Create the shard at ``path``, or reopen it (checking that ``dimension`` still fits)."""
+        return await asyncio.to_thread(cls._open_sync, Path(path), dimension)
+
+    @classmethod
+    def _open_sync(cls, path: Path, dimension: int) -> EdgeVectorStore:
+        config = _config(dimension)
+        if (path / _CONFIG_FILE).exists():
+            shard = qe.EdgeShard.load(str(path), config)  # raises if the stored dimension differs
+            logger.info("opened qdrant-edge shard at %s", path)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            shard = qe.EdgeShard.create(str(path), config)
+            logger.info("created qdrant-edge shard at %s (dimension %d)", path, dimension)
+        for field in layout.INDEXED_FIELDS:  # idempotent: re-creating an index is a no-op
+            shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+        return cls(shard, dimension, path)
+
+    def _live(self) -> qe.EdgeShard:
+        if self._shard is None:
+            raise RuntimeError(f"vector store at {self._path} is closed")
+        return self._shard
+
+    def _write(self, operations: Sequence[qe.UpdateOperation]) -> None:
+        with self._write_lock:
+            shard = self._live()
+            for operation in operations:
+                shard.update(operation)
+            shard.flush()
+
+    async def upsert(self, points: Sequence[ParagraphPoint]) -> None:
+        if points:
+            await asyncio.to_thread(self._upsert_sync, points)
+
+    def _upsert_sync(self, points: Sequence[ParagraphPoint]) -> None:
+        operations = [
+            qe.UpdateOperation.upsert_points([_edge_point(p, self._dimension) for p in batch])
+            for batch in layout.batches(points)
+        ]
+        self._write(operations)
+
+    async def delete_document(self, dataset_id: str, document_id: str) -> None:
+        only = qe.Filter(must=[_match("dataset_id", dataset_id), _match("document_id", document_id)])
+        await asyncio.to_thread(self._write, [qe.UpdateOperation.delete_points_by_filter(only)])
+
+    async def delete_dataset(self, dataset_id: str) -> None:
+        only = qe.Filter(must=[_match("dataset_id", dataset_id)])
+        await asyncio.to_thread(self._write, [qe.UpdateOperation.delete_points_by_filter(only)])
+
+    async def search(self, query: SearchQuery) -> list[Hit]:
+        return await asyncio.to_thread(self._search_sync, query)
+
+    def _search_sync(self, query: SearchQuery) -> list[Hit]:
+        plan = plan_search(query, self._dimension)
+        if plan is None:
+            return []
+        found = self._live().query(_request(plan))
+        return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in found])
+
+    async def count(self, dataset_id: str | None = None) -> int:
+        only = None if dataset_id is None else qe.Filter(must=[_match("dataset_id", dataset_id)])
+        return await asyncio.to_thread(lambda: self._live().count(qe.CountRequest(exact=True, filter=only)))
+
+    async def optimize(self) -> bool:
+        """Build HNSW and vacuum deletions. Slow: for an offline or idle-time job, not per write."""
+
+        def run() -> bool:
+            with self._write_lock:
+                return self._live().optimize()
+
+        return await asyncio.to_thread(run)
+
+    async def close(self) -> None:
+        def run() -> None:
+            with self._write_lock:
+                if self._shard is not None:
+                    self._shard.flush()
+                    self._shard.close()
+                    self._shard = None
+
+        await asyncio.to_thread(run)
