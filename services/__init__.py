@@ -1,0 +1,1 @@
+"""Services of the knowledge-base chat stack; each runs as ``python -m services.<name>``."""

@@ -1,0 +1,1 @@
+"""Retrieval service: datasets, ingestion, embeddings, search and the iterative retrieval loop."""

@@ -1,0 +1,95 @@
+"""The catalog of datasets and documents (names, counts, content hashes) in the SQL database;
+the paragraphs themselves live in the vector store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from kbcore.db.models import Dataset, Document
+
+
+class NotFound(LookupError):
+    pass
+
+
+class Catalog:
+    def __init__(self, sessions: async_sessionmaker[Any]) -> None:
+        self._sessions = sessions
+
+    async def create_dataset(self, name: str, description: str, dataset_id: str | None = None) -> Dataset:
+        async with self._sessions.begin() as session:
+            if dataset_id:
+                existing = await session.get(Dataset, dataset_id)
+                if existing is not None:
+                    return existing
+            dataset = Dataset(name=name, description=description, **({"id": dataset_id} if dataset_id else {}))
+            session.add(dataset)
+        return dataset
+
+    async def get_dataset(self, dataset_id: str) -> Dataset:
+        async with self._sessions() as session:
+            dataset = await session.get(Dataset, dataset_id)
+        if dataset is None:
+            raise NotFound(f"dataset {dataset_id} does not exist")
+        return dataset
+
+    async def missing_datasets(self, dataset_ids: list[str]) -> list[str]:
+        async with self._sessions() as session:
+            found = set((await session.scalars(select(Dataset.id).where(Dataset.id.in_(dataset_ids)))).all())
+        return [d for d in dataset_ids if d not in found]
+
+    async def list_datasets(self) -> list[tuple[Dataset, int, int]]:
+        """Every dataset with its document and paragraph counts."""
+        async with self._sessions() as session:
+            counts = (
+                select(
+                    Document.dataset_id,
+                    func.count(Document.id).label("documents"),
+                    func.coalesce(func.sum(Document.paragraph_count), 0).label("paragraphs"),
+                )
+                .group_by(Document.dataset_id)
+                .subquery()
+            )
+            rows = await session.execute(
+                select(Dataset, counts.c.documents, counts.c.paragraphs)
+                .outerjoin(counts, counts.c.dataset_id == Dataset.id)
+                .order_by(Dataset.created_at, Dataset.id)
+            )
+            return [(d, int(docs or 0), int(paras or 0)) for d, docs, paras in rows.all()]
+
+    async def delete_dataset(self, dataset_id: str) -> None:
+        async with self._sessions.begin() as session:
+            dataset = await session.get(Dataset, dataset_id)
+            if dataset is None:
+                raise NotFound(f"dataset {dataset_id} does not exist")
+            for document in (await session.scalars(select(Document).where(Document.dataset_id == dataset_id))).all():
+                await session.delete(document)
+            await session.delete(dataset)
+
+    async def find_document(self, dataset_id: str, name: str) -> Document | None:
+        async with self._sessions() as session:
+            return await session.scalar(
+                select(Document).where(Document.dataset_id == dataset_id, Document.name == name)
+            )
+
+    async def save_document(self, document: Document) -> Document:
+        async with self._sessions.begin() as session:
+            return await session.merge(document)
+
+    async def list_documents(self, dataset_id: str) -> list[Document]:
+        await self.get_dataset(dataset_id)
+        async with self._sessions() as session:
+            rows = await session.scalars(
+                select(Document).where(Document.dataset_id == dataset_id).order_by(Document.created_at, Document.name)
+            )
+            return list(rows.all())
+
+    async def delete_document(self, dataset_id: str, document_id: str) -> None:
+        async with self._sessions.begin() as session:
+            document = await session.get(Document, document_id)
+            if document is None or document.dataset_id != dataset_id:
+                raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+            await session.delete(document)

@@ -1,0 +1,104 @@
+"""Conversions between the retrieval service's domain objects and its protobuf messages."""
+
+from __future__ import annotations
+
+from kb.common.v1 import common_pb2
+from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.db.models import Dataset, Document
+from kbcore.models.base import ChatMessage
+from kbcore.rpc import ROLE_NAMES, SEARCH_MODE_NAMES, STOP_REASONS, invalid
+from services.retrieval.loop import Assessed, LoopResult, Retrieving
+from services.retrieval.search import MAX_TOP_N, SearchSettings
+from services.retrieval.store.base import Hit, SearchMode
+
+DEFAULT_SEARCH = SearchSettings()
+
+
+def search_settings(message: common_pb2.SearchSettings) -> SearchSettings:
+    """Unset fields take the defaults; out-of-range numbers are refused, not guessed at."""
+    top_n = message.top_n or DEFAULT_SEARCH.top_n
+    if not 1 <= top_n <= MAX_TOP_N:
+        raise invalid(f"top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
+    similarity = message.similarity if message.HasField("similarity") else DEFAULT_SEARCH.similarity
+    if not 0.0 <= similarity <= 1.0:
+        raise invalid(f"similarity must be between 0 and 1, got {similarity:g}")
+    mode_name = SEARCH_MODE_NAMES.get(message.search_mode)
+    if message.search_mode and mode_name is None:
+        raise invalid(f"unknown search_mode {message.search_mode}")
+    mode = SearchMode(mode_name) if mode_name else DEFAULT_SEARCH.mode
+    return SearchSettings(top_n=top_n, similarity=similarity, mode=mode)
+
+
+def history(messages: list[common_pb2.Message]) -> list[ChatMessage]:
+    return [ChatMessage(ROLE_NAMES.get(m.role, "user"), m.content) for m in messages]
+
+
+def paragraph(hit: Hit, round_no: int = 0) -> common_pb2.Paragraph:
+    return common_pb2.Paragraph(
+        id=hit.id,
+        dataset_id=hit.dataset_id,
+        document_id=hit.document_id,
+        document_name=hit.document_name,
+        title=hit.title,
+        content=hit.content,
+        score=hit.score,
+        round=round_no,
+    )
+
+
+def progress(event: Retrieving | Assessed) -> pb.RetrieveResponse:
+    if isinstance(event, Retrieving):
+        message = common_pb2.Progress(phase=common_pb2.PHASE_RETRIEVING, round=event.round, query=event.query)
+    else:
+        message = common_pb2.Progress(
+            phase=common_pb2.PHASE_ASSESSED, round=event.round, sufficient=event.sufficient, missing=event.missing
+        )
+    return pb.RetrieveResponse(progress=message)
+
+
+def result(outcome: LoopResult) -> pb.RetrieveResponse:
+    return pb.RetrieveResponse(
+        result=pb.RetrieveResult(
+            problem_text=outcome.problem_text,
+            paragraphs=[paragraph(e.hit, e.round) for e in outcome.evidence],
+            rounds=[
+                common_pb2.RoundTrace(
+                    round=r.round,
+                    queries=r.queries,
+                    new_paragraph_ids=r.new_paragraph_ids,
+                    total_evidence=r.total_evidence,
+                    sufficient=r.sufficient,
+                    missing=r.missing,
+                    next_queries=r.next_queries,
+                )
+                for r in outcome.rounds
+            ],
+            stop_reason=STOP_REASONS[outcome.stop_reason.value],
+            sufficient=outcome.sufficient,
+            missing=outcome.missing,
+            run_time=outcome.run_time,
+            rewrite_error=outcome.rewrite_error,
+        )
+    )
+
+
+def dataset(row: Dataset, documents: int = 0, paragraphs: int = 0) -> pb.Dataset:
+    return pb.Dataset(
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        document_count=documents,
+        paragraph_count=paragraphs,
+        created_at=row.created_at.isoformat() + "Z",
+    )
+
+
+def document(row: Document) -> pb.Document:
+    return pb.Document(
+        id=row.id,
+        dataset_id=row.dataset_id,
+        name=row.name,
+        paragraph_count=row.paragraph_count,
+        char_length=row.char_length,
+        created_at=row.created_at.isoformat() + "Z",
+    )
