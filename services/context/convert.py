@@ -1,0 +1,35 @@
+"""Conversions between the context service's results and its protobuf messages."""
+
+from __future__ import annotations
+
+from kb.common.v1 import common_pb2
+from kb.context.v1 import context_service_pb2 as pb
+from kbcore.rpc import ROLES
+from services.context.loader import Compacting, LoadedContext
+
+
+def context_progress() -> pb.LoadContextResponse:
+    return pb.LoadContextResponse(progress=common_pb2.Progress(phase=common_pb2.PHASE_CONTEXT))
+
+
+def compacting(event: Compacting) -> pb.LoadContextResponse:
+    return pb.LoadContextResponse(
+        progress=common_pb2.Progress(phase=common_pb2.PHASE_COMPACTING, compacting_rounds=event.rounds)
+    )
+
+
+def loaded(event: LoadedContext) -> pb.LoadContextResponse:
+    info = event.info
+    return pb.LoadContextResponse(
+        context=pb.ConversationContext(
+            messages=[common_pb2.Message(role=ROLES[m.role], content=m.content) for m in event.messages],
+            info=common_pb2.ContextInfo(
+                enabled=info.enabled,
+                recent_rounds=info.recent_rounds,
+                compacted_rounds=info.compacted_rounds,
+                revision=info.revision,
+                token_budget=info.token_budget,
+                estimated_tokens=info.estimated_tokens,
+            ),
+        )
+    )

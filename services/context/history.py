@@ -1,0 +1,77 @@
+"""Reading turns and the compaction watermark, and advancing the watermark atomically."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from kbcore.db.models import Chat, ChatContextState, ChatRecord, RecordStatus
+from services.context.assemble import Turn
+
+
+class CorruptState(ValueError):
+    """The stored compaction state cannot be used (it would feed nonsense to every later turn)."""
+
+
+class HistoryStore:
+    def __init__(self, sessions: async_sessionmaker[Any]) -> None:
+        self._sessions = sessions
+
+    async def chat_exists(self, chat_id: str) -> bool:
+        async with self._sessions() as session:
+            return await session.get(Chat, chat_id) is not None
+
+    async def state(self, chat_id: str) -> ChatContextState:
+        async with self._sessions() as session:
+            state = await session.get(ChatContextState, chat_id)
+        if state is None:
+            return ChatContextState(chat_id=chat_id, summary="", through_record_id=0, compacted_rounds=0, revision=0)
+        if state.summary is None or state.through_record_id is None or state.through_record_id < 0:
+            raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (no summary or watermark)")
+        if state.compacted_rounds < 0 or state.revision < 0:
+            raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (negative counters)")
+        return state
+
+    async def uncompacted_turns(self, chat_id: str, after_id: int, before_id: int | None) -> list[Turn]:
+        """Finished turns with after_id < id < before_id, oldest first (running or empty ones never count)."""
+        query = select(ChatRecord.id, ChatRecord.question, ChatRecord.answer).where(
+            ChatRecord.chat_id == chat_id,
+            ChatRecord.id > after_id,
+            ChatRecord.status != RecordStatus.RUNNING.value,
+            ChatRecord.answer != "",
+            ChatRecord.in_history.is_(True),
+        )
+        if before_id is not None:
+            query = query.where(ChatRecord.id < before_id)
+        async with self._sessions() as session:
+            rows = await session.execute(query.order_by(ChatRecord.id))
+            return [Turn(int(r.id), r.question, r.answer) for r in rows.all()]
+
+    async def advance(
+        self, old: ChatContextState, summary: str, through_id: int, rounds: int
+    ) -> ChatContextState | None:
+        """Store the new summary and watermark in one transaction, only if nobody advanced it meanwhile."""
+        values = {
+            "summary": summary,
+            "through_record_id": through_id,
+            "compacted_rounds": old.compacted_rounds + rounds,
+            "revision": old.revision + 1,
+        }
+        try:
+            async with self._sessions.begin() as session:
+                if old.revision == 0 and await session.get(ChatContextState, old.chat_id) is None:
+                    session.add(ChatContextState(chat_id=old.chat_id, **values))
+                else:
+                    result = await session.execute(
+                        update(ChatContextState)
+                        .where(ChatContextState.chat_id == old.chat_id, ChatContextState.revision == old.revision)
+                        .values(**values)
+                    )
+                    if not result.rowcount:  # type: ignore[attr-defined]
+                        return None
+        except IntegrityError:
+            return None
+        return ChatContextState(chat_id=old.chat_id, **values)
