@@ -1,0 +1,1 @@
+"""Chat service: applications, chats and records; orchestrates one question end to end."""

@@ -1,0 +1,305 @@
+"""One question end to end (DESIGN §4): checks → lease → record → context → retrieval →
+generation → record saved → done. Whatever happens, the record keeps what exists."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from kb.chat.v1 import chat_service_pb2 as pb
+from kb.common.v1 import common_pb2
+from kb.context.v1 import context_service_pb2, context_service_pb2_grpc
+from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
+from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
+from kbcore.db.models import Application, RecordStatus
+from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, ModelClient, ModelError
+from kbcore.rpc import ROLE_NAMES, STOP_REASON_NAMES, RpcError
+from kbcore.settings import Settings
+from kbcore.tokens import count_tokens
+from services.chat.convert import application_message
+from services.chat.prompt import build_messages
+from services.chat.running import RunningQuestions
+from services.chat.store import ChatStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Upstreams:
+    context: context_service_pb2_grpc.ContextServiceStub
+    retrieval: retrieval_service_pb2_grpc.RetrievalServiceStub
+
+
+@dataclass
+class Outcome:
+    """What exists so far; saved with the record whatever the ending."""
+
+    answer: list[str] = field(default_factory=list)
+    context: context_service_pb2.ConversationContext | None = None
+    retrieval: retrieval_service_pb2.RetrieveResult | None = None
+    message_tokens: int = 0
+    answer_tokens: int = 0
+
+
+def search_settings(application: Application) -> common_pb2.SearchSettings:
+    return application_message(application).search
+
+
+def details(outcome: Outcome, model: ModelClient, run_time: float) -> dict[str, Any]:
+    """The record's details: search step, context info and chat step, all from one source."""
+    result = outcome.retrieval
+    rounds = list(result.rounds) if result is not None else []
+    info = outcome.context.info if outcome.context is not None else None
+    return {
+        "problem_text": result.problem_text if result else "",
+        "agent_trace": [
+            {
+                "round": r.round,
+                "queries": list(r.queries),
+                "new_paragraph_ids": list(r.new_paragraph_ids),
+                "total_evidence": r.total_evidence,
+                "sufficient": r.sufficient,
+                "missing": r.missing,
+                "next_queries": list(r.next_queries),
+            }
+            for r in rounds
+        ],
+        "agent_stop_reason": STOP_REASON_NAMES.get(result.stop_reason, "") if result else "",
+        "sufficient": result.sufficient if result else False,
+        "missing": result.missing if result else "",
+        "rewrite_error": result.rewrite_error if result else "",
+        "paragraph_list": [
+            {
+                "id": p.id,
+                "dataset_id": p.dataset_id,
+                "document_id": p.document_id,
+                "document_name": p.document_name,
+                "title": p.title,
+                "content": p.content,
+                "similarity": round(p.score, 4),
+                "round": p.round,
+            }
+            for p in (result.paragraphs if result else [])
+        ],
+        "context_info": {
+            "enabled": info.enabled,
+            "recent_rounds": info.recent_rounds,
+            "compacted_rounds": info.compacted_rounds,
+            "revision": info.revision,
+            "token_budget": info.token_budget,
+            "estimated_tokens": info.estimated_tokens,
+        }
+        if info is not None
+        else {},
+        "search_step": {"step_type": "iterative_search", "run_time": round(result.run_time, 3) if result else 0.0},
+        "chat_step": {
+            "model": model.model_name,
+            "offline_model": model.is_offline,
+            "message_tokens": outcome.message_tokens,
+            "answer_tokens": outcome.answer_tokens,
+            "run_time": round(run_time, 3),
+        },
+    }
+
+
+class AskFlow:
+    def __init__(
+        self,
+        settings: Settings,
+        store: ChatStore,
+        leases: LeaseStore,
+        upstreams: Upstreams,
+        model: ModelClient,
+        running: RunningQuestions,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._leases = leases
+        self._up = upstreams
+        self._model = model
+        self._running = running
+
+    async def run(
+        self, application: Application, chat_id: str, question: str, re_chat: bool
+    ) -> AsyncIterator[pb.AskResponse]:
+        holder = new_holder("ask")
+        try:
+            async with self._leases.hold(chat_id, holder, "question"):
+                stop_requested = self._running.register(chat_id)
+                try:
+                    async for event in self._answer(application, chat_id, question, re_chat, holder, stop_requested):
+                        yield event
+                finally:
+                    self._running.unregister(chat_id, stop_requested)
+        except ChatBusy as exc:
+            raise RpcError(
+                grpc.StatusCode.ABORTED, "this chat is already answering a question; wait for it to finish or stop it"
+            ) from exc
+
+    async def _answer(
+        self,
+        application: Application,
+        chat_id: str,
+        question: str,
+        re_chat: bool,
+        holder: str,
+        stop_requested: asyncio.Event,
+    ) -> AsyncIterator[pb.AskResponse]:
+        started = time.monotonic()
+        record = await self._store.start_record(chat_id, question, holder, re_chat)
+        yield pb.AskResponse(started=pb.RecordStarted(record_id=str(record.id), chat_id=chat_id))
+        outcome = Outcome()
+        status, error = RecordStatus.ANSWERED, ""
+        try:
+            async for event in self._load_context(application, chat_id, record.id, holder, outcome):
+                yield event
+            async for event in self._retrieve(application, question, outcome):
+                yield event
+            async for event in self._generate(application, question, outcome, stop_requested):
+                yield event
+            if stop_requested.is_set():
+                status, error = RecordStatus.STOPPED, "stopped by the user"
+        except asyncio.CancelledError:
+            status, error = RecordStatus.STOPPED, "the client went away before the answer ended"
+            raise
+        except RpcError as exc:
+            status, error = RecordStatus.FAILED, exc.message
+            raise
+        except ModelError as exc:
+            status, error = RecordStatus.FAILED, f"the model failed: {exc}"
+            raise RpcError(grpc.StatusCode.UNAVAILABLE, error) from exc
+        except grpc.aio.AioRpcError as exc:
+            status, error = RecordStatus.FAILED, f"an upstream service failed: {exc.details()}"
+            raise RpcError(_upstream_code(exc), error) from exc
+        except Exception as exc:
+            log.exception("question on chat %s failed", chat_id)
+            status, error = RecordStatus.FAILED, f"internal error: {type(exc).__name__}"
+            raise RpcError(grpc.StatusCode.INTERNAL, error) from exc
+        finally:
+            # Saved before `done` is sent (and even when the caller has gone), so a follow-up
+            # asked the moment the stream ends always sees this answer.
+            await asyncio.shield(self._save(record.id, question, outcome, status, error, time.monotonic() - started))
+        yield pb.AskResponse(
+            done=pb.AskDone(
+                record_id=str(record.id),
+                message_tokens=outcome.message_tokens,
+                answer_tokens=outcome.answer_tokens,
+                stop_reason=outcome.retrieval.stop_reason if outcome.retrieval else common_pb2.STOP_REASON_UNSPECIFIED,
+                sufficient=outcome.retrieval.sufficient if outcome.retrieval else False,
+            )
+        )
+
+    async def _load_context(
+        self, application: Application, chat_id: str, record_id: int, holder: str, outcome: Outcome
+    ) -> AsyncIterator[pb.AskResponse]:
+        request = context_service_pb2.LoadContextRequest(
+            chat_id=chat_id,
+            before_record_id=record_id,
+            dialogue_number=application.dialogue_number,
+            lease_holder=holder,
+        )
+        async for response in self._up.context.LoadContext(request, timeout=self._settings.ask_timeout):
+            if response.HasField("progress"):
+                yield pb.AskResponse(progress=response.progress)
+            else:
+                outcome.context = response.context
+
+    async def _retrieve(
+        self, application: Application, question: str, outcome: Outcome
+    ) -> AsyncIterator[pb.AskResponse]:
+        history = list(outcome.context.messages) if outcome.context else []
+        request = retrieval_service_pb2.RetrieveRequest(
+            dataset_ids=list(application.dataset_ids or []),
+            search=search_settings(application),
+            question=question,
+            history=history,
+        )
+        async for response in self._up.retrieval.Retrieve(request, timeout=self._settings.ask_timeout):
+            if response.HasField("progress"):
+                yield pb.AskResponse(progress=response.progress)
+            else:
+                outcome.retrieval = response.result
+
+    async def _generate(
+        self, application: Application, question: str, outcome: Outcome, stop_requested: asyncio.Event
+    ) -> AsyncIterator[pb.AskResponse]:
+        result = outcome.retrieval
+        assert result is not None and outcome.context is not None
+        yield pb.AskResponse(
+            progress=common_pb2.Progress(
+                phase=common_pb2.PHASE_GENERATING, rounds=len(result.rounds), stop_reason=result.stop_reason
+            )
+        )
+        evidence = [EvidenceParagraph(p.id, p.document_name, p.title, p.content) for p in result.paragraphs]
+        history = [ChatMessage(ROLE_NAMES.get(m.role, "user"), m.content) for m in outcome.context.messages]
+        stop_reason = STOP_REASON_NAMES.get(result.stop_reason, "")
+        setting = application.model_setting or {}
+        messages = build_messages(
+            question=question,
+            evidence=evidence,
+            history=history,
+            sufficient=result.sufficient,
+            stop_reason=stop_reason,
+            missing=result.missing,
+            prompt_template=str(setting.get("prompt", "")),
+            system_prompt=str(setting.get("system", "")),
+        )
+        stream = self._model.generate(
+            GenerationRequest(
+                messages=messages,
+                question=question,
+                problem_text=result.problem_text,
+                evidence=evidence,
+                sufficient=result.sufficient,
+                stop_reason=stop_reason,
+                missing=result.missing,
+            )
+        )
+        deltas = stream.deltas
+        try:
+            async for delta in deltas:
+                if not delta:
+                    continue
+                outcome.answer.append(delta)
+                yield pb.AskResponse(delta=pb.AnswerDelta(content=delta))
+                if stop_requested.is_set():
+                    break
+        finally:
+            with contextlib.suppress(Exception):
+                await deltas.aclose()  # type: ignore[attr-defined]
+            outcome.message_tokens = stream.usage.prompt_tokens or sum(count_tokens(m.content) for m in messages)
+            outcome.answer_tokens = stream.usage.completion_tokens or count_tokens("".join(outcome.answer))
+
+    async def _save(
+        self, record_id: int, question: str, outcome: Outcome, status: RecordStatus, error: str, run_time: float
+    ) -> None:
+        try:
+            await self._store.finish_record(
+                record_id,
+                answer="".join(outcome.answer),
+                status=status.value,
+                problem_text=outcome.retrieval.problem_text if outcome.retrieval else question,
+                details=details(outcome, self._model, run_time),
+                message_tokens=outcome.message_tokens,
+                answer_tokens=outcome.answer_tokens,
+                error=error,
+                run_time=round(run_time, 3),
+            )
+        except Exception:
+            log.exception("could not save record %s", record_id)
+
+
+def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:
+    """Client mistakes keep their code; anything else is the service being unavailable."""
+    if error.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND):
+        return error.code()
+    if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return grpc.StatusCode.UNAVAILABLE

@@ -1,0 +1,93 @@
+"""Conversions between the chat service's rows and its protobuf messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kb.chat.v1 import chat_service_pb2 as pb
+from kb.common.v1 import common_pb2
+from kbcore.db.models import Application, ChatRecord
+from kbcore.rpc import SEARCH_MODE_NAMES, SEARCH_MODES, invalid
+from kbcore.settings import clamp
+
+RECORD_STATUSES = {
+    "running": pb.RECORD_STATUS_RUNNING,
+    "answered": pb.RECORD_STATUS_ANSWERED,
+    "failed": pb.RECORD_STATUS_FAILED,
+    "stopped": pb.RECORD_STATUS_STOPPED,
+    "interrupted": pb.RECORD_STATUS_INTERRUPTED,
+}
+DEFAULT_SEARCH = {"top_n": 5, "similarity": 0.8, "search_mode": "hybrid"}
+
+
+def _timestamp(value: Any) -> str:
+    return value.isoformat() + "Z" if value is not None else ""
+
+
+def application_message(row: Application) -> pb.Application:
+    search = {**DEFAULT_SEARCH, **(row.search_setting or {})}
+    model = row.model_setting or {}
+    return pb.Application(
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        dataset_ids=list(row.dataset_ids or []),
+        dialogue_number=row.dialogue_number,
+        search=common_pb2.SearchSettings(
+            top_n=int(search["top_n"]),
+            similarity=float(search["similarity"]),
+            search_mode=SEARCH_MODES[str(search["search_mode"])],
+        ),
+        model_setting=pb.ModelSetting(prompt=str(model.get("prompt", "")), system=str(model.get("system", ""))),
+        created_at=_timestamp(row.created_at),
+        updated_at=_timestamp(row.updated_at),
+    )
+
+
+def application_fields(message: pb.Application) -> dict[str, Any]:
+    """Validated column values from a message; unset search fields take the defaults."""
+    name = message.name.strip()
+    if not name:
+        raise invalid("application name must not be empty")
+    if len(name) > 200:
+        raise invalid("application name is longer than 200 characters")
+    search = message.search
+    top_n = search.top_n or DEFAULT_SEARCH["top_n"]
+    if not 1 <= top_n <= 100:
+        raise invalid(f"dataset_setting.top_n must be between 1 and 100, got {top_n}")
+    similarity = search.similarity if search.HasField("similarity") else DEFAULT_SEARCH["similarity"]
+    if not 0.0 <= similarity <= 1.0:
+        raise invalid(f"dataset_setting.similarity must be between 0 and 1, got {similarity:g}")
+    if search.search_mode and search.search_mode not in SEARCH_MODE_NAMES:
+        raise invalid(f"unknown dataset_setting.search_mode {search.search_mode}")
+    return {
+        "name": name,
+        "description": message.description,
+        "dataset_ids": list(dict.fromkeys(d.strip() for d in message.dataset_ids if d.strip())),
+        "dialogue_number": int(clamp(message.dialogue_number, 0, 20)),
+        "search_setting": {
+            "top_n": top_n,
+            "similarity": round(float(similarity), 4),
+            "search_mode": SEARCH_MODE_NAMES.get(search.search_mode, DEFAULT_SEARCH["search_mode"]),
+        },
+        "model_setting": {"prompt": message.model_setting.prompt, "system": message.model_setting.system},
+    }
+
+
+def record_message(row: ChatRecord) -> pb.ChatRecord:
+    return pb.ChatRecord(
+        id=str(row.id),
+        chat_id=row.chat_id,
+        question=row.question,
+        answer=row.answer,
+        status=RECORD_STATUSES.get(row.status, pb.RECORD_STATUS_UNSPECIFIED),
+        problem_text=row.problem_text,
+        details_json=json.dumps(row.details or {}, ensure_ascii=False),
+        message_tokens=row.message_tokens,
+        answer_tokens=row.answer_tokens,
+        error=row.error,
+        run_time=row.run_time,
+        created_at=_timestamp(row.created_at),
+        updated_at=_timestamp(row.updated_at),
+    )

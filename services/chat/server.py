@@ -1,0 +1,70 @@
+"""Builds the chat gRPC server from settings and its dependencies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+
+from kb.chat.v1 import chat_service_pb2, chat_service_pb2_grpc
+from kb.context.v1 import context_service_pb2_grpc
+from kb.retrieval.v1 import retrieval_service_pb2_grpc
+from kbcore.db.engine import create_engine, session_factory
+from kbcore.db.lease import LeaseStore
+from kbcore.grpc_client import open_channel
+from kbcore.grpc_server import RunningServer, build_server
+from kbcore.models.base import ModelClient
+from kbcore.models.configured import model_client_for
+from kbcore.settings import Settings
+from services.chat.ask import AskFlow, Upstreams
+from services.chat.running import RunningQuestions
+from services.chat.servicer import ChatServicer
+from services.chat.store import ChatStore
+
+SERVICE_NAME = chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_name
+
+
+@dataclass
+class ChatDeps:
+    sessions: async_sessionmaker[Any]
+    model: ModelClient
+    context_channel: grpc.aio.Channel
+    retrieval_channel: grpc.aio.Channel
+    engine: AsyncEngine | None = None
+
+    async def close(self) -> None:
+        await self.context_channel.close()
+        await self.retrieval_channel.close()
+        await self.model.aclose()
+        if self.engine is not None:
+            await self.engine.dispose()
+
+
+def open_deps(settings: Settings) -> ChatDeps:
+    engine = create_engine(settings.resolved_database_url())
+    return ChatDeps(
+        sessions=session_factory(engine),
+        model=model_client_for(settings),
+        context_channel=open_channel(settings.target("context")),
+        retrieval_channel=open_channel(settings.target("retrieval")),
+        engine=engine,
+    )
+
+
+async def create_server(settings: Settings, deps: ChatDeps, port: int | None = None) -> RunningServer:
+    store = ChatStore(deps.sessions)
+    upstreams = Upstreams(
+        context=context_service_pb2_grpc.ContextServiceStub(deps.context_channel),
+        retrieval=retrieval_service_pb2_grpc.RetrievalServiceStub(deps.retrieval_channel),
+    )
+    running = RunningQuestions()
+    flow = AskFlow(settings, store, LeaseStore(deps.sessions, settings.lock_ttl), upstreams, deps.model, running)
+    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout)
+
+    def register(server: grpc.aio.Server) -> None:
+        chat_service_pb2_grpc.add_ChatServiceServicer_to_server(servicer, server)
+
+    address = f"{settings.grpc_host}:{settings.chat_port if port is None else port}"
+    return await build_server(address, register, [SERVICE_NAME])

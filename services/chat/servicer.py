@@ -1,0 +1,160 @@
+"""ChatService: validates and authorises each request, then runs it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from kb.chat.v1 import chat_service_pb2 as pb
+from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
+from kb.retrieval.v1 import retrieval_service_pb2
+from kbcore.db.models import Application
+from kbcore.limits import MAX_QUESTION_TOKENS
+from kbcore.rpc import RpcError, invalid, not_found, stream_errors, unary_errors
+from kbcore.tokens import count_tokens
+from services.chat.access import require_application_access, require_chat_access, require_operator
+from services.chat.ask import AskFlow, Upstreams
+from services.chat.convert import application_fields, application_message, record_message
+from services.chat.running import RunningQuestions
+from services.chat.store import ChatStore, NotFound
+
+Context = grpc.aio.ServicerContext[Any, Any]
+MAX_PAGE_SIZE = 100
+
+
+def _record_id(raw: str) -> int:
+    if not raw.isdigit():
+        raise invalid(f"record_id must be a number, got {raw!r}")
+    return int(raw)
+
+
+class ChatServicer(pb_grpc.ChatServiceServicer):
+    def __init__(
+        self, store: ChatStore, flow: AskFlow, upstreams: Upstreams, running: RunningQuestions, rpc_timeout: float
+    ):
+        self._store = store
+        self._flow = flow
+        self._up = upstreams
+        self._running = running
+        self._rpc_timeout = rpc_timeout
+
+    async def _chat(self, chat_id: str, caller: pb.Caller, application_id: str = "") -> Any:
+        if not chat_id:
+            raise invalid("chat_id must not be empty")
+        try:
+            chat = await self._store.get_chat(chat_id)
+        except NotFound as exc:
+            raise not_found(str(exc)) from exc
+        if application_id and chat.application_id != application_id:
+            raise not_found(f"chat {chat_id} does not exist in application {application_id}")
+        require_chat_access(caller, chat)
+        return chat
+
+    async def _application(self, application_id: str) -> Application:
+        try:
+            return await self._store.get_application(application_id)
+        except NotFound as exc:
+            raise not_found(str(exc)) from exc
+
+    @stream_errors
+    async def Ask(self, request: pb.AskRequest, context: Context) -> AsyncIterator[pb.AskResponse]:
+        question = request.message.strip()
+        if not question:
+            raise invalid("message must not be empty")
+        if count_tokens(question) > MAX_QUESTION_TOKENS:
+            raise RpcError(
+                grpc.StatusCode.OUT_OF_RANGE, f"the question is longer than {MAX_QUESTION_TOKENS} estimated tokens"
+            )
+        chat = await self._chat(request.chat_id, request.caller)
+        application = await self._application(chat.application_id)
+        async for event in self._flow.run(application, chat.id, question, request.re_chat):
+            yield event
+
+    @unary_errors
+    async def Stop(self, request: pb.StopRequest, context: Context) -> pb.StopResponse:
+        chat = await self._chat(request.chat_id, request.caller)
+        return pb.StopResponse(stopped=self._running.stop(chat.id))
+
+    @unary_errors
+    async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GetRecordResponse:
+        chat = await self._chat(request.chat_id, request.caller, request.application_id)
+        try:
+            record = await self._store.get_record(chat.id, _record_id(request.record_id))
+        except NotFound as exc:
+            raise not_found(str(exc)) from exc
+        return pb.GetRecordResponse(record=record_message(record))
+
+    @unary_errors
+    async def ListRecords(self, request: pb.ListRecordsRequest, context: Context) -> pb.ListRecordsResponse:
+        chat = await self._chat(request.chat_id, request.caller, request.application_id)
+        page = request.page or 1
+        size = request.page_size or 20
+        if page < 1:
+            raise invalid("page must be 1 or more")
+        if not 1 <= size <= MAX_PAGE_SIZE:
+            raise invalid(f"page size must be between 1 and {MAX_PAGE_SIZE}")
+        records, total = await self._store.list_records(chat.id, page, size)
+        return pb.ListRecordsResponse(records=[record_message(r) for r in records], total=total)
+
+    async def _check_datasets(self, dataset_ids: list[str]) -> None:
+        if not dataset_ids:
+            return
+        listed = await self._up.retrieval.ListDatasets(
+            retrieval_service_pb2.ListDatasetsRequest(), timeout=self._rpc_timeout
+        )
+        known = {d.id for d in listed.datasets}
+        unknown = [d for d in dataset_ids if d not in known]
+        if unknown:
+            raise not_found(f"unknown dataset(s): {', '.join(unknown)}")
+
+    @unary_errors
+    async def CreateApplication(
+        self, request: pb.CreateApplicationRequest, context: Context
+    ) -> pb.CreateApplicationResponse:
+        require_operator(request.caller)
+        fields = application_fields(request.application)
+        await self._check_datasets(fields["dataset_ids"])
+        row = Application(**fields, **({"id": request.application.id} if request.application.id else {}))
+        saved = await self._store.save_application(row)
+        return pb.CreateApplicationResponse(application=application_message(saved))
+
+    @unary_errors
+    async def GetApplication(self, request: pb.GetApplicationRequest, context: Context) -> pb.GetApplicationResponse:
+        require_application_access(request.caller, request.application_id)
+        return pb.GetApplicationResponse(
+            application=application_message(await self._application(request.application_id))
+        )
+
+    @unary_errors
+    async def UpdateApplication(
+        self, request: pb.UpdateApplicationRequest, context: Context
+    ) -> pb.UpdateApplicationResponse:
+        require_operator(request.caller)
+        row = await self._application(request.application.id)
+        fields = application_fields(request.application)
+        await self._check_datasets(fields["dataset_ids"])
+        for key, value in fields.items():
+            setattr(row, key, value)
+        saved = await self._store.save_application(row)
+        return pb.UpdateApplicationResponse(application=application_message(saved))
+
+    @unary_errors
+    async def ListApplications(
+        self, request: pb.ListApplicationsRequest, context: Context
+    ) -> pb.ListApplicationsResponse:
+        require_operator(request.caller)
+        return pb.ListApplicationsResponse(
+            applications=[application_message(a) for a in await self._store.list_applications()]
+        )
+
+    @unary_errors
+    async def OpenChat(self, request: pb.OpenChatRequest, context: Context) -> pb.OpenChatResponse:
+        require_application_access(request.caller, request.application_id)
+        visitor = request.caller.visitor_id if request.caller.kind == pb.Caller.KIND_VISITOR else None
+        try:
+            chat = await self._store.open_chat(request.application_id, visitor)
+        except NotFound as exc:
+            raise not_found(str(exc)) from exc
+        return pb.OpenChatResponse(chat_id=chat.id)
