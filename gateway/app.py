@@ -1,0 +1,63 @@
+"""The FastAPI application: routes, the error envelope, CORS, and the gRPC backends."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from gateway.backends import Backends
+from gateway.errors import ApiError, error_response
+from gateway.routes import applications, chat, datasets
+from kbcore.settings import Settings
+
+
+def _describe(error: RequestValidationError) -> str:
+    """Name the offending fields: 'body.message: Input should be a valid string'."""
+    parts = []
+    for problem in error.errors():
+        location = ".".join(str(p) for p in problem.get("loc", ()))
+        parts.append(f"{location}: {problem.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.backends = backends or Backends.connect(settings)
+        try:
+            yield
+        finally:
+            await app.state.backends.close()
+
+    app = FastAPI(title="Multi-round retrieval knowledge-base chat", version="0.1.0", lifespan=lifespan)
+    app.state.settings = settings
+    if backends is not None:
+        app.state.backends = backends
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(400, _describe(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(exc.status_code, str(exc.detail))
+
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["*"], allow_credentials=False
+        )
+    app.include_router(datasets.router)
+    app.include_router(chat.router)
+    app.include_router(applications.router)
+    return app

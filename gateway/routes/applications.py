@@ -1,0 +1,117 @@
+"""Applications (operator) and opening a chat (anyone allowed on the application)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from gateway.auth import require_operator, resolve_caller
+from gateway.backends import Backends, call
+from gateway.errors import ok
+from gateway.routes.datasets import backends
+from kb.chat.v1 import chat_service_pb2 as pb
+from kb.common.v1 import common_pb2
+from kbcore.rpc import SEARCH_MODE_NAMES, SEARCH_MODES
+
+router = APIRouter(prefix="/api/application", tags=["application"])
+
+
+class DatasetSetting(BaseModel):
+    top_n: int = Field(default=5, ge=1, le=100)
+    similarity: float = Field(default=0.8, ge=0.0, le=1.0)
+    search_mode: Literal["vector", "keyword", "hybrid", "embedding", "blend"] = "hybrid"
+
+
+class ModelSettingIn(BaseModel):
+    prompt: str = Field(default="", max_length=20000)
+    system: str = Field(default="", max_length=20000)
+
+
+class ApplicationIn(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    desc: str = Field(default="", max_length=5000)
+    dataset_id_list: list[str] = Field(default_factory=list, max_length=100)
+    dialogue_number: int = Field(default=5)
+    dataset_setting: DatasetSetting = Field(default_factory=DatasetSetting)
+    model_setting: ModelSettingIn = Field(default_factory=ModelSettingIn)
+
+    def message(self, application_id: str = "") -> pb.Application:
+        mode = {"embedding": "vector", "blend": "hybrid"}.get(
+            self.dataset_setting.search_mode, self.dataset_setting.search_mode
+        )
+        return pb.Application(
+            id=application_id,
+            name=self.name,
+            description=self.desc,
+            dataset_ids=self.dataset_id_list,
+            dialogue_number=self.dialogue_number,
+            search=common_pb2.SearchSettings(
+                top_n=self.dataset_setting.top_n,
+                similarity=self.dataset_setting.similarity,
+                search_mode=SEARCH_MODES[mode],
+            ),
+            model_setting=pb.ModelSetting(prompt=self.model_setting.prompt, system=self.model_setting.system),
+        )
+
+
+def application_json(a: pb.Application) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "name": a.name,
+        "desc": a.description,
+        "dataset_id_list": list(a.dataset_ids),
+        "dialogue_number": a.dialogue_number,
+        "dataset_setting": {
+            "top_n": a.search.top_n,
+            "similarity": round(a.search.similarity, 4),
+            "search_mode": SEARCH_MODE_NAMES.get(a.search.search_mode, "hybrid"),
+        },
+        "model_setting": {"prompt": a.model_setting.prompt, "system": a.model_setting.system},
+        "create_time": a.created_at,
+        "update_time": a.updated_at,
+    }
+
+
+@router.post("")
+async def create_application(
+    body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    caller = require_operator(request)
+    reply = await call(
+        b.chat.CreateApplication(
+            pb.CreateApplicationRequest(application=body.message(), caller=caller), timeout=b.rpc_timeout
+        )
+    )
+    return ok(application_json(reply.application))
+
+
+@router.get("/{app_id}")
+async def get_application(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    caller = resolve_caller(request)
+    reply = await call(
+        b.chat.GetApplication(pb.GetApplicationRequest(application_id=app_id, caller=caller), timeout=b.rpc_timeout)
+    )
+    return ok(application_json(reply.application))
+
+
+@router.put("/{app_id}")
+async def update_application(
+    app_id: str, body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    caller = require_operator(request)
+    reply = await call(
+        b.chat.UpdateApplication(
+            pb.UpdateApplicationRequest(application=body.message(app_id), caller=caller), timeout=b.rpc_timeout
+        )
+    )
+    return ok(application_json(reply.application))
+
+
+@router.get("/{app_id}/chat/open")
+async def open_chat(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    caller = resolve_caller(request)
+    reply = await call(b.chat.OpenChat(pb.OpenChatRequest(application_id=app_id, caller=caller), timeout=b.rpc_timeout))
+    return ok(reply.chat_id)

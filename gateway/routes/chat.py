@@ -1,0 +1,179 @@
+"""Asking (SSE), stopping, and reading the conversation log."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import grpc
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field
+
+from gateway import sse
+from gateway.auth import resolve_caller
+from gateway.backends import Backends, call
+from gateway.errors import ApiError, from_grpc, ok
+from gateway.routes.datasets import backends
+from kb.chat.v1 import chat_service_pb2 as pb
+
+router = APIRouter(prefix="/api/application", tags=["chat"])
+
+KEEP_ALIVE_SECONDS = 15.0
+RECORD_STATUS_NAMES = {
+    pb.RECORD_STATUS_RUNNING: "running",
+    pb.RECORD_STATUS_ANSWERED: "answered",
+    pb.RECORD_STATUS_FAILED: "failed",
+    pb.RECORD_STATUS_STOPPED: "stopped",
+    pb.RECORD_STATUS_INTERRUPTED: "interrupted",
+}
+
+
+class AskBody(BaseModel):
+    message: str = Field(max_length=200_000)
+    re_chat: bool = False
+    form_data: dict[str, Any] = Field(default_factory=dict)
+
+
+_END = object()
+
+
+async def _pump(stream: grpc.aio.UnaryStreamCall[Any, pb.AskResponse], queue: asyncio.Queue[Any]) -> None:
+    """Move the gRPC stream into a queue, so waiting for the next event can time out into a
+    keep-alive without cancelling the call. ``read()`` (not ``async for``): the first event
+    was already read with it, and grpc forbids mixing the two."""
+    try:
+        while (item := await stream.read()) is not grpc.aio.EOF:
+            await queue.put(item)
+        await queue.put(_END)
+    except grpc.aio.AioRpcError as exc:
+        await queue.put(exc)
+    except Exception as exc:  # never leave the response waiting on a dead pump
+        await queue.put(exc)
+
+
+async def _frames(
+    stream: grpc.aio.UnaryStreamCall[Any, pb.AskResponse], chat_id: str, record_id: str
+) -> AsyncIterator[bytes]:
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    pump = asyncio.create_task(_pump(stream, queue))
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), KEEP_ALIVE_SECONDS)
+            except TimeoutError:
+                yield sse.KEEP_ALIVE
+                continue
+            if item is _END:
+                return
+            if isinstance(item, grpc.aio.AioRpcError):
+                failure = from_grpc(item)
+                yield sse.error(failure.status, failure.message)
+                return
+            if isinstance(item, Exception):
+                yield sse.error(502, f"the answer stream broke: {type(item).__name__}")
+                return
+            kind = item.WhichOneof("event")
+            if kind == "progress":
+                yield sse.event("agent_status", sse.progress_payload(item.progress))
+            elif kind == "delta":
+                yield sse.chunk(chat_id, record_id, item.delta.content, is_end=False)
+            elif kind == "done":
+                yield sse.chunk(chat_id, record_id, "", is_end=True)
+    finally:
+        # A browser that went away lands here too: cancelling the call cancels the chat
+        # service's work, which cancels its upstream calls and the model stream.
+        stream.cancel()
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump
+
+
+@router.post("/chat_message/{chat_id}")
+async def chat_message(
+    chat_id: str, body: AskBody, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> StreamingResponse:
+    caller = resolve_caller(request)
+    stream = b.chat.Ask(
+        pb.AskRequest(
+            chat_id=chat_id,
+            message=body.message,
+            re_chat=body.re_chat,
+            form_data_json=json.dumps(body.form_data, ensure_ascii=False),
+            caller=caller,
+        ),
+        timeout=b.ask_timeout,
+    )
+    # Refusals (bad input, unknown chat, busy, too long) come before the first event and
+    # are answered with their HTTP status, not as a 200 stream.
+    try:
+        first = await stream.read()
+    except grpc.aio.AioRpcError as exc:
+        raise from_grpc(exc) from exc
+    if first is grpc.aio.EOF or first.WhichOneof("event") != "started":
+        stream.cancel()
+        raise ApiError(502, "the chat service ended the answer before it started")
+    return StreamingResponse(
+        _frames(stream, chat_id, first.started.record_id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/chat_message/{chat_id}/stop")
+async def stop(chat_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    caller = resolve_caller(request)
+    reply = await call(b.chat.Stop(pb.StopRequest(chat_id=chat_id, caller=caller), timeout=b.rpc_timeout))
+    return ok({"stopped": reply.stopped})
+
+
+def record_json(record: pb.ChatRecord) -> dict[str, Any]:
+    """MaxKB's record fields, plus the details (trace, stop reason, gaps, context) at top level."""
+    details = json.loads(record.details_json or "{}")
+    rewritten = details.pop("problem_text", "")
+    return {
+        "id": record.id,
+        "chat_id": record.chat_id,
+        "problem_text": record.question,
+        "padding_problem_text": rewritten,
+        "answer_text": record.answer,
+        "status": RECORD_STATUS_NAMES.get(record.status, "unknown"),
+        "error": record.error,
+        "message_tokens": record.message_tokens,
+        "answer_tokens": record.answer_tokens,
+        "run_time": record.run_time,
+        "create_time": record.created_at,
+        "update_time": record.updated_at,
+        **details,
+    }
+
+
+@router.get("/{app_id}/chat/{chat_id}/chat_record/{page}/{size}")
+async def list_records(
+    app_id: str, chat_id: str, page: int, size: int, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    caller = resolve_caller(request)
+    reply = await call(
+        b.chat.ListRecords(
+            pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, caller=caller, application_id=app_id),
+            timeout=b.rpc_timeout,
+        )
+    )
+    return ok({"records": [record_json(r) for r in reply.records], "current": page, "size": size, "total": reply.total})
+
+
+@router.get("/{app_id}/chat/{chat_id}/chat_record/{record_id}")
+async def get_record(
+    app_id: str, chat_id: str, record_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    caller = resolve_caller(request)
+    reply = await call(
+        b.chat.GetRecord(
+            pb.GetRecordRequest(chat_id=chat_id, record_id=record_id, caller=caller, application_id=app_id),
+            timeout=b.rpc_timeout,
+        )
+    )
+    return ok(record_json(reply.record))

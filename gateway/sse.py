@@ -1,0 +1,58 @@
+"""Server-sent events in the exact wire format of DESIGN §6 (no space after the colons)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kb.common.v1 import common_pb2
+from kbcore.rpc import PHASE_NAMES, STOP_REASON_NAMES
+
+KEEP_ALIVE = b": keep-alive\n\n"
+
+
+def _json(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def event(name: str, payload: dict[str, Any]) -> bytes:
+    return f"event:{name}\ndata:{_json(payload)}\n\n".encode()
+
+
+def data(payload: dict[str, Any]) -> bytes:
+    return f"data:{_json(payload)}\n\n".encode()
+
+
+def progress_payload(progress: common_pb2.Progress) -> dict[str, Any]:
+    """Only the fields that mean something for the phase."""
+    phase = PHASE_NAMES.get(progress.phase, "unknown")
+    payload: dict[str, Any] = {"phase": phase}
+    if phase == "compacting":
+        payload["rounds"] = progress.compacting_rounds
+    elif phase == "retrieving":
+        payload.update(round=progress.round, query=progress.query)
+    elif phase == "assessed":
+        payload.update(round=progress.round, sufficient=progress.sufficient, missing=progress.missing)
+    elif phase == "generating":
+        payload.update(rounds=progress.rounds, stop_reason=STOP_REASON_NAMES.get(progress.stop_reason, ""))
+    return payload
+
+
+def chunk(chat_id: str, record_id: str, content: str, *, is_end: bool) -> bytes:
+    """An answer chunk, MaxKB-shaped."""
+    return data(
+        {
+            "chat_id": chat_id,
+            "chat_record_id": record_id,
+            "id": record_id,
+            "operate": True,
+            "content": content,
+            "reasoning_content": "",
+            "is_end": is_end,
+            "node_is_end": is_end,
+        }
+    )
+
+
+def error(code: int, message: str) -> bytes:
+    return event("error", {"code": code, "message": message})
