@@ -1,0 +1,1 @@
+"""Developer tools: the local stack launcher and the demo seeding."""

@@ -1,0 +1,187 @@
+"""``python -m tools.stack``: the whole stack on one machine, as separate processes.
+
+Migrates the database, starts the context, retrieval and chat services and the gateway,
+waits until each reports SERVING, loads the sample knowledge base and a demo application,
+prints where to go, and stops everything gracefully on Ctrl-C / SIGTERM. With
+``--ephemeral`` every process binds port 0 and reports its port through ``KB_RUN_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from kbcore.db.migrate import upgrade
+from kbcore.grpc_client import open_channel
+from kbcore.settings import Settings
+from tools.seed_demo import seed_demo
+
+log = logging.getLogger("stack")
+START_TIMEOUT = 120.0
+
+
+def _wait_for_port(run_dir: Path, name: str, process: subprocess.Popen[bytes]) -> int:
+    deadline = time.monotonic() + START_TIMEOUT
+    target = run_dir / f"{name}.port"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with code {process.returncode} while starting")
+        if target.exists():
+            return int(target.read_text())
+        time.sleep(0.05)
+    raise RuntimeError(f"{name} did not start within {START_TIMEOUT:.0f} s")
+
+
+async def _wait_serving(target: str) -> None:
+    channel = open_channel(target)
+    try:
+        reply = await health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=""), timeout=START_TIMEOUT, wait_for_ready=True
+        )
+        if reply.status != health_pb2.HealthCheckResponse.SERVING:
+            raise RuntimeError(f"{target} reports {reply.status}")
+    finally:
+        await channel.close()
+
+
+class Stack:
+    def __init__(self, settings: Settings, run_dir: Path, ephemeral: bool) -> None:
+        self.settings = settings
+        self.run_dir = run_dir
+        self.ephemeral = ephemeral
+        self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.env = {**os.environ, "KB_RUN_DIR": str(run_dir), "KB_DATA_DIR": str(settings.data_dir)}
+
+    def _start(self, name: str, module: str, extra: dict[str, str]) -> int:
+        env = {**self.env, **extra}
+        process = subprocess.Popen([sys.executable, "-m", module], env=env)
+        self.processes.append((name, process))
+        return _wait_for_port(self.run_dir, name, process)
+
+    def _port(self, name: str, configured: int) -> str:
+        return "0" if self.ephemeral else str(configured)
+
+    async def start(self) -> dict[str, object]:
+        s = self.settings
+        host = s.grpc_host
+        context_port = self._start(
+            "context", "services.context", {"KB_CONTEXT_PORT": self._port("context", s.context_port)}
+        )
+        retrieval_port = self._start(
+            "retrieval", "services.retrieval", {"KB_RETRIEVAL_PORT": self._port("retrieval", s.retrieval_port)}
+        )
+        context_target = s.context_target or f"{host}:{context_port}"
+        retrieval_target = s.retrieval_target or f"{host}:{retrieval_port}"
+        await asyncio.gather(_wait_serving(context_target), _wait_serving(retrieval_target))
+        chat_port = self._start(
+            "chat",
+            "services.chat",
+            {
+                "KB_CHAT_PORT": self._port("chat", s.chat_port),
+                "KB_CONTEXT_TARGET": context_target,
+                "KB_RETRIEVAL_TARGET": retrieval_target,
+            },
+        )
+        chat_target = s.chat_target or f"{host}:{chat_port}"
+        await _wait_serving(chat_target)
+        http_port = self._start(
+            "gateway",
+            "gateway",
+            {
+                "KB_HTTP_PORT": self._port("gateway", s.http_port),
+                "KB_CHAT_TARGET": chat_target,
+                "KB_RETRIEVAL_TARGET": retrieval_target,
+            },
+        )
+        return {
+            "url": f"http://{s.http_host}:{http_port}",
+            "context_target": context_target,
+            "retrieval_target": retrieval_target,
+            "chat_target": chat_target,
+            "pids": {name: p.pid for name, p in self.processes},
+        }
+
+    def stop(self) -> None:
+        for _, process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for name, process in reversed(self.processes):
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.warning("%s did not stop in time; killing it", name)
+                process.kill()
+
+
+def _banner(info: dict[str, object]) -> str:
+    url = info["url"]
+    app = info["application_id"]
+    question = "青禾乡2026年的项目支出预算是多少万元？另外，星澜科技规定员工应当在费用发生后多少日内提交报销申请？"
+    return f"""
+  Knowledge-base chat is running at {url}
+  Demo application: {app}  (sample knowledge base: {info["documents"]} documents)
+
+  Try it:
+    CHAT=$(curl -s {url}/api/application/{app}/chat/open | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"])')
+    curl -N -X POST {url}/api/application/chat_message/$CHAT \\
+         -H 'Content-Type: application/json' -d '{{"message": "{question}"}}'
+
+  API docs: {url}/docs   ·   Ctrl-C stops everything
+"""
+
+
+async def run(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    upgrade(settings.resolved_database_url())
+    run_dir = Path(os.environ.get("KB_RUN_DIR") or tempfile.mkdtemp(prefix="kb-stack-"))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in run_dir.glob("*.port"):
+        stale.unlink()
+    stack = Stack(settings, run_dir, args.ephemeral)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        info = await stack.start()
+        if not args.no_seed:
+            log.info("loading the sample knowledge base (embedding takes a few seconds the first time)")
+            seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]))
+            info.update(application_id=seeded.application_id, dataset_id=seeded.dataset_id, documents=seeded.documents)
+        (run_dir / "stack.json").write_text(json.dumps(info))
+        if not args.no_seed:
+            sys.stdout.write(_banner(info))
+            sys.stdout.flush()
+        await stopping.wait()
+        return 0
+    except (RuntimeError, grpc.aio.AioRpcError) as exc:
+        log.error("the stack did not start: %s", exc)
+        return 1
+    finally:
+        stack.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--ephemeral", action="store_true", help="bind every process to a free port")
+    parser.add_argument("--no-seed", action="store_true", help="do not load the sample knowledge base")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    sys.exit(asyncio.run(run(args)))
+
+
+if __name__ == "__main__":
+    main()
