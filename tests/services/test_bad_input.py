@@ -1,0 +1,207 @@
+"""Every gRPC entry point refuses bad input with the right status and a readable message,
+and leaves nothing half-written behind."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+
+from kb.chat.v1 import chat_service_pb2 as chat_pb
+from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
+from kb.common.v1 import common_pb2
+from kb.context.v1 import context_service_pb2 as context_pb
+from kb.context.v1 import context_service_pb2_grpc as context_grpc
+from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
+from kbcore.grpc_client import open_channel
+from tests.harness import Stack
+from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID, OPERATOR
+
+UNKNOWN = "00000000-0000-0000-0000-000000000000"
+
+
+@pytest.fixture
+async def retrieval(stack: Stack) -> AsyncIterator[retrieval_grpc.RetrievalServiceStub]:
+    channel = open_channel(stack.retrieval_target)
+    yield retrieval_grpc.RetrievalServiceStub(channel)
+    await channel.close()
+
+
+@pytest.fixture
+async def chat(stack: Stack) -> AsyncIterator[chat_grpc.ChatServiceStub]:
+    channel = open_channel(stack.chat_target)
+    yield chat_grpc.ChatServiceStub(channel)
+    await channel.close()
+
+
+@pytest.fixture
+async def context(stack: Stack) -> AsyncIterator[context_grpc.ContextServiceStub]:
+    channel = open_channel(stack.context_target)
+    yield context_grpc.ContextServiceStub(channel)
+    await channel.close()
+
+
+async def status_of(call) -> tuple[grpc.StatusCode, str]:
+    try:
+        result = call
+        if hasattr(result, "__aiter__"):
+            async for _ in result:
+                pass
+        else:
+            await result
+    except grpc.aio.AioRpcError as exc:
+        return exc.code(), exc.details() or ""
+    raise AssertionError("the call succeeded")
+
+
+async def test_search_refuses_empty_long_and_unknown(retrieval) -> None:
+    def search(query: str, datasets: list[str], **settings) -> object:
+        return retrieval.Search(
+            retrieval_pb.SearchRequest(dataset_ids=datasets, query=query, search=common_pb2.SearchSettings(**settings))
+        )
+
+    assert await status_of(search("  ", [DEMO_DATASET_ID])) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "query must not be empty",
+    )
+    code, message = await status_of(search("年" * 1001, [DEMO_DATASET_ID]))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "longer than 1000" in message
+    code, message = await status_of(search("年假", [UNKNOWN]))
+    assert code == grpc.StatusCode.NOT_FOUND and UNKNOWN in message
+    code, message = await status_of(search("年假", []))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "dataset" in message
+    code, message = await status_of(search("年假", [DEMO_DATASET_ID], top_n=500))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "top_n" in message
+    code, message = await status_of(search("年假", [DEMO_DATASET_ID], similarity=1.5))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "similarity" in message
+
+
+async def test_retrieve_refuses_empty_and_unknown(retrieval) -> None:
+    code, message = await status_of(
+        retrieval.Retrieve(retrieval_pb.RetrieveRequest(question="", dataset_ids=[DEMO_DATASET_ID]))
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "question" in message
+    code, message = await status_of(
+        retrieval.Retrieve(retrieval_pb.RetrieveRequest(question="年假", dataset_ids=[UNKNOWN]))
+    )
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, message = await status_of(
+        retrieval.Retrieve(retrieval_pb.RetrieveRequest(question="年" * 9000, dataset_ids=[DEMO_DATASET_ID]))
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "4000" in message
+
+
+async def test_bad_documents_are_refused_and_nothing_is_half_ingested(retrieval, unique: str) -> None:
+    dataset = (await retrieval.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"bad-{unique}"))).dataset
+
+    def add(**source) -> object:
+        return retrieval.AddDocument(retrieval_pb.AddDocumentRequest(dataset_id=dataset.id, **source))
+
+    code, message = await status_of(add(file=retrieval_pb.FileContent(filename="report.pdf", data=b"%PDF-1.7")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "unsupported file type" in message
+    code, message = await status_of(
+        add(file=retrieval_pb.FileContent(filename="gbk.txt", data="年假规定".encode("gbk")))
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "UTF-8" in message
+    code, message = await status_of(add(file=retrieval_pb.FileContent(filename="empty.md", data=b"\n\n  \n")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "no text" in message
+    code, message = await status_of(add(name="x", paragraphs=retrieval_pb.ParagraphList()))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _ = await status_of(add())
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    documents = await retrieval.ListDocuments(retrieval_pb.ListDocumentsRequest(dataset_id=dataset.id))
+    assert list(documents.documents) == []
+    hits = await retrieval.Search(
+        retrieval_pb.SearchRequest(
+            dataset_ids=[dataset.id],
+            query="年假规定",
+            search=common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_KEYWORD),
+        )
+    )
+    assert list(hits.paragraphs) == []
+    code, _ = await status_of(
+        retrieval.AddDocument(
+            retrieval_pb.AddDocumentRequest(
+                dataset_id=UNKNOWN, file=retrieval_pb.FileContent(filename="a.md", data=b"text")
+            )
+        )
+    )
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = await status_of(
+        retrieval.DeleteDocument(retrieval_pb.DeleteDocumentRequest(dataset_id=dataset.id, document_id=UNKNOWN))
+    )
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = await status_of(retrieval.CreateDataset(retrieval_pb.CreateDatasetRequest(name="   ")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _ = await status_of(retrieval.DeleteDataset(retrieval_pb.DeleteDatasetRequest(dataset_id=UNKNOWN)))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
+async def test_load_context_refuses_unknown_and_malformed(context) -> None:
+    code, message = await status_of(context.LoadContext(context_pb.LoadContextRequest(chat_id=UNKNOWN)))
+    assert code == grpc.StatusCode.NOT_FOUND and UNKNOWN in message
+    code, _ = await status_of(context.LoadContext(context_pb.LoadContextRequest(chat_id="")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _ = await status_of(context.LoadContext(context_pb.LoadContextRequest(chat_id=UNKNOWN, before_record_id=-1)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_chat_entry_points_refuse_bad_input(chat) -> None:
+    chat_id = (
+        await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID, caller=OPERATOR))
+    ).chat_id
+
+    def ask(message: str, caller: chat_pb.Caller = OPERATOR, target: str = chat_id) -> object:
+        return chat.Ask(chat_pb.AskRequest(chat_id=target, message=message, caller=caller))
+
+    assert (await status_of(ask("   ")))[0] == grpc.StatusCode.INVALID_ARGUMENT
+    code, message = await status_of(ask("问" * 9000))
+    assert code == grpc.StatusCode.OUT_OF_RANGE and "4000" in message
+    assert (await status_of(ask("年假", target=UNKNOWN)))[0] == grpc.StatusCode.NOT_FOUND
+    assert (await status_of(ask("年假", caller=chat_pb.Caller())))[0] == grpc.StatusCode.UNAUTHENTICATED
+    other_app = chat_pb.Caller(kind=chat_pb.Caller.KIND_APPLICATION, application_id=UNKNOWN)
+    assert (await status_of(ask("年假", caller=other_app)))[0] == grpc.StatusCode.NOT_FOUND
+    code, message = await status_of(
+        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="abc", caller=OPERATOR))
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "record_id" in message
+    code, _ = await status_of(
+        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="999999", caller=OPERATOR))
+    )
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = await status_of(
+        chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id, page_size=1000, caller=OPERATOR))
+    )
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    records = await chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id, caller=OPERATOR))
+    assert records.total == 0, "a refused question must leave no record"
+
+
+async def test_application_admin_refuses_bad_input(chat) -> None:
+    def create(**fields) -> object:
+        return chat.CreateApplication(
+            chat_pb.CreateApplicationRequest(application=chat_pb.Application(**fields), caller=OPERATOR)
+        )
+
+    assert (await status_of(create(name="")))[0] == grpc.StatusCode.INVALID_ARGUMENT
+    code, message = await status_of(create(name="x", dataset_ids=[UNKNOWN]))
+    assert code == grpc.StatusCode.NOT_FOUND and UNKNOWN in message
+    code, message = await status_of(create(name="x", search=common_pb2.SearchSettings(top_n=1000)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "top_n" in message
+    visitor = chat_pb.Caller(kind=chat_pb.Caller.KIND_VISITOR, application_id=DEMO_APPLICATION_ID, visitor_id="v")
+    code, _ = await status_of(
+        chat.CreateApplication(
+            chat_pb.CreateApplicationRequest(application=chat_pb.Application(name="x"), caller=visitor)
+        )
+    )
+    assert code == grpc.StatusCode.PERMISSION_DENIED
+    code, _ = await status_of(chat.OpenChat(chat_pb.OpenChatRequest(application_id=UNKNOWN, caller=OPERATOR)))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = await status_of(
+        chat.UpdateApplication(
+            chat_pb.UpdateApplicationRequest(application=chat_pb.Application(id=UNKNOWN, name="x"), caller=OPERATOR)
+        )
+    )
+    assert code == grpc.StatusCode.NOT_FOUND

@@ -1,0 +1,54 @@
+"""A strict reader of the gateway's SSE stream: it parses frames byte for byte and refuses
+anything that is not exactly the wire format of DESIGN §6."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+_PROGRESS = re.compile(rb"^event:agent_status\ndata:(\{.*\})$", re.S)
+_ERROR = re.compile(rb"^event:error\ndata:(\{.*\})$", re.S)
+_CHUNK = re.compile(rb"^data:(\{.*\})$", re.S)
+_COMMENT = re.compile(rb"^:[^\n]*$")
+
+
+@dataclass
+class Frame:
+    kind: str  # "progress" | "chunk" | "error" | "comment"
+    data: dict[str, Any]
+    raw: bytes
+
+
+def parse_frames(body: bytes) -> list[Frame]:
+    assert body.endswith(b"\n\n"), f"stream does not end with a blank line: {body[-40:]!r}"
+    frames = []
+    for raw in body[:-2].split(b"\n\n"):
+        for kind, pattern in (("progress", _PROGRESS), ("error", _ERROR), ("chunk", _CHUNK)):
+            match = pattern.match(raw)
+            if match:
+                frames.append(Frame(kind, json.loads(match.group(1)), raw))
+                break
+        else:
+            assert _COMMENT.match(raw), f"not an SSE frame of our format: {raw!r}"
+            frames.append(Frame("comment", {}, raw))
+    return frames
+
+
+async def ask(
+    client: httpx.AsyncClient, chat_id: str, message: str, **extra: Any
+) -> tuple[httpx.Response, list[Frame]]:
+    async with client.stream(
+        "POST", f"/api/application/chat_message/{chat_id}", json={"message": message, **extra}
+    ) as r:
+        body = await r.aread()
+    if r.status_code != 200:
+        return r, []
+    return r, parse_frames(body)
+
+
+def answer_text(frames: list[Frame]) -> str:
+    return "".join(f.data["content"] for f in frames if f.kind == "chunk")
