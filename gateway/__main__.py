@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 
 import uvicorn
@@ -25,6 +26,10 @@ def main() -> None:
     config = uvicorn.Config(
         create_app(settings), log_level=settings.log_level.lower(), timeout_graceful_shutdown=10, access_log=False
     )
+    # uvicorn re-raises the stop signal after its graceful shutdown; a no-op handler lets that
+    # end the process with exit code 0, like the gRPC services, instead of "killed by SIGTERM".
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -113,7 +113,8 @@ class Stack:
             "pids": {name: p.pid for name, p in self.processes},
         }
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """SIGTERM every process, newest first; True when each one exited cleanly."""
         for _, process in reversed(self.processes):
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
@@ -124,6 +125,13 @@ class Stack:
             except subprocess.TimeoutExpired:
                 log.warning("%s did not stop in time; killing it", name)
                 process.kill()
+                process.wait()
+        clean = True
+        for name, process in self.processes:
+            if process.returncode != 0:
+                log.warning("%s exited with code %s", name, process.returncode)
+                clean = False
+        return clean
 
 
 def _banner(info: dict[str, object]) -> str:
@@ -166,12 +174,14 @@ async def run(args: argparse.Namespace) -> int:
             sys.stdout.write(_banner(info))
             sys.stdout.flush()
         await stopping.wait()
-        return 0
+        return 0 if stack.stop() else 1
     except (RuntimeError, grpc.aio.AioRpcError) as exc:
         log.error("the stack did not start: %s", exc)
-        return 1
-    finally:
         stack.stop()
+        return 1
+    except BaseException:
+        stack.stop()
+        raise
 
 
 def main() -> None:

@@ -58,7 +58,11 @@ class Ingestor:
             )
         digest = content_hash(paragraphs)
         existing = await self._catalog.find_document(dataset_id, name)
-        if existing is not None and existing.content_hash == digest:
+        if (
+            existing is not None
+            and existing.content_hash == digest
+            and await self._store.count(dataset_id, existing.id) == existing.paragraph_count
+        ):  # unchanged, and its points are all there (a reset vector store must not be trusted blindly)
             yield IngestProgress(len(paragraphs), len(paragraphs))
             yield existing
             return

@@ -167,8 +167,9 @@ class EdgeVectorStore:
         found = self._live().query(_request(plan))
         return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in found])
 
-    async def count(self, dataset_id: str | None = None) -> int:
-        only = None if dataset_id is None else qe.Filter(must=[_match("dataset_id", dataset_id)])
+    async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
+        conditions = [_match(k, v) for k, v in (("dataset_id", dataset_id), ("document_id", document_id)) if v]
+        only = qe.Filter(must=conditions) if conditions else None
         return await asyncio.to_thread(lambda: self._live().count(qe.CountRequest(exact=True, filter=only)))
 
     async def optimize(self) -> bool:

@@ -204,9 +204,10 @@ class QdrantServerStore:
             with_payload=True,
         )
 
-    async def count(self, dataset_id: str | None = None) -> int:
+    async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
         await self.ensure_collection()
-        only = None if dataset_id is None else qm.Filter(must=[_match("dataset_id", dataset_id)])
+        conditions = [_match(k, v) for k, v in (("dataset_id", dataset_id), ("document_id", document_id)) if v]
+        only = qm.Filter(must=list(conditions)) if conditions else None
         return (await self._client.count(self._collection, count_filter=only, exact=True)).count
 
     async def close(self) -> None:

@@ -1,0 +1,80 @@
+"""The README's `make run` path: every service a separate process (`python -m tools.stack
+--ephemeral`, all on port 0), one compound question through HTTP, then a graceful stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.sse_client import answer_text, parse_frames
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天？县图书馆成人读者证的借期是多少天？"
+
+
+@pytest.fixture(scope="module")
+def process_stack(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[dict[str, object], subprocess.Popen[bytes]]]:
+    data_dir = tmp_path_factory.mktemp("stack-data")
+    run_dir = data_dir / "run"
+    run_dir.mkdir()
+    env = {**os.environ, "KB_DATA_DIR": str(data_dir), "KB_RUN_DIR": str(run_dir), "KB_LOG_LEVEL": "WARNING"}
+    log = (data_dir / "stack.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    info_file = run_dir / "stack.json"
+    deadline = time.monotonic() + 240
+    while not info_file.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError("the stack did not start:\n" + (data_dir / "stack.log").read_text())
+        time.sleep(0.2)
+    info = json.loads(info_file.read_text())
+    yield info, process
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+
+
+def test_compound_question_through_separate_processes(
+    process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
+) -> None:
+    info, _ = process_stack
+    url, app = str(info["url"]), str(info["application_id"])
+    with httpx.Client(base_url=url, timeout=120) as client:
+        chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
+        with client.stream("POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION}) as response:
+            assert response.status_code == 200
+            frames = parse_frames(response.read())
+        phases = [f.data["phase"] for f in frames if f.kind == "progress"]
+        assert {"context", "retrieving", "assessed", "generating"} <= set(phases)
+        assert frames[-1].kind == "chunk" and frames[-1].data["is_end"] is True
+        answer = answer_text(frames)
+        assert "6月8日" in answer and "28天" in answer
+        record_id = frames[-1].data["chat_record_id"]
+        record = client.get(f"/api/application/{app}/chat/{chat_id}/chat_record/{record_id}").json()["data"]
+        assert record["agent_trace"] and record["agent_stop_reason"] and record["context_info"]["enabled"] is True
+
+
+def test_sigterm_stops_every_process_gracefully(
+    process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
+) -> None:
+    info, process = process_stack
+    pids = dict(info["pids"])  # type: ignore[arg-type]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    for name, pid in pids.items():
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)  # gone, not left behind
+        assert name
