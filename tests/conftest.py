@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.engine import create_engine as create_async_db_engine
 from kbcore.db.engine import session_factory, sync_url
@@ -59,7 +59,7 @@ def settings(data_dir: Path, database_url: str) -> Settings:
 
 
 @pytest.fixture(scope="session")
-async def sessions(database_url: str) -> AsyncIterator[async_sessionmaker[Any]]:
+async def sessions(database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
     engine = create_async_db_engine(database_url)
     yield session_factory(engine)
     await engine.dispose()
@@ -86,7 +86,11 @@ def offline_model() -> OfflineExtractiveModel:
 
 @pytest.fixture(scope="session")
 async def stack(
-    settings: Settings, sessions: async_sessionmaker[Any], store: VectorStore, embedder: Embedder, offline_model: Any
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    store: VectorStore,
+    embedder: Embedder,
+    offline_model: Any,
 ) -> AsyncIterator[Stack]:
     """The stack on the offline model, with the sample knowledge base and demo application."""
     running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)

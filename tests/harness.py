@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import uvicorn
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.app import create_app
 from gateway.backends import Backends
@@ -65,7 +65,7 @@ class Stack:
 async def start_stack(
     settings: Settings,
     *,
-    sessions: async_sessionmaker[Any],
+    sessions: async_sessionmaker[AsyncSession],
     store: VectorStore,
     embedder: Embedder,
     model: ModelClient,

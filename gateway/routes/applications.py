@@ -14,14 +14,15 @@ from gateway.errors import ok
 from gateway.routes.datasets import backends
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
+from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
 from kbcore.rpc import SEARCH_MODE_NAMES, SEARCH_MODES
 
 router = APIRouter(prefix="/api/application", tags=["application"])
 
 
 class DatasetSetting(BaseModel):
-    top_n: int = Field(default=5, ge=1, le=100)
-    similarity: float = Field(default=0.8, ge=0.0, le=1.0)
+    top_n: int = Field(default=DEFAULT_TOP_N, ge=1, le=MAX_TOP_N)
+    similarity: float = Field(default=DEFAULT_SIMILARITY, ge=0.0, le=1.0)
     search_mode: Literal["vector", "keyword", "hybrid", "embedding", "blend"] = "hybrid"
 
 

@@ -14,6 +14,7 @@ from gateway.backends import Backends, call
 from gateway.errors import ApiError, ok
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
 from kbcore.rpc import SEARCH_MODES
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(require_operator)])
@@ -162,8 +163,8 @@ async def hit_test(
     dataset_id: str,
     b: Annotated[Backends, Depends(backends)],
     query_text: Annotated[str, Query(min_length=1, max_length=1000)],
-    top_number: Annotated[int, Query(ge=1, le=100)] = 5,
-    similarity: Annotated[float, Query(ge=0.0, le=1.0)] = 0.8,
+    top_number: Annotated[int, Query(ge=1, le=MAX_TOP_N)] = DEFAULT_TOP_N,
+    similarity: Annotated[float, Query(ge=0.0, le=1.0)] = DEFAULT_SIMILARITY,
     search_mode: Annotated[str, Query(pattern="^(vector|keyword|hybrid|embedding|blend)$")] = "hybrid",
 ) -> JSONResponse:
     # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 15000
 
@@ -68,5 +68,5 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     return create_async_engine(target, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
 
 
-def session_factory(engine: AsyncEngine) -> async_sessionmaker[Any]:
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)

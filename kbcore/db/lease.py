@@ -13,11 +13,10 @@ import datetime as dt
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import ChatLock, utcnow
 
@@ -33,7 +32,7 @@ def new_holder(purpose: str) -> str:
 
 
 class LeaseStore:
-    def __init__(self, sessions: async_sessionmaker[Any], ttl: float) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], ttl: float) -> None:
         self._sessions = sessions
         self.ttl = ttl
 

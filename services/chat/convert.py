@@ -8,6 +8,7 @@ from typing import Any
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
 from kbcore.db.models import Application, ChatRecord
+from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
 from kbcore.rpc import SEARCH_MODE_NAMES, SEARCH_MODES, invalid
 from kbcore.settings import clamp
 
@@ -18,7 +19,6 @@ RECORD_STATUSES = {
     "stopped": pb.RECORD_STATUS_STOPPED,
     "interrupted": pb.RECORD_STATUS_INTERRUPTED,
 }
-DEFAULT_SEARCH = {"top_n": 5, "similarity": 0.8, "search_mode": "hybrid"}
 
 
 def _timestamp(value: Any) -> str:
@@ -26,7 +26,12 @@ def _timestamp(value: Any) -> str:
 
 
 def application_message(row: Application) -> pb.Application:
-    search = {**DEFAULT_SEARCH, **(row.search_setting or {})}
+    search: dict[str, Any] = {
+        "top_n": DEFAULT_TOP_N,
+        "similarity": DEFAULT_SIMILARITY,
+        "search_mode": DEFAULT_SEARCH_MODE,
+        **(row.search_setting or {}),
+    }
     model = row.model_setting or {}
     return pb.Application(
         id=row.id,
@@ -53,10 +58,10 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
     if len(name) > 200:
         raise invalid("application name is longer than 200 characters")
     search = message.search
-    top_n = search.top_n or DEFAULT_SEARCH["top_n"]
-    if not 1 <= top_n <= 100:
-        raise invalid(f"dataset_setting.top_n must be between 1 and 100, got {top_n}")
-    similarity = search.similarity if search.HasField("similarity") else DEFAULT_SEARCH["similarity"]
+    top_n = search.top_n or DEFAULT_TOP_N
+    if not 1 <= top_n <= MAX_TOP_N:
+        raise invalid(f"dataset_setting.top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
+    similarity = search.similarity if search.HasField("similarity") else DEFAULT_SIMILARITY
     if not 0.0 <= similarity <= 1.0:
         raise invalid(f"dataset_setting.similarity must be between 0 and 1, got {similarity:g}")
     if search.search_mode and search.search_mode not in SEARCH_MODE_NAMES:
@@ -69,7 +74,7 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
         "search_setting": {
             "top_n": top_n,
             "similarity": round(float(similarity), 4),
-            "search_mode": SEARCH_MODE_NAMES.get(search.search_mode, DEFAULT_SEARCH["search_mode"]),
+            "search_mode": SEARCH_MODE_NAMES.get(search.search_mode, DEFAULT_SEARCH_MODE),
         },
         "model_setting": {"prompt": message.model_setting.prompt, "system": message.model_setting.system},
     }

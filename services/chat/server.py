@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from kb.chat.v1 import chat_service_pb2, chat_service_pb2_grpc
 from kb.context.v1 import context_service_pb2_grpc
@@ -28,7 +27,7 @@ SERVICE_NAME = chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_
 
 @dataclass
 class ChatDeps:
-    sessions: async_sessionmaker[Any]
+    sessions: async_sessionmaker[AsyncSession]
     model: ModelClient
     context_channel: grpc.aio.Channel
     retrieval_channel: grpc.aio.Channel

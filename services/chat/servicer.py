@@ -12,7 +12,7 @@ from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kb.retrieval.v1 import retrieval_service_pb2
 from kbcore.db.models import Application
 from kbcore.limits import MAX_QUESTION_TOKENS
-from kbcore.rpc import RpcError, invalid, not_found, stream_errors, unary_errors
+from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
 from kbcore.tokens import count_tokens
 from services.chat.access import require_application_access, require_chat_access, require_operator
 from services.chat.ask import AskFlow, Upstreams
@@ -20,7 +20,6 @@ from services.chat.convert import application_fields, application_message, recor
 from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore, NotFound
 
-Context = grpc.aio.ServicerContext[Any, Any]
 MAX_PAGE_SIZE = 100
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus, utcnow
 
@@ -16,7 +16,7 @@ class NotFound(LookupError):
 
 
 class ChatStore:
-    def __init__(self, sessions: async_sessionmaker[Any]) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     # applications

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import Chat, ChatContextState, ChatRecord, RecordStatus
 from services.context.assemble import Turn
@@ -17,7 +15,7 @@ class CorruptState(ValueError):
 
 
 class HistoryStore:
-    def __init__(self, sessions: async_sessionmaker[Any]) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def chat_exists(self, chat_id: str) -> bool:

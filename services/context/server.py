@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from kb.context.v1 import context_service_pb2, context_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
@@ -24,7 +23,7 @@ SERVICE_NAME = context_service_pb2.DESCRIPTOR.services_by_name["ContextService"]
 
 @dataclass
 class ContextDeps:
-    sessions: async_sessionmaker[Any]
+    sessions: async_sessionmaker[AsyncSession]
     model: ModelClient
     engine: AsyncEngine | None = None
 

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import grpc
 
 from kb.context.v1 import context_service_pb2 as pb
 from kb.context.v1 import context_service_pb2_grpc as pb_grpc
-from kbcore.rpc import RpcError, invalid, not_found, stream_errors
+from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors
 from services.context import convert
 from services.context.history import CorruptState, HistoryStore
 from services.context.loader import Compacting, ContextLoader
-
-Context = grpc.aio.ServicerContext[Any, Any]
 
 
 class ContextServicer(pb_grpc.ContextServiceServicer):

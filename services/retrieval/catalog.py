@@ -3,10 +3,8 @@ the paragraphs themselves live in the vector store."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import Dataset, Document
 
@@ -16,7 +14,7 @@ class NotFound(LookupError):
 
 
 class Catalog:
-    def __init__(self, sessions: async_sessionmaker[Any]) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def create_dataset(self, name: str, description: str, dataset_id: str | None = None) -> Dataset:

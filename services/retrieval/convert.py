@@ -5,10 +5,11 @@ from __future__ import annotations
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.models import Dataset, Document
+from kbcore.limits import MAX_TOP_N
 from kbcore.models.base import ChatMessage
 from kbcore.rpc import ROLE_NAMES, SEARCH_MODE_NAMES, STOP_REASONS, invalid
 from services.retrieval.loop import Assessed, LoopResult, Retrieving
-from services.retrieval.search import MAX_TOP_N, SearchSettings
+from services.retrieval.search import SearchSettings
 from services.retrieval.store.base import Hit, SearchMode
 
 DEFAULT_SEARCH = SearchSettings()

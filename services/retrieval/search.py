@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N
 from services.retrieval.embeddings import Embedder
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
-
-MAX_TOP_N = 100
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    top_n: int = 5
-    similarity: float = 0.8
-    mode: SearchMode = SearchMode.HYBRID
+    top_n: int = DEFAULT_TOP_N
+    similarity: float = DEFAULT_SIMILARITY
+    mode: SearchMode = SearchMode(DEFAULT_SEARCH_MODE)
 
 
 class Searcher:

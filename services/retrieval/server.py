@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
@@ -29,7 +28,7 @@ SERVICE_NAME = retrieval_service_pb2.DESCRIPTOR.services_by_name["RetrievalServi
 
 @dataclass
 class RetrievalDeps:
-    sessions: async_sessionmaker[Any]
+    sessions: async_sessionmaker[AsyncSession]
     store: VectorStore
     embedder: Embedder
     model: ModelClient

@@ -7,14 +7,12 @@ import pathlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
-
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.db.models import Document
 from kbcore.limits import MAX_NAME_CHARS, MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
 from kbcore.models.base import ModelClient
-from kbcore.rpc import RpcError, invalid, not_found, stream_errors, unary_errors
+from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
 from kbcore.tokens import count_tokens
 from services.retrieval import convert
 from services.retrieval.catalog import Catalog, NotFound
@@ -24,7 +22,6 @@ from services.retrieval.search import Searcher
 from services.retrieval.splitter import SplitParagraph, UnsupportedDocument, decode_text, split_document
 
 log = logging.getLogger(__name__)
-Context = grpc.aio.ServicerContext[Any, Any]
 
 
 class RetrievalServicer(pb_grpc.RetrievalServiceServicer):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, select
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.engine import sync_url
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
@@ -24,7 +23,7 @@ def test_migrated_schema_equals_the_models(database_url: str) -> None:
     assert diff == [], f"models and migrations disagree; add a migration: {diff}"
 
 
-async def test_only_one_of_many_concurrent_holders_gets_the_lease(sessions: async_sessionmaker[Any]) -> None:
+async def test_only_one_of_many_concurrent_holders_gets_the_lease(sessions: async_sessionmaker[AsyncSession]) -> None:
     leases = LeaseStore(sessions, ttl=30)
     chat_id = str(uuid.uuid4())
     holders = [new_holder("t") for _ in range(10)]
@@ -37,7 +36,7 @@ async def test_only_one_of_many_concurrent_holders_gets_the_lease(sessions: asyn
 
 
 async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_renew(
-    sessions: async_sessionmaker[Any],
+    sessions: async_sessionmaker[AsyncSession],
 ) -> None:
     leases = LeaseStore(sessions, ttl=30)
     chat_id = str(uuid.uuid4())
@@ -50,7 +49,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_renew(
     assert await leases.renew(chat_id, "alive")
 
 
-async def test_hold_refuses_a_busy_chat_and_releases_at_the_end(sessions: async_sessionmaker[Any]) -> None:
+async def test_hold_refuses_a_busy_chat_and_releases_at_the_end(sessions: async_sessionmaker[AsyncSession]) -> None:
     leases = LeaseStore(sessions, ttl=30)
     chat_id = str(uuid.uuid4())
     async with leases.hold(chat_id, "first", "question"):

@@ -24,6 +24,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import qdrant_edge as qe
 
@@ -168,7 +169,9 @@ class EdgeVectorStore:
         return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in found])
 
     async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
-        conditions = [_match(k, v) for k, v in (("dataset_id", dataset_id), ("document_id", document_id)) if v]
+        conditions: list[Any] = [
+            _match(k, v) for k, v in (("dataset_id", dataset_id), ("document_id", document_id)) if v
+        ]
         only = qe.Filter(must=conditions) if conditions else None
         return await asyncio.to_thread(lambda: self._live().count(qe.CountRequest(exact=True, filter=only)))
 
