@@ -1,0 +1,31 @@
+"""Choose the model client from configuration: a remote endpoint when one is set, else offline."""
+
+from __future__ import annotations
+
+from kbcore.models.base import ModelClient
+from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.models.offline_terms import load_dictionaries
+from kbcore.models.openai_client import OpenAIModelClient
+
+
+def create_model_client(
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    chat_model: str,
+    aux_model: str | None,
+    timeout: float,
+    disable_thinking: bool,
+) -> ModelClient:
+    """No base URL means no endpoint: the offline extractive model answers, labelled as such."""
+    if not base_url:
+        load_dictionaries()
+        return OfflineExtractiveModel()
+    return OpenAIModelClient(
+        base_url=base_url,
+        api_key=api_key,
+        chat_model=chat_model,
+        aux_model=aux_model,
+        timeout=timeout,
+        disable_thinking=disable_thinking,
+    )

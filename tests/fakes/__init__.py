@@ -1,0 +1,1 @@
+"""Real local stand-ins for remote services, so tests exercise the real clients against them."""

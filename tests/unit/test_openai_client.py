@@ -1,0 +1,340 @@
+"""OpenAIModelClient against a real local server speaking the OpenAI protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import openai
+import pytest
+
+from kbcore.models.base import (
+    ChatMessage,
+    EvidenceParagraph,
+    GenerationRequest,
+    HistoryTurn,
+    ModelClient,
+    ModelError,
+)
+from kbcore.models.factory import create_model_client
+from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.models.openai_client import OpenAIModelClient
+from kbcore.models.prompts import ASSESS_SYSTEM, REWRITE_SYSTEM, SUMMARIZE_SYSTEM
+from kbcore.tokens import count_tokens
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+
+pytestmark = pytest.mark.asyncio
+
+HISTORY = [ChatMessage("user", "云岭县行政许可多久作出决定？"), ChatMessage("assistant", "18个工作日。")]
+EVIDENCE = [
+    EvidenceParagraph("p1", "云岭县行政许可事项办理规定", "第五条", "应当自受理申请之日起18个工作日内作出决定。")
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as running:
+        yield running
+
+
+@pytest.fixture
+def fake(server: FakeOpenAI) -> FakeOpenAI:
+    server.reset()
+    return server
+
+
+@pytest.fixture
+async def client(fake: FakeOpenAI) -> AsyncIterator[OpenAIModelClient]:
+    model = OpenAIModelClient(
+        base_url=fake.base_url,
+        api_key="test-key",
+        chat_model="chat-m",
+        aux_model="aux-m",
+        timeout=5,
+        disable_thinking=True,
+        max_retries=0,
+    )
+    yield model
+    await model.aclose()
+
+
+def request(messages: list[ChatMessage] | None = None, max_tokens: int | None = None) -> GenerationRequest:
+    return GenerationRequest(
+        messages=messages or [ChatMessage("system", "规则"), ChatMessage("user", "问题")],
+        question="问题",
+        problem_text="问题",
+        evidence=EVIDENCE,
+        sufficient=True,
+        stop_reason="sufficient",
+        missing="",
+        max_tokens=max_tokens,
+    )
+
+
+# --- auxiliary calls ---------------------------------------------------------------------
+
+
+async def test_rewrite_is_a_deterministic_short_call_with_thinking_disabled(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(ChatReply("  云岭县行政许可决定期限能否延长？\n"))
+    assert await client.rewrite(HISTORY, "能延长吗？") == "云岭县行政许可决定期限能否延长？"
+    (body,) = fake.chat_bodies
+    assert body["model"] == "aux-m"
+    assert body["temperature"] == 0
+    assert body["max_tokens"] == 512
+    assert body["thinking"] == {"type": "disabled"}
+    assert not body.get("stream")
+    assert "response_format" not in body
+    assert request_kind(body) == "rewrite"
+    assert body["messages"][0] == {"role": "system", "content": REWRITE_SYSTEM}
+    user = body["messages"][1]["content"]
+    assert user.startswith("历史:[") and user.endswith("\n最后的问题:能延长吗？")
+    assert json.loads(user[len("历史:") : user.index("\n最后的问题:")])[0]["content"] == HISTORY[0].content
+    assert fake.requests[0].headers["authorization"] == "Bearer test-key"
+
+
+async def test_rewrite_without_history_makes_no_call(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    assert await client.rewrite([], "白石镇下辖多少个村？") == "白石镇下辖多少个村？"
+    assert fake.chat_bodies == []
+
+
+async def test_assess_asks_for_a_json_object(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply('{"sufficient": false, "missing": "缺少延长期限", "queries": ["延长期限"]}'))
+    raw = await client.assess("能延长吗？", HISTORY, EVIDENCE, ["能延长吗？"])
+    assert json.loads(raw)["queries"] == ["延长期限"]
+    (body,) = fake.chat_bodies
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["max_tokens"] == 900 and body["temperature"] == 0
+    assert body["messages"][0]["content"] == ASSESS_SYSTEM
+    payload = json.loads(body["messages"][1]["content"])
+    assert set(payload) == {"question", "history", "evidence", "already_searched"}
+    assert payload["evidence"][0]["document_name"] == "云岭县行政许可事项办理规定"
+    assert payload["already_searched"] == ["能延长吗？"]
+
+
+async def test_assess_output_in_a_code_fence_comes_back_as_plain_json(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(ChatReply('```json\n{"sufficient": true, "missing": "", "queries": []}\n```'))
+    assert json.loads(await client.assess("q", [], EVIDENCE, []))["sufficient"] is True
+
+
+async def test_summarize_uses_its_own_prompt(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply("问：旧问题｜答：旧回答"))
+    await client.summarize("", [HistoryTurn("旧问题", "旧回答")])
+    (body,) = fake.chat_bodies
+    assert body["messages"][0]["content"] == SUMMARIZE_SYSTEM and body["max_tokens"] == 1024
+
+
+async def test_thinking_is_not_sent_when_not_disabled(fake: FakeOpenAI) -> None:
+    model = OpenAIModelClient(base_url=fake.base_url, api_key=None, chat_model="m", max_retries=0)
+    try:
+        await model.rewrite(HISTORY, "q")
+    finally:
+        await model.aclose()
+    (body,) = fake.chat_bodies
+    assert "thinking" not in body and body["model"] == "m"
+
+
+async def test_a_truncated_rewrite_is_an_error_not_a_rewrite(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply("云岭县行政许可决定期", finish_reason="length"))
+    with pytest.raises(ModelError) as caught:
+        await client.rewrite(HISTORY, "能延长吗？")
+    assert caught.value.kind == "truncated"
+
+
+async def test_an_error_status_is_unavailable_with_the_status_in_the_message(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(ChatReply.error(500, "upstream exploded"))
+    with pytest.raises(ModelError) as caught:
+        await client.assess("q", [], EVIDENCE, [])
+    assert caught.value.kind == "unavailable"
+    assert "500" in str(caught.value) and "upstream exploded" in str(caught.value)
+
+
+async def test_an_empty_answer_is_a_bad_response(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply("   "))
+    with pytest.raises(ModelError) as caught:
+        await client.rewrite(HISTORY, "q")
+    assert caught.value.kind == "bad_response"
+
+
+async def test_a_slow_endpoint_times_out_as_unavailable(fake: FakeOpenAI) -> None:
+    model = OpenAIModelClient(base_url=fake.base_url, api_key="k", chat_model="m", timeout=0.3, max_retries=0)
+    fake.enqueue(ChatReply("late", delay=2))
+    started = time.monotonic()
+    try:
+        with pytest.raises(ModelError) as caught:
+            await model.rewrite(HISTORY, "q")
+    finally:
+        await model.aclose()
+    assert caught.value.kind == "unavailable" and "0.3s" in str(caught.value)
+    assert time.monotonic() - started < 1.5
+
+
+async def test_an_unreachable_endpoint_is_unavailable() -> None:
+    with FakeOpenAI() as gone:
+        base_url = gone.base_url
+    model = OpenAIModelClient(base_url=base_url, api_key="k", chat_model="m", max_retries=0)
+    try:
+        with pytest.raises(ModelError) as caught:
+            await model.summarize("", [HistoryTurn("q", "a")])
+    finally:
+        await model.aclose()
+    assert caught.value.kind == "unavailable" and "cannot reach" in str(caught.value)
+
+
+# --- streaming answers -------------------------------------------------------------------
+
+
+async def test_deltas_arrive_in_order_and_usage_comes_from_the_server(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(
+        ChatReply.stream(["根据", "资料，", "18个工作日", "。"], usage={"prompt_tokens": 42, "completion_tokens": 7})
+    )
+    stream = client.generate(request(max_tokens=300))
+    assert [d async for d in stream.deltas] == ["根据", "资料，", "18个工作日", "。"]
+    assert (stream.usage.prompt_tokens, stream.usage.completion_tokens) == (42, 7)
+    (body,) = fake.chat_bodies
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["model"] == "chat-m" and body["temperature"] == 0.3 and body["max_tokens"] == 300
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert "thinking" not in body  # thinking is an auxiliary-call setting
+
+
+async def test_without_server_usage_the_tokens_are_estimated(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply.stream(["甲乙", "丙丁"], include_usage=False))
+    stream = client.generate(request())
+    assert "".join([d async for d in stream.deltas]) == "甲乙丙丁"
+    assert stream.usage.completion_tokens == count_tokens("甲乙丙丁")
+    assert stream.usage.prompt_tokens == count_tokens("规则") + count_tokens("问题")
+
+
+async def test_a_length_finish_on_the_stream_just_ends_the_answer(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply.stream(["答案写到", "一半"], finish_reason="length"))
+    stream = client.generate(request())
+    assert "".join([d async for d in stream.deltas]) == "答案写到一半"
+
+
+async def test_an_error_status_for_the_answer_is_unavailable(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply.error(503, "overloaded"))
+    stream = client.generate(request())
+    with pytest.raises(ModelError) as caught:
+        await stream.deltas.__anext__()
+    assert caught.value.kind == "unavailable" and "503" in str(caught.value)
+
+
+async def test_an_error_event_mid_stream_raises(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    chunk = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "chat-m"}
+    first = json.dumps({**chunk, "choices": [{"index": 0, "delta": {"content": "部分"}, "finish_reason": None}]})
+    error = json.dumps({"error": {"message": "model crashed", "type": "server_error"}})
+    fake.enqueue(ChatReply(raw_events=[first, error]))
+    received: list[str] = []
+    with pytest.raises(ModelError) as caught:
+        async for delta in client.generate(request()).deltas:
+            received.append(delta)
+    assert received == ["部分"]
+    assert caught.value.kind == "unavailable" and "model crashed" in str(caught.value)
+
+
+async def test_a_stream_that_stops_without_finishing_raises(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    chunk = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "chat-m"}
+    only = json.dumps({**chunk, "choices": [{"index": 0, "delta": {"content": "半句"}, "finish_reason": None}]})
+    fake.enqueue(ChatReply(raw_events=[only]))
+    with pytest.raises(ModelError):
+        async for _ in client.generate(request()).deltas:
+            pass
+
+
+async def test_a_stalled_stream_times_out(fake: FakeOpenAI) -> None:
+    model = OpenAIModelClient(base_url=fake.base_url, api_key="k", chat_model="m", timeout=0.3, max_retries=0)
+    fake.enqueue(ChatReply.hang(["开头"]))
+    received: list[str] = []
+    try:
+        with pytest.raises(ModelError) as caught:
+            async for delta in model.generate(request()).deltas:
+                received.append(delta)
+    finally:
+        await model.aclose()
+    assert received == ["开头"] and caught.value.kind == "unavailable"
+    assert await asyncio.to_thread(fake.wait_for_cancelled_stream, 1.0)  # the client hung up
+
+
+async def test_closing_the_deltas_cancels_the_request_at_the_server(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(ChatReply.hang(["第一段"]))
+    stream = client.generate(request())
+    async with contextlib.aclosing(stream.deltas) as deltas:  # type: ignore[type-var]
+        assert await deltas.__anext__() == "第一段"
+    assert await asyncio.to_thread(fake.wait_for_cancelled_stream, 1.0)
+    assert fake.cancelled_streams == 1
+    assert stream.usage.completion_tokens == count_tokens("第一段")
+
+
+async def test_cancelling_the_consumer_task_cancels_the_request_at_the_server(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(ChatReply.hang(["第一段"]))
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in client.generate(request()).deltas:
+            first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), 2)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert await asyncio.to_thread(fake.wait_for_cancelled_stream, 1.0)
+
+
+# --- the fake's other endpoints, through the real client -----------------------------------
+
+
+async def test_embeddings_and_models_work_through_the_real_client(fake: FakeOpenAI) -> None:
+    raw = openai.AsyncOpenAI(base_url=fake.base_url, api_key="k", max_retries=0)
+    try:
+        result = await raw.embeddings.create(model="fake-embedding", input=["甲", "乙", "甲"])
+        models = await raw.models.list()
+    finally:
+        await raw.close()
+    vectors = [item.embedding for item in result.data]
+    assert len(vectors[0]) == fake.embedding_dim
+    assert vectors[0] == pytest.approx(vectors[2]) and vectors[0] != pytest.approx(vectors[1])
+    assert sum(v * v for v in vectors[1]) == pytest.approx(1.0, rel=1e-5)
+    assert [m.id for m in models.data] == fake.models
+
+
+async def test_the_default_reply_can_route_by_job(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    replies = {"rewrite": "改写", "assess": '{"sufficient": true, "missing": "", "queries": []}', "summarize": "摘要"}
+    fake.default = lambda body: ChatReply(replies.get(request_kind(body), "回答"))
+    assert await client.rewrite(HISTORY, "q") == "改写"
+    assert json.loads(await client.assess("q", [], EVIDENCE, []))["sufficient"] is True
+    assert "".join([d async for d in client.generate(request()).deltas]) == "回答"
+
+
+# --- the factory -------------------------------------------------------------------------
+
+
+async def test_factory_picks_offline_without_an_endpoint_and_remote_with_one(fake: FakeOpenAI) -> None:
+    def create(base_url: str | None) -> ModelClient:
+        return create_model_client(
+            base_url=base_url, api_key=None, chat_model="chat-m", aux_model=None, timeout=5.0, disable_thinking=True
+        )
+
+    offline = create(None)
+    assert isinstance(offline, OfflineExtractiveModel) and offline.is_offline
+    remote = create(fake.base_url)
+    try:
+        assert isinstance(remote, OpenAIModelClient)
+        assert remote.model_name == "chat-m" and remote.aux_model == "chat-m" and not remote.is_offline
+    finally:
+        await remote.aclose()
