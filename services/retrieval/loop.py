@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from kbcore.models.base import ChatMessage, EvidenceParagraph, ModelClient, ModelError
+from kbcore.models.question_parts import normalise_query
 from kbcore.tokens import count_tokens
 from services.retrieval.assessment import InvalidAssessment, parse_assessment
-from services.retrieval.queries import normalise_query
 from services.retrieval.store.base import Hit
 
 log = logging.getLogger(__name__)

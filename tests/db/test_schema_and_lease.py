@@ -43,6 +43,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_renew(
     assert await leases.try_acquire(chat_id, "dead", "question")
     async with sessions.begin() as session:
         lock = await session.scalar(select(ChatLock).where(ChatLock.chat_id == chat_id))
+        assert lock is not None
         lock.expires_at = lock.acquired_at.replace(year=2000)
     assert await leases.try_acquire(chat_id, "alive", "question")
     assert not await leases.renew(chat_id, "dead")

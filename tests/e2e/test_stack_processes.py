@@ -71,7 +71,7 @@ def test_sigterm_stops_every_process_gracefully(
     process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
 ) -> None:
     info, process = process_stack
-    pids = dict(info["pids"])  # type: ignore[arg-type]
+    pids: dict[str, int] = info["pids"]  # type: ignore[assignment]
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
     for name, pid in pids.items():

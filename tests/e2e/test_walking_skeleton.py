@@ -14,7 +14,7 @@ COMPOUND = "青禾乡2026年的项目支出预算是多少万元？另外，星�
 async def open_chat(client, app_id: str = DEMO_APPLICATION_ID) -> str:
     reply = await client.get(f"/api/application/{app_id}/chat/open")
     assert reply.status_code == 200, reply.text
-    return reply.json()["data"]
+    return str(reply.json()["data"])
 
 
 async def test_compound_question_streams_progress_then_answer_then_saved_record(stack: Stack) -> None:
