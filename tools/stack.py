@@ -137,7 +137,7 @@ class Stack:
 def _banner(info: dict[str, object]) -> str:
     url = info["url"]
     app = info["application_id"]
-    question = "青禾乡2026年的项目支出预算是多少万元？另外，星澜科技规定员工应当在费用发生后多少日内提交报销申请？"
+    question = "云岭县人民医院ICU每天的探视时间是几点到几点？城乡居民医保参保人在县级定点医院住院，报销比例是多少？"
     return f"""
   Knowledge-base chat is running at {url}
   Demo application: {app}  (sample knowledge base: {info["documents"]} documents)
