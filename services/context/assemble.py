@@ -60,5 +60,6 @@ def assemble(summary: str, turns: Sequence[Turn], budget: int) -> list[ChatMessa
 
 
 def messages_tokens(messages: Sequence[ChatMessage]) -> int:
-    """Estimated size of what is sent, measured on its JSON form as the seed does."""
-    return count_tokens(json.dumps([{"role": m.role, "content": m.content} for m in messages], ensure_ascii=False))
+    """Estimated size of what is sent, measured on its compact JSON form as the seed's fastjson2 writes it."""
+    payload = [{"role": m.role, "content": m.content} for m in messages]
+    return count_tokens(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kb.common.v1 import common_pb2
 from kb.context.v1 import context_service_pb2 as pb
 from kbcore.rpc import ROLES
-from services.context.loader import Compacting, LoadedContext
+from services.context.loader import Compacting, CompactResult, ContextInfo, LoadedContext
 
 
 def context_progress() -> pb.LoadContextResponse:
@@ -18,18 +18,25 @@ def compacting(event: Compacting) -> pb.LoadContextResponse:
     )
 
 
+def context_info(info: ContextInfo) -> common_pb2.ContextInfo:
+    return common_pb2.ContextInfo(
+        enabled=info.enabled,
+        recent_rounds=info.recent_rounds,
+        compacted_rounds=info.compacted_rounds,
+        revision=info.revision,
+        token_budget=info.token_budget,
+        estimated_tokens=info.estimated_tokens,
+    )
+
+
 def loaded(event: LoadedContext) -> pb.LoadContextResponse:
-    info = event.info
     return pb.LoadContextResponse(
         context=pb.ConversationContext(
             messages=[common_pb2.Message(role=ROLES[m.role], content=m.content) for m in event.messages],
-            info=common_pb2.ContextInfo(
-                enabled=info.enabled,
-                recent_rounds=info.recent_rounds,
-                compacted_rounds=info.compacted_rounds,
-                revision=info.revision,
-                token_budget=info.token_budget,
-                estimated_tokens=info.estimated_tokens,
-            ),
+            info=context_info(event.info),
         )
     )
+
+
+def compacted(result: CompactResult) -> pb.CompactResponse:
+    return pb.CompactResponse(info=context_info(result.info), compacted_now=result.compacted_now)

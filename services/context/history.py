@@ -6,7 +6,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import Chat, ChatContextState, ChatRecord, RecordStatus
+from kbcore.db.models import FINISHED_STATUSES, Chat, ChatContextState, ChatRecord
 from services.context.assemble import Turn
 
 
@@ -31,14 +31,24 @@ class HistoryStore:
             raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (no summary or watermark)")
         if state.compacted_rounds < 0 or state.revision < 0:
             raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (negative counters)")
+        if state.compacted_rounds > 0 and not state.summary.strip():
+            raise CorruptState(
+                f"the compaction state of chat {chat_id} is corrupted: {state.compacted_rounds} rounds "
+                "are marked as compacted but their summary is empty"
+            )
         return state
 
     async def uncompacted_turns(self, chat_id: str, after_id: int, before_id: int | None) -> list[Turn]:
-        """Finished turns with after_id < id < before_id, oldest first (running or empty ones never count)."""
+        """Finished turns with after_id < id < before_id, oldest first.
+
+        Only answered or stopped records count: a running record is the question being asked,
+        and a failed or interrupted one holds whatever an error left behind. Empty answers and
+        answers a re-chat replaced never count either.
+        """
         query = select(ChatRecord.id, ChatRecord.question, ChatRecord.answer).where(
             ChatRecord.chat_id == chat_id,
             ChatRecord.id > after_id,
-            ChatRecord.status != RecordStatus.RUNNING.value,
+            ChatRecord.status.in_([s.value for s in FINISHED_STATUSES]),
             ChatRecord.answer != "",
             ChatRecord.in_history.is_(True),
         )

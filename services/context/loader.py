@@ -1,8 +1,10 @@
-"""LoadContext's logic: read the watermark and recent turns, compact when over budget, assemble.
+"""LoadContext's and Compact's logic: read the watermark and recent turns, compact when over
+budget, assemble.
 
 Compaction runs only when the estimate is over the budget and there are more uncompacted
 turns than ``keep``; it merges the oldest turns into the summary in batches under the chat's
 lease, and a failed summary call advances nothing (the context is then clipped instead).
+LoadContext and Compact share one compaction path, so they cannot follow different rules.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from kbcore.db.lease import LeaseStore, new_holder
+from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.models import ChatContextState
 from kbcore.models.base import ChatMessage, HistoryTurn, ModelClient, ModelError
 from kbcore.settings import clamp
@@ -47,6 +49,26 @@ class LoadedContext:
     info: ContextInfo
 
 
+@dataclass(frozen=True)
+class Compacted:
+    """Where a compaction left the chat: the watermark, the turns after it, what this run merged."""
+
+    state: ChatContextState
+    turns: list[Turn]
+    rounds: int = 0
+    failure: str = ""  # why the summary could not be made; empty when nothing failed
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    info: ContextInfo
+    compacted_now: int
+
+
+class CompactionFailed(Exception):
+    """The summary model failed during an explicit Compact; what was merged before it stays merged."""
+
+
 def keep_rounds(dialogue_number: int | None) -> int:
     return DEFAULT_KEEP if dialogue_number is None else int(clamp(dialogue_number, 0, MAX_KEEP))
 
@@ -63,26 +85,48 @@ class ContextLoader:
     ) -> AsyncIterator[Compacting | LoadedContext]:
         keep = keep_rounds(dialogue_number)
         if keep == 0:  # history off: neither turns nor the summary take part
-            yield LoadedContext([], ContextInfo(enabled=False, token_budget=self._budget))
+            yield self._disabled()
             return
-        state = await self._history.state(chat_id)
-        turns = await self._history.uncompacted_turns(chat_id, state.through_record_id, before_id)
+        state, turns = await self._read(chat_id, before_id)
         if self._needs_compaction(state, turns, keep):
             async with self._compaction_lease(chat_id, lease_holder) as held:
-                if held:
-                    # Re-read under the lease: a compaction that finished meanwhile moved the watermark.
-                    state = await self._history.state(chat_id)
-                    turns = await self._history.uncompacted_turns(chat_id, state.through_record_id, before_id)
-                    if self._needs_compaction(state, turns, keep):
-                        yield Compacting(len(turns) - keep)
-                        state, turns = await self._compact(state, turns, keep)
-                        if state.revision != (await self._history.state(chat_id)).revision:
-                            # Another writer moved the watermark: read again so no turn is both
-                            # in the summary and in the recent turns.
-                            state = await self._history.state(chat_id)
-                            turns = await self._history.uncompacted_turns(chat_id, state.through_record_id, before_id)
+                if not held:
+                    log.info("chat %s is busy; serving a clipped context without compacting", chat_id)
+                else:
+                    async for event in self._compact_held(chat_id, before_id, keep):
+                        if isinstance(event, Compacting):
+                            yield event
+                        else:
+                            state, turns = event.state, event.turns
+        yield self._loaded(state, turns)
+
+    async def compact(self, chat_id: str, dialogue_number: int | None) -> CompactResult:
+        """Compact now over every finished record, by the rules of ``load``.
+
+        Raises ChatBusy when another question or compaction holds the chat (never waits), and
+        CompactionFailed when the summary model failed, so a job does not mistake it for success.
+        """
+        keep = keep_rounds(dialogue_number)
+        if keep == 0:  # history off: there is nothing a load would use, so nothing to compact
+            return CompactResult(self._disabled().info, 0)
+        async with self._compaction_lease(chat_id, "") as held:
+            if not held:
+                raise ChatBusy(chat_id)
+            done = [event async for event in self._compact_held(chat_id, None, keep) if isinstance(event, Compacted)]
+        result = done[-1]
+        if result.failure:
+            raise CompactionFailed(
+                f"summarizing chat {chat_id} failed after merging {result.rounds} rounds "
+                f"(the watermark stays at revision {result.state.revision}): {result.failure}"
+            )
+        return CompactResult(self._loaded(result.state, result.turns).info, result.rounds)
+
+    def _disabled(self) -> LoadedContext:
+        return LoadedContext([], ContextInfo(enabled=False, token_budget=self._budget))
+
+    def _loaded(self, state: ChatContextState, turns: Sequence[Turn]) -> LoadedContext:
         messages = assemble(state.summary, turns, self._budget)
-        yield LoadedContext(
+        return LoadedContext(
             messages,
             ContextInfo(
                 enabled=True,
@@ -94,41 +138,61 @@ class ContextLoader:
             ),
         )
 
+    async def _read(self, chat_id: str, before_id: int | None) -> tuple[ChatContextState, list[Turn]]:
+        state = await self._history.state(chat_id)
+        return state, await self._history.uncompacted_turns(chat_id, state.through_record_id, before_id)
+
     def _needs_compaction(self, state: ChatContextState, turns: Sequence[Turn], keep: int) -> bool:
         """Strictly over the budget (equal does not compact), and something older than ``keep`` to merge."""
-        return len(turns) > keep and estimate(state.summary, turns) > self._budget
+        return len(turns) > keep and estimate(state.summary, turns) >= self._budget
+
+    async def _compact_held(
+        self, chat_id: str, before_id: int | None, keep: int
+    ) -> AsyncIterator[Compacting | Compacted]:
+        """With the lease held: re-read, announce and run the compaction if still needed, report where it left off."""
+        # Re-read under the lease: a compaction that finished meanwhile moved the watermark.
+        state, turns = await self._read(chat_id, before_id)
+        if not self._needs_compaction(state, turns, keep):
+            yield Compacted(state, turns)
+            return
+        yield Compacting(len(turns) - keep)
+        result = await self._compact(state, turns, keep)
+        if result.state.revision != (await self._history.state(chat_id)).revision:
+            # Another writer moved the watermark: read again so no turn is both in the summary
+            # and in the recent turns.
+            state, turns = await self._read(chat_id, before_id)
+            result = Compacted(state, turns, result.rounds, result.failure)
+        yield result
 
     @contextlib.asynccontextmanager
     async def _compaction_lease(self, chat_id: str, lease_holder: str) -> AsyncIterator[bool]:
-        """True when we may compact: the caller's own lease, or one we take now."""
+        """True when we may compact: the caller's own lease, or one we take now (renewed while held)."""
         if lease_holder and await self._leases.is_held_by(chat_id, lease_holder):
             yield True
             return
-        holder = new_holder("compact")
-        if not await self._leases.try_acquire(chat_id, holder, "compaction"):
-            log.info("chat %s is busy; serving a clipped context without compacting", chat_id)
+        lease = contextlib.AsyncExitStack()
+        try:
+            await lease.enter_async_context(self._leases.hold(chat_id, new_holder("compact"), "compaction"))
+        except ChatBusy:
             yield False
             return
-        try:
+        async with lease:
             yield True
-        finally:
-            await self._leases.release(chat_id, holder)
 
-    async def _compact(
-        self, state: ChatContextState, turns: list[Turn], keep: int
-    ) -> tuple[ChatContextState, list[Turn]]:
+    async def _compact(self, state: ChatContextState, turns: list[Turn], keep: int) -> Compacted:
+        merged = 0
         while len(turns) > keep and estimate(state.summary, turns) > self._budget:
             batch = turns[: min(COMPACTION_BATCH, len(turns) - keep)]
             try:
                 summary = await self._model.summarize(state.summary, [HistoryTurn(t.question, t.answer) for t in batch])
             except ModelError as exc:
                 log.warning("summary failed; the watermark stays at %d: %s", state.through_record_id, exc)
-                break
+                return Compacted(state, turns, merged, str(exc))
             if not summary.strip():
                 log.warning("summary came back empty; the watermark stays at %d", state.through_record_id)
-                break
+                return Compacted(state, turns, merged, "the model returned an empty summary")
             advanced = await self._history.advance(state, summary.strip(), batch[-1].id, len(batch))
             if advanced is None:  # someone else compacted this chat meanwhile
                 break
-            state, turns = advanced, turns[len(batch) :]
-        return state, turns
+            state, turns, merged = advanced, turns[len(batch) :], merged + len(batch)
+        return Compacted(state, turns, merged)

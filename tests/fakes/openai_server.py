@@ -182,11 +182,13 @@ class FakeOpenAI:
         *,
         default: ChatReply | Responder | None = None,
         embedding_dim: int = 16,
+        embedding_delay: float = 0.0,
         models: Sequence[str] = ("fake-chat", "fake-aux", "fake-embedding"),
     ) -> None:
         self._initial_default: ChatReply | Responder = default or ChatReply()
         self.default = self._initial_default
         self.embedding_dim = embedding_dim
+        self.embedding_delay = embedding_delay  # seconds per embeddings request: a remote endpoint's latency
         self.models = list(models)
         self._state = _State()
         self._ids = itertools.count(1)
@@ -356,6 +358,7 @@ class FakeOpenAI:
 
     async def _embeddings(self, request: Request) -> Response:
         body = await self._record(request)
+        await asyncio.sleep(self.embedding_delay)
         raw = body.get("input", "")
         texts = [raw] if isinstance(raw, str) else [str(item) for item in raw]
         dim = int(body.get("dimensions") or self.embedding_dim)
