@@ -1,0 +1,101 @@
+"""The answer's life: saved before is_end, busy chats refused, a client that leaves stops the
+model stream and keeps the partial answer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.harness import Stack
+from tests.sse_client import ask
+from tools.seed_demo import DEMO_APPLICATION_ID
+
+QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
+
+
+async def open_chat(client) -> str:
+    return str((await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")).json()["data"])
+
+
+async def test_a_follow_up_sent_the_moment_is_end_arrives_sees_the_answer(
+    remote_stack: Stack, fake_model: FakeOpenAI
+) -> None:
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        _, frames = await ask(client, chat_id, QUESTION)
+        assert frames[-1].data["is_end"] is True
+        fake_model.reset()
+        await ask(client, chat_id, "节假日呢？")  # sent right after the previous stream ended
+        generate = next(b for b in fake_model.chat_bodies if request_kind(b) == "generate")
+        history = [m for m in generate["messages"][1:-1]]
+        assert [m["role"] for m in history] == ["user", "assistant"]
+        assert history[0]["content"] == QUESTION
+        assert history[1]["content"].startswith("ICU每天探视时间为16:00至16:30")
+
+
+async def test_a_second_question_on_a_busy_chat_is_refused_with_409(
+    remote_stack: Stack, fake_model: FakeOpenAI
+) -> None:
+    slow = ChatReply.stream(["慢", "慢", "地", "答"], chunk_delay=0.3)
+    fake_model.default = lambda body: slow if request_kind(body) == "generate" else _assess_ok()
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        first = asyncio.create_task(ask(client, chat_id, QUESTION))
+        await _wait_until(lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies))
+        response, _ = await ask(client, chat_id, "另一个问题")
+        assert response.status_code == 409
+        body = response.json()
+        assert body["code"] == 409 and "already answering" in body["message"]
+        first_response, frames = await first
+        assert first_response.status_code == 200 and frames[-1].data["is_end"] is True
+        again, frames = await ask(client, chat_id, "另一个问题")
+        assert again.status_code == 200, "after the first answer ends, the next question runs"
+
+
+async def test_a_client_that_disconnects_stops_the_model_stream_and_keeps_the_partial_answer(
+    remote_stack: Stack, fake_model: FakeOpenAI
+) -> None:
+    fake_model.default = lambda body: (
+        ChatReply.hang(["已经生成的", "部分回答"]) if request_kind(body) == "generate" else _assess_ok()
+    )
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        received = b""
+        async with client.stream(
+            "POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION}
+        ) as response:
+            async for piece in response.aiter_bytes():
+                received += piece
+                if "部分回答".encode() in received:
+                    break  # the browser goes away mid-answer
+        left = time.monotonic()
+        assert await asyncio.to_thread(fake_model.wait_for_cancelled_stream, 5.0)
+        assert time.monotonic() - left < 1.0, "the model stream must stop within a second"
+        record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+        assert record["status"] == "stopped"
+        assert record["answer_text"] == "已经生成的部分回答"
+        assert record["agent_trace"], "the trace is saved with the partial answer"
+
+
+def _assess_ok() -> ChatReply:
+    return ChatReply(content='{"sufficient": true, "missing": "", "queries": []}')
+
+
+async def _wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.02)
+
+
+async def _wait_for_record(client, chat_id: str, done, timeout: float = 10.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        page = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10")).json()[
+            "data"
+        ]
+        if page["records"] and done(page["records"][-1]):
+            return dict(page["records"][-1])
+        assert time.monotonic() < deadline, f"record never finished: {page}"
+        await asyncio.sleep(0.05)
