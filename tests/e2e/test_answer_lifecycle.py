@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
@@ -89,7 +90,7 @@ async def _wait_until(condition, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def _wait_for_record(client, chat_id: str, done, timeout: float = 10.0) -> dict:
+async def _wait_for_record(client, chat_id: str, done, timeout: float = 10.0) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
         page = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10")).json()[
