@@ -92,3 +92,17 @@ def stream_errors(method: Any) -> Any:
             await context.abort(error.code, error.message)
 
     return wrapper
+
+
+def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
+    """A paragraph as the HTTP API and the record details show it (MaxKB's ``similarity``)."""
+    return {
+        "id": paragraph.id,
+        "dataset_id": paragraph.dataset_id,
+        "document_id": paragraph.document_id,
+        "document_name": paragraph.document_name,
+        "title": paragraph.title,
+        "content": paragraph.content,
+        "similarity": round(paragraph.score, 4),
+        "round": paragraph.round,
+    }

@@ -15,7 +15,7 @@ from gateway.errors import ApiError, ok
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
-from kbcore.rpc import SEARCH_MODES
+from kbcore.rpc import SEARCH_MODES, paragraph_json
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(require_operator)])
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -59,18 +59,6 @@ def document_json(d: pb.Document) -> dict[str, Any]:
         "paragraph_count": d.paragraph_count,
         "char_length": d.char_length,
         "create_time": d.created_at,
-    }
-
-
-def paragraph_json(p: common_pb2.Paragraph) -> dict[str, Any]:
-    return {
-        "id": p.id,
-        "dataset_id": p.dataset_id,
-        "document_id": p.document_id,
-        "document_name": p.document_name,
-        "title": p.title,
-        "content": p.content,
-        "similarity": round(p.score, 4),
     }
 
 

@@ -20,7 +20,7 @@ from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.models import Application, RecordStatus
 from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, ModelClient, ModelError
-from kbcore.rpc import ROLE_NAMES, STOP_REASON_NAMES, RpcError
+from kbcore.rpc import ROLE_NAMES, STOP_REASON_NAMES, RpcError, paragraph_json
 from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
 from services.chat.convert import application_message
@@ -75,19 +75,7 @@ def details(outcome: Outcome, model: ModelClient, run_time: float) -> dict[str, 
         "sufficient": result.sufficient if result else False,
         "missing": result.missing if result else "",
         "rewrite_error": result.rewrite_error if result else "",
-        "paragraph_list": [
-            {
-                "id": p.id,
-                "dataset_id": p.dataset_id,
-                "document_id": p.document_id,
-                "document_name": p.document_name,
-                "title": p.title,
-                "content": p.content,
-                "similarity": round(p.score, 4),
-                "round": p.round,
-            }
-            for p in (result.paragraphs if result else [])
-        ],
+        "paragraph_list": [paragraph_json(p) for p in (result.paragraphs if result else [])],
         "context_info": {
             "enabled": info.enabled,
             "recent_rounds": info.recent_rounds,

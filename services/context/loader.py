@@ -144,7 +144,7 @@ class ContextLoader:
 
     def _needs_compaction(self, state: ChatContextState, turns: Sequence[Turn], keep: int) -> bool:
         """Strictly over the budget (equal does not compact), and something older than ``keep`` to merge."""
-        return len(turns) > keep and estimate(state.summary, turns) >= self._budget
+        return len(turns) > keep and estimate(state.summary, turns) > self._budget
 
     async def _compact_held(
         self, chat_id: str, before_id: int | None, keep: int

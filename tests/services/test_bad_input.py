@@ -3,44 +3,15 @@ and leaves nothing half-written behind."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import grpc
-import pytest
 
 from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
 from kb.common.v1 import common_pb2
 from kb.context.v1 import context_service_pb2 as context_pb
-from kb.context.v1 import context_service_pb2_grpc as context_grpc
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
-from kbcore.grpc_client import open_channel
-from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID, OPERATOR
 
 UNKNOWN = "00000000-0000-0000-0000-000000000000"
-
-
-@pytest.fixture
-async def retrieval(stack: Stack) -> AsyncIterator[retrieval_grpc.RetrievalServiceStub]:
-    channel = open_channel(stack.retrieval_target)
-    yield retrieval_grpc.RetrievalServiceStub(channel)
-    await channel.close()
-
-
-@pytest.fixture
-async def chat(stack: Stack) -> AsyncIterator[chat_grpc.ChatServiceStub]:
-    channel = open_channel(stack.chat_target)
-    yield chat_grpc.ChatServiceStub(channel)
-    await channel.close()
-
-
-@pytest.fixture
-async def context(stack: Stack) -> AsyncIterator[context_grpc.ContextServiceStub]:
-    channel = open_channel(stack.context_target)
-    yield context_grpc.ContextServiceStub(channel)
-    await channel.close()
 
 
 async def status_of(call) -> tuple[grpc.StatusCode, str]:

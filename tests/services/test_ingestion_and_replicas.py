@@ -3,9 +3,7 @@ stateless retrieval replicas serving one client through a round-robin channel.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-
-import pytest
+from collections.abc import Sequence
 
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
@@ -18,13 +16,6 @@ from tests.harness import Stack
 KEYWORD = common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_KEYWORD, top_n=10)
 MANUAL_V1 = "# 测试手册\n\n一、开机\n\n长按电源键三秒钟，指示灯变为蓝色即开机完成。\n\n二、充电\n\n使用原装适配器充电，充满约需四小时。"
 MANUAL_V2 = "# 测试手册\n\n一、开机\n\n长按电源键五秒钟，指示灯变为绿色即开机完成。"
-
-
-@pytest.fixture
-async def retrieval(stack: Stack) -> AsyncIterator[pb_grpc.RetrievalServiceStub]:
-    channel = open_channel(stack.retrieval_target)
-    yield pb_grpc.RetrievalServiceStub(channel)
-    await channel.close()
 
 
 async def add(
