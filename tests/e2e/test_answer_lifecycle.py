@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
-from tests.sse_client import ask
+from tests.sse_client import ask, parse_frames
 from tools.seed_demo import DEMO_APPLICATION_ID
 
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
@@ -100,3 +100,48 @@ async def _wait_for_record(client, chat_id: str, done, timeout: float = 10.0) ->
             return dict(page["records"][-1])
         assert time.monotonic() < deadline, f"record never finished: {page}"
         await asyncio.sleep(0.05)
+
+
+async def test_stop_keeps_the_partial_answer_and_ends_the_stream(remote_stack: Stack, fake_model: FakeOpenAI) -> None:
+    slow = ChatReply.stream(["第一段。", "第二段。", "第三段。", "第四段。"], chunk_delay=0.4)
+    fake_model.default = lambda body: slow if request_kind(body) == "generate" else _assess_ok()
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        received = bytearray()
+
+        async def read_answer() -> None:
+            url = f"/api/application/chat_message/{chat_id}"
+            async with client.stream("POST", url, json={"message": QUESTION}) as response:
+                async for piece in response.aiter_bytes():
+                    received.extend(piece)
+
+        asking = asyncio.create_task(read_answer())
+        await _wait_until(lambda: "第一段".encode() in received)  # part of the answer has arrived
+        stopped = await client.post(f"/api/application/chat_message/{chat_id}/stop")
+        assert stopped.json()["data"] == {"stopped": True}
+        await asking
+        frames = parse_frames(bytes(received))
+        assert frames[-1].data["is_end"] is True, "a stopped answer still ends its stream properly"
+        record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+        assert record["status"] == "stopped"
+        assert record["answer_text"].startswith("第一段。") and not record["answer_text"].endswith("第四段。")
+        idle = await client.post(f"/api/application/chat_message/{chat_id}/stop")
+        assert idle.json()["data"] == {"stopped": False}, "nothing is running any more"
+
+
+async def test_re_chat_keeps_the_old_record_in_the_log_but_not_in_the_history(
+    remote_stack: Stack, fake_model: FakeOpenAI
+) -> None:
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        await ask(client, chat_id, QUESTION)
+        await ask(client, chat_id, QUESTION, re_chat=True)
+        page = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10")).json()[
+            "data"
+        ]
+        assert page["total"] == 2 and all(r["status"] == "answered" for r in page["records"])
+        fake_model.reset()
+        await ask(client, chat_id, "节假日呢？")
+        generate = next(b for b in fake_model.chat_bodies if request_kind(b) == "generate")
+        history = generate["messages"][1:-1]
+        assert [m["role"] for m in history] == ["user", "assistant"], "the replaced answer left the history"
