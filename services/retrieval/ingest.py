@@ -87,10 +87,12 @@ class Ingestor:
             )
             for position, (p, vector) in enumerate(zip(paragraphs, vectors, strict=True))
         ]
-        if existing is not None:
-            await self._store.delete_document(dataset_id, document_id)
         try:
+            # New points first, then the stale ones: the old version stays searchable until
+            # the new one is complete, and a failure below removes only what this call added.
             await self._store.upsert(points)
+            if existing is not None:
+                await self._store.delete_document(dataset_id, document_id, keep_ids={p.id for p in points})
             document = await self._catalog.save_document(
                 Document(
                     id=document_id,
@@ -103,7 +105,8 @@ class Ingestor:
                 )
             )
         except BaseException:
-            await self._store.delete_document(dataset_id, document_id)
+            if existing is None:
+                await self._store.delete_document(dataset_id, document_id)
             raise
         yield document
 

@@ -164,6 +164,16 @@ async def test_delete_document_removes_exactly_its_points(store: VectorStore, co
     assert await store.count("hr") == len(corpus.in_dataset("hr")) - len(corpus.in_document(leave))
 
 
+async def test_delete_document_spares_the_points_it_is_told_to_keep(store: VectorStore, corpus: Corpus) -> None:
+    leave = document_id("xinglan_leave_policy.md")
+    kept = [p.id for p in corpus.in_document(leave)][:2]
+    await store.delete_document("hr", leave, keep_ids=kept)
+    assert await store.count("hr", leave) == 2
+    assert await store.count("hr") == len(corpus.in_dataset("hr")) - len(corpus.in_document(leave)) + 2
+    remaining = await store.search(query("病假工资 年休假 婚假 旷工", datasets=("hr",), limit=50))
+    assert {h.id for h in remaining if h.document_id == leave} <= set(kept)
+
+
 async def test_delete_dataset_removes_exactly_its_points(store: VectorStore, corpus: Corpus) -> None:
     await store.delete_dataset("gov")
     assert await store.count("gov") == 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -53,7 +53,9 @@ class SearchQuery:
 class VectorStore(Protocol):
     async def upsert(self, points: Sequence[ParagraphPoint]) -> None: ...
 
-    async def delete_document(self, dataset_id: str, document_id: str) -> None: ...
+    async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
+        """Delete the document's points, except ``keep_ids`` (re-ingestion prunes what is stale)."""
+        ...
 
     async def delete_dataset(self, dataset_id: str) -> None: ...
 

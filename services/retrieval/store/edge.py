@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,8 +150,11 @@ class EdgeVectorStore:
         ]
         self._write(operations)
 
-    async def delete_document(self, dataset_id: str, document_id: str) -> None:
-        only = qe.Filter(must=[_match("dataset_id", dataset_id), _match("document_id", document_id)])
+    async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
+        keep: list[Any] = [qe.HasIdCondition({layout.point_id(i) for i in keep_ids})] if keep_ids else []
+        only = qe.Filter(
+            must=[_match("dataset_id", dataset_id), _match("document_id", document_id)], must_not=keep or None
+        )
         await asyncio.to_thread(self._write, [qe.UpdateOperation.delete_points_by_filter(only)])
 
     async def delete_dataset(self, dataset_id: str) -> None:

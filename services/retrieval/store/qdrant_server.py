@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from qdrant_client import AsyncQdrantClient
 from qdrant_client.http import models as qm
@@ -137,8 +138,11 @@ class QdrantServerStore:
     def _structs(self, batch: Sequence[ParagraphPoint]) -> list[qm.PointStruct]:
         return [_point(p, self._dimension) for p in batch]
 
-    async def delete_document(self, dataset_id: str, document_id: str) -> None:
-        only = qm.Filter(must=[_match("dataset_id", dataset_id), _match("document_id", document_id)])
+    async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
+        keep: list[Any] = [qm.HasIdCondition(has_id=[layout.point_id(i) for i in keep_ids])] if keep_ids else []
+        only = qm.Filter(
+            must=[_match("dataset_id", dataset_id), _match("document_id", document_id)], must_not=keep or None
+        )
         await self._delete(only)
 
     async def delete_dataset(self, dataset_id: str) -> None:
