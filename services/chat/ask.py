@@ -285,8 +285,8 @@ class AskFlow:
 
 
 def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:
-    """Client mistakes keep their code; anything else is the service being unavailable."""
-    if error.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND):
+    """Client mistakes and corrupted data keep their code; anything else is the service being unavailable."""
+    if error.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.DATA_LOSS):
         return error.code()
     if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
         return grpc.StatusCode.DEADLINE_EXCEEDED

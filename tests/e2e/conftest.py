@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from kbcore.models.openai_client import OpenAIModelClient
-from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, client_for, request_kind
 from tests.harness import Stack, start_stack
 
 ANSWER_CHUNKS = [
@@ -41,9 +40,7 @@ def fake_model() -> Iterator[FakeOpenAI]:
 async def remote_stack(stack: Stack, fake_model: FakeOpenAI, sessions, store, embedder) -> AsyncIterator[Stack]:
     """A second stack on the same data as ``stack``, answering with the remote model."""
     fake_model.reset()
-    model = OpenAIModelClient(
-        base_url=fake_model.base_url, api_key="test-key", chat_model="fake-chat", disable_thinking=True, max_retries=0
-    )
+    model = client_for(fake_model, disable_thinking=True)
     running = await start_stack(stack.settings, sessions=sessions, store=store, embedder=embedder, model=model)
     yield running
     await running.stop()

@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from kbcore.models.openai_client import OpenAIModelClient
 from kbcore.models.prompts import ASSESS_SYSTEM, REWRITE_SYSTEM, SUMMARIZE_SYSTEM
 
 Json = dict[str, Any]
@@ -411,3 +412,10 @@ def _usage(body: Json, reply: ChatReply) -> dict[str, int]:
 def _error(status: int, message: str) -> Response:
     kind = "invalid_request_error" if status < 500 else "server_error"
     return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": None}}, status_code=status)
+
+
+def client_for(server: FakeOpenAI, **options: Any) -> OpenAIModelClient:
+    """The real OpenAI-compatible model client, pointed at ``server``, never retrying."""
+    return OpenAIModelClient(
+        base_url=server.base_url, api_key="test-key", chat_model="fake-chat", max_retries=0, **options
+    )

@@ -9,22 +9,10 @@ from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kb.common.v1 import common_pb2
 from kb.context.v1 import context_service_pb2 as context_pb
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from tests.grpc_status import status_of
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID, OPERATOR
 
 UNKNOWN = "00000000-0000-0000-0000-000000000000"
-
-
-async def status_of(call) -> tuple[grpc.StatusCode, str]:
-    try:
-        result = call
-        if hasattr(result, "__aiter__"):
-            async for _ in result:
-                pass
-        else:
-            await result
-    except grpc.aio.AioRpcError as exc:
-        return exc.code(), exc.details() or ""
-    raise AssertionError("the call succeeded")
 
 
 async def test_search_refuses_empty_long_and_unknown(retrieval) -> None:

@@ -14,7 +14,7 @@ from kbcore.models.openai_client import OpenAIModelClient
 from services.retrieval.loop import Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving, StopReason
 from services.retrieval.search import Searcher, SearchSettings
 from services.retrieval.store.base import Hit
-from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, client_for, request_kind
 from tests.harness import Stack
 from tools.seed_demo import DEMO_DATASET_ID
 
@@ -37,7 +37,7 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 async def model(fake: FakeOpenAI) -> AsyncIterator[OpenAIModelClient]:
     fake.reset()
-    client = OpenAIModelClient(base_url=fake.base_url, api_key="k", chat_model="fake-chat", max_retries=0)
+    client = client_for(fake)
     yield client
     await client.aclose()
 
