@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.backends import Backends
 from gateway.errors import ApiError, error_response
-from gateway.routes import applications, chat, datasets
+from gateway.routes import access, applications, chat, datasets
 from kbcore.settings import Settings
 
 
@@ -59,5 +59,6 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         )
     app.include_router(datasets.router)
     app.include_router(chat.router)
+    app.include_router(access.router)
     app.include_router(applications.router)
     return app

@@ -80,7 +80,7 @@ def application_json(a: pb.Application) -> dict[str, Any]:
 async def create_application(
     body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = require_operator(request)
+    caller = await require_operator(request)
     reply = await call(
         b.chat.CreateApplication(
             pb.CreateApplicationRequest(application=body.message(), caller=caller), timeout=b.rpc_timeout
@@ -91,7 +91,7 @@ async def create_application(
 
 @router.get("/{app_id}")
 async def get_application(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    caller = resolve_caller(request)
+    caller = await resolve_caller(request)
     reply = await call(
         b.chat.GetApplication(pb.GetApplicationRequest(application_id=app_id, caller=caller), timeout=b.rpc_timeout)
     )
@@ -102,7 +102,7 @@ async def get_application(app_id: str, request: Request, b: Annotated[Backends, 
 async def update_application(
     app_id: str, body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = require_operator(request)
+    caller = await require_operator(request)
     reply = await call(
         b.chat.UpdateApplication(
             pb.UpdateApplicationRequest(application=body.message(app_id), caller=caller), timeout=b.rpc_timeout
@@ -113,6 +113,6 @@ async def update_application(
 
 @router.get("/{app_id}/chat/open")
 async def open_chat(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    caller = resolve_caller(request)
+    caller = await resolve_caller(request)
     reply = await call(b.chat.OpenChat(pb.OpenChatRequest(application_id=app_id, caller=caller), timeout=b.rpc_timeout))
     return ok(reply.chat_id)

@@ -96,7 +96,7 @@ async def _frames(
 async def chat_message(
     chat_id: str, body: AskBody, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> StreamingResponse:
-    caller = resolve_caller(request)
+    caller = await resolve_caller(request)
     stream = b.chat.Ask(
         pb.AskRequest(
             chat_id=chat_id,
@@ -125,7 +125,7 @@ async def chat_message(
 
 @router.post("/chat_message/{chat_id}/stop")
 async def stop(chat_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    caller = resolve_caller(request)
+    caller = await resolve_caller(request)
     reply = await call(b.chat.Stop(pb.StopRequest(chat_id=chat_id, caller=caller), timeout=b.rpc_timeout))
     return ok({"stopped": reply.stopped})
 
@@ -155,7 +155,7 @@ def record_json(record: pb.ChatRecord) -> dict[str, Any]:
 async def list_records(
     app_id: str, chat_id: str, page: int, size: int, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = resolve_caller(request)
+    caller = await resolve_caller(request)
     reply = await call(
         b.chat.ListRecords(
             pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, caller=caller, application_id=app_id),
@@ -169,7 +169,7 @@ async def list_records(
 async def get_record(
     app_id: str, chat_id: str, record_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = resolve_caller(request)
+    caller = await resolve_caller(request)
     reply = await call(
         b.chat.GetRecord(
             pb.GetRecordRequest(chat_id=chat_id, record_id=record_id, caller=caller, application_id=app_id),

@@ -43,7 +43,7 @@ class LeaseStore:
             taken = await session.execute(
                 update(ChatLock)
                 .where(ChatLock.chat_id == chat_id, (ChatLock.expires_at < now) | (ChatLock.holder == holder))
-                .values(holder=holder, purpose=purpose, acquired_at=now, expires_at=expires)
+                .values(holder=holder, purpose=purpose, acquired_at=now, expires_at=expires, stop_requested=False)
             )
             if taken.rowcount:  # type: ignore[attr-defined]
                 return True
@@ -68,6 +68,23 @@ class LeaseStore:
     async def release(self, chat_id: str, holder: str) -> None:
         async with self._sessions.begin() as session:
             await session.execute(delete(ChatLock).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder))
+
+    async def request_stop(self, chat_id: str) -> bool:
+        """Ask whichever process holds the chat to stop; False when nothing holds it."""
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(ChatLock)
+                .where(ChatLock.chat_id == chat_id, ChatLock.expires_at >= utcnow())
+                .values(stop_requested=True)
+            )
+            return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    async def stop_requested(self, chat_id: str, holder: str) -> bool:
+        async with self._sessions() as session:
+            flag = await session.scalar(
+                select(ChatLock.stop_requested).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
+            )
+            return bool(flag)
 
     async def is_held_by(self, chat_id: str, holder: str) -> bool:
         async with self._sessions() as session:

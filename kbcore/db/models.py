@@ -137,3 +137,46 @@ class ChatLock(Base):
     purpose: Mapped[str] = mapped_column(String(32))
     acquired_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime, index=True)
+    # Set by Stop from any process; the holder polls it while answering.
+    stop_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ApiKey(Base):
+    """An application API key; only its SHA-256 is stored, the key itself is shown once."""
+
+    __tablename__ = "application_api_key"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(24))  # enough to tell keys apart in a list
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class AccessToken(Base):
+    """An application's share link: who holds it may become a visitor, within a daily quota."""
+
+    __tablename__ = "application_access_token"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), unique=True)
+    access_token: Mapped[str] = mapped_column(String(64), unique=True)
+    access_num: Mapped[int] = mapped_column(Integer, default=100)  # questions per visitor per day
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Visitor(Base):
+    """A share-link visitor; its bearer token is stored as SHA-256 only."""
+
+    __tablename__ = "application_visitor"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class VisitorDailyUsage(Base):
+    __tablename__ = "visitor_daily_usage"
+    visitor_id: Mapped[str] = mapped_column(ForeignKey("application_visitor.id", ondelete="CASCADE"), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # UTC date, YYYY-MM-DD
+    questions: Mapped[int] = mapped_column(Integer, default=0)

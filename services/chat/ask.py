@@ -29,6 +29,7 @@ from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore
 
 log = logging.getLogger(__name__)
+STOP_POLL_SECONDS = 1.0
 
 
 @dataclass
@@ -121,15 +122,27 @@ class AskFlow:
         try:
             async with self._leases.hold(chat_id, holder, "question"):
                 stop_requested = self._running.register(chat_id)
+                watcher = asyncio.create_task(self._watch_for_stop(chat_id, holder, stop_requested))
                 try:
                     async for event in self._answer(application, chat_id, question, re_chat, holder, stop_requested):
                         yield event
                 finally:
+                    watcher.cancel()
                     self._running.unregister(chat_id, stop_requested)
         except ChatBusy as exc:
             raise RpcError(
                 grpc.StatusCode.ABORTED, "this chat is already answering a question; wait for it to finish or stop it"
             ) from exc
+
+    async def _watch_for_stop(self, chat_id: str, holder: str, stop_requested: asyncio.Event) -> None:
+        """A Stop that reached another chat-service process arrives through the lease row."""
+        while not stop_requested.is_set():
+            await asyncio.sleep(STOP_POLL_SECONDS)
+            try:
+                if await self._leases.stop_requested(chat_id, holder):
+                    stop_requested.set()
+            except Exception:  # a database hiccup must not end the answer; the next poll retries
+                log.exception("checking for a stop request on chat %s failed", chat_id)
 
     async def _answer(
         self,

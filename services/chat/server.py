@@ -18,6 +18,7 @@ from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
 from kbcore.settings import Settings
 from services.chat.ask import AskFlow, Upstreams
+from services.chat.credentials import Credentials
 from services.chat.running import RunningQuestions
 from services.chat.servicer import ChatServicer
 from services.chat.store import ChatStore
@@ -59,8 +60,9 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
         retrieval=retrieval_service_pb2_grpc.RetrievalServiceStub(deps.retrieval_channel),
     )
     running = RunningQuestions()
-    flow = AskFlow(settings, store, LeaseStore(deps.sessions, settings.lock_ttl), upstreams, deps.model, running)
-    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout)
+    leases = LeaseStore(deps.sessions, settings.lock_ttl)
+    flow = AskFlow(settings, store, leases, upstreams, deps.model, running)
+    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, Credentials(deps.sessions), leases)
 
     def register(server: grpc.aio.Server) -> None:
         chat_service_pb2_grpc.add_ChatServiceServicer_to_server(servicer, server)

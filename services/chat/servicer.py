@@ -10,6 +10,7 @@ import grpc
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kb.retrieval.v1 import retrieval_service_pb2
+from kbcore.db.lease import LeaseStore
 from kbcore.db.models import Application
 from kbcore.limits import MAX_QUESTION_TOKENS
 from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
@@ -17,10 +18,18 @@ from kbcore.tokens import count_tokens
 from services.chat.access import require_application_access, require_chat_access, require_operator
 from services.chat.ask import AskFlow, Upstreams
 from services.chat.convert import application_fields, application_message, record_message
+from services.chat.credentials import (
+    DEFAULT_ACCESS_NUM,
+    MAX_ACCESS_NUM,
+    Credentials,
+    QuotaExhausted,
+    UnknownAccessToken,
+)
 from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore, NotFound
 
 MAX_PAGE_SIZE = 100
+MAX_EXPORT_RECORDS = 100_000
 
 
 def _record_id(raw: str) -> int:
@@ -31,8 +40,17 @@ def _record_id(raw: str) -> int:
 
 class ChatServicer(pb_grpc.ChatServiceServicer):
     def __init__(
-        self, store: ChatStore, flow: AskFlow, upstreams: Upstreams, running: RunningQuestions, rpc_timeout: float
+        self,
+        store: ChatStore,
+        flow: AskFlow,
+        upstreams: Upstreams,
+        running: RunningQuestions,
+        rpc_timeout: float,
+        credentials: Credentials,
+        leases: LeaseStore,
     ):
+        self._credentials = credentials
+        self._leases = leases
         self._store = store
         self._flow = flow
         self._up = upstreams
@@ -68,13 +86,20 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
             )
         chat = await self._chat(request.chat_id, request.caller)
         application = await self._application(chat.application_id)
+        if request.caller.kind == pb.Caller.KIND_VISITOR:
+            try:
+                await self._credentials.count_question(request.caller.visitor_id, application.id)
+            except QuotaExhausted as exc:
+                raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from exc
         async for event in self._flow.run(application, chat.id, question, request.re_chat):
             yield event
 
     @unary_errors
     async def Stop(self, request: pb.StopRequest, context: Context) -> pb.StopResponse:
         chat = await self._chat(request.chat_id, request.caller)
-        return pb.StopResponse(stopped=self._running.stop(chat.id))
+        # Here when the answer runs in this process, else through the lease row to its holder.
+        stopped = self._running.stop(chat.id) or await self._leases.request_stop(chat.id)
+        return pb.StopResponse(stopped=stopped)
 
     @unary_errors
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GetRecordResponse:
@@ -157,3 +182,55 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         except NotFound as exc:
             raise not_found(str(exc)) from exc
         return pb.OpenChatResponse(chat_id=chat.id)
+
+    @unary_errors
+    async def CreateApiKey(self, request: pb.CreateApiKeyRequest, context: Context) -> pb.CreateApiKeyResponse:
+        require_operator(request.caller)
+        application = await self._application(request.application_id)
+        key_id, key = await self._credentials.create_api_key(application.id)
+        return pb.CreateApiKeyResponse(id=key_id, key=key)
+
+    @unary_errors
+    async def CreateAccessToken(
+        self, request: pb.CreateAccessTokenRequest, context: Context
+    ) -> pb.CreateAccessTokenResponse:
+        require_operator(request.caller)
+        access_num = request.access_num or DEFAULT_ACCESS_NUM
+        if not 1 <= access_num <= MAX_ACCESS_NUM:
+            raise invalid(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {access_num}")
+        application = await self._application(request.application_id)
+        link = await self._credentials.set_access_token(application.id, access_num)
+        return pb.CreateAccessTokenResponse(
+            application_id=application.id, access_token=link.access_token, access_num=link.access_num
+        )
+
+    @unary_errors
+    async def AuthenticateVisitor(
+        self, request: pb.AuthenticateVisitorRequest, context: Context
+    ) -> pb.AuthenticateVisitorResponse:
+        if not request.access_token.strip():
+            raise invalid("access_token must not be empty")
+        try:
+            visitor, token = await self._credentials.new_visitor(request.access_token.strip())
+        except UnknownAccessToken as exc:
+            raise not_found(str(exc)) from exc
+        return pb.AuthenticateVisitorResponse(token=token, application_id=visitor.application_id, visitor_id=visitor.id)
+
+    @unary_errors
+    async def Authenticate(self, request: pb.AuthenticateRequest, context: Context) -> pb.AuthenticateResponse:
+        identity = await self._credentials.identify(request.token) if request.token else None
+        if identity is None:
+            raise RpcError(grpc.StatusCode.UNAUTHENTICATED, "unknown or revoked token")
+        kind = pb.Caller.KIND_VISITOR if identity.kind == "visitor" else pb.Caller.KIND_APPLICATION
+        return pb.AuthenticateResponse(
+            caller=pb.Caller(kind=kind, application_id=identity.application_id, visitor_id=identity.visitor_id)
+        )
+
+    @unary_errors
+    async def ExportRecords(self, request: pb.ExportRecordsRequest, context: Context) -> pb.ExportRecordsResponse:
+        if request.caller.kind == pb.Caller.KIND_VISITOR:
+            raise RpcError(grpc.StatusCode.PERMISSION_DENIED, "a visitor cannot export an application's log")
+        require_application_access(request.caller, request.application_id)
+        application = await self._application(request.application_id)
+        records = await self._store.export_records(application.id, MAX_EXPORT_RECORDS)
+        return pb.ExportRecordsResponse(records=[record_message(r) for r in records])

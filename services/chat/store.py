@@ -90,6 +90,18 @@ class ChatStore:
             raise NotFound(f"record {record_id} does not exist in chat {chat_id}")
         return record
 
+    async def export_records(self, application_id: str, limit: int) -> list[ChatRecord]:
+        """Every record of an application's chats, oldest first, at most ``limit``."""
+        async with self._sessions() as session:
+            rows = await session.scalars(
+                select(ChatRecord)
+                .join(Chat, Chat.id == ChatRecord.chat_id)
+                .where(Chat.application_id == application_id)
+                .order_by(ChatRecord.id)
+                .limit(limit)
+            )
+            return list(rows.all())
+
     async def list_records(self, chat_id: str, page: int, size: int) -> tuple[list[ChatRecord], int]:
         async with self._sessions() as session:
             total = await session.scalar(select(func.count(ChatRecord.id)).where(ChatRecord.chat_id == chat_id))

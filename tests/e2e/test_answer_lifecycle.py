@@ -145,3 +145,43 @@ async def test_re_chat_keeps_the_old_record_in_the_log_but_not_in_the_history(
         generate = next(b for b in fake_model.chat_bodies if request_kind(b) == "generate")
         history = generate["messages"][1:-1]
         assert [m["role"] for m in history] == ["user", "assistant"], "the replaced answer left the history"
+
+
+async def test_stop_reaches_an_answer_running_in_another_chat_service_process(
+    remote_stack: Stack, fake_model: FakeOpenAI, sessions
+) -> None:
+    from kb.chat.v1 import chat_service_pb2 as pb
+    from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
+    from kbcore.grpc_client import open_channel
+    from services.chat.server import ChatDeps, create_server
+    from tools.seed_demo import OPERATOR
+
+    slow = ChatReply.stream([f"第{i}段。" for i in range(1, 30)], chunk_delay=0.2)
+    fake_model.default = lambda body: slow if request_kind(body) == "generate" else _assess_ok()
+    other_deps = ChatDeps(
+        sessions=sessions,
+        model=remote_stack.chat_deps.model,
+        context_channel=open_channel(remote_stack.context_target),
+        retrieval_channel=open_channel(remote_stack.retrieval_target),
+    )
+    other = await create_server(remote_stack.settings, other_deps, port=0)
+    channel = open_channel(f"127.0.0.1:{other.port}")
+    try:
+        async with remote_stack.http() as client:
+            chat_id = await open_chat(client)
+            asking = asyncio.create_task(ask(client, chat_id, QUESTION))
+            await _wait_until(lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies))
+            reply = await pb_grpc.ChatServiceStub(channel).Stop(pb.StopRequest(chat_id=chat_id, caller=OPERATOR))
+            assert reply.stopped is True, "the other process found the running answer through the lease"
+            stopped_at = time.monotonic()
+            _, frames = await asking
+            assert time.monotonic() - stopped_at < 3.0, "the holder notices within its poll interval"
+            assert frames[-1].data["is_end"] is True
+            record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+            assert record["status"] == "stopped" and record["answer_text"].startswith("第1段。")
+            assert not record["answer_text"].endswith("第29段。")
+    finally:
+        await channel.close()
+        await other.stop(grace=1)
+        await other_deps.context_channel.close()
+        await other_deps.retrieval_channel.close()
