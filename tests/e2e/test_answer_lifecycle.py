@@ -4,6 +4,7 @@ model stream and keeps the partial answer."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -185,3 +186,69 @@ async def test_stop_reaches_an_answer_running_in_another_chat_service_process(
         await other.stop(grace=1)
         await other_deps.context_channel.close()
         await other_deps.retrieval_channel.close()
+
+
+async def test_a_model_that_fails_mid_answer_leaves_a_failed_record_with_the_partial_answer(
+    remote_stack: Stack, fake_model: FakeOpenAI
+) -> None:
+    def chunk(text: str) -> str:
+        return json.dumps(
+            {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "fake-chat",
+                "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+            }
+        )
+
+    broken = ChatReply(
+        raw_events=[chunk("已经写出的"), chunk("半句"), json.dumps({"error": {"message": "upstream crashed"}})]
+    )
+    fake_model.default = lambda body: broken if request_kind(body) == "generate" else _assess_ok()
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        response, frames = await ask(client, chat_id, QUESTION)
+        assert response.status_code == 200
+        assert frames[-1].kind == "error" and frames[-1].data["code"] == 503
+        assert "".join(f.data["content"] for f in frames if f.kind == "chunk") == "已经写出的半句"
+        record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+        assert record["status"] == "failed" and record["answer_text"] == "已经写出的半句"
+        assert "upstream crashed" in record["error"]
+
+
+async def test_idle_streams_carry_keep_alive_comments(remote_stack: Stack, fake_model: FakeOpenAI, monkeypatch) -> None:
+    from gateway.routes import chat as chat_routes
+
+    monkeypatch.setattr(chat_routes, "KEEP_ALIVE_SECONDS", 0.1)
+    late = ChatReply.stream(["迟到的回答"], delay=0.6)
+    fake_model.default = lambda body: late if request_kind(body) == "generate" else _assess_ok()
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        _, frames = await ask(client, chat_id, QUESTION)
+    comments = [f for f in frames if f.kind == "comment"]
+    assert comments and all(f.raw == b": keep-alive" for f in comments)
+    assert frames[-1].data["is_end"] is True
+
+
+async def test_cors_is_configurable(stack: Stack) -> None:
+    import dataclasses
+
+    import httpx
+
+    from gateway.app import create_app
+    from gateway.backends import Backends
+
+    settings = dataclasses.replace(stack.settings, cors_origins="https://kb.example.org")
+    app = create_app(settings, Backends.connect(settings))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://kb") as client:
+        preflight = await client.options(
+            "/api/dataset",
+            headers={"Origin": "https://kb.example.org", "Access-Control-Request-Method": "GET"},
+        )
+        assert preflight.headers["access-control-allow-origin"] == "https://kb.example.org"
+        foreign = await client.options(
+            "/api/dataset", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"}
+        )
+        assert "access-control-allow-origin" not in foreign.headers
+    await app.state.backends.close()
