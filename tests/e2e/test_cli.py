@@ -1,0 +1,157 @@
+"""The command-line client run as a real process against the in-process stack: the answer on
+stdout, the web UI's progress wording on stderr, follow-ups in the same chat, folder ingestion
+with a progress bar, and the server's messages on failure."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gateway.cli import STOP_REASON_LABELS, AnswerState, ProgressBar, SseParser, handle_frame
+from tests.harness import Stack
+from tools.seed_demo import DEMO_APPLICATION_ID
+
+REPO = Path(__file__).resolve().parents[2]
+UNKNOWN = "00000000-0000-0000-0000-000000000000"
+COMPOUND = "云岭县人民医院ICU每天的探视时间是几点到几点？城乡居民医保参保人在县级定点医院住院，报销比例是多少？"
+ICU = "云岭县人民医院ICU每天的探视时间是几点到几点？"
+
+
+async def run_cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
+    """In a thread: the stack serves from this test's event loop, which a blocking wait would stall."""
+    env = {k: v for k, v in os.environ.items() if k != "KB_TOKEN"}
+    env["PYTHONIOENCODING"] = "utf-8"
+    return await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "gateway.cli", "--url", stack.url, *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
+
+
+def chat_id_from(stderr: str) -> str:
+    line = next(line for line in stderr.splitlines() if line.startswith("chat: "))
+    return line.removeprefix("chat: ").split("（")[0].strip()
+
+
+async def test_ask_streams_the_answer_to_stdout_and_progress_to_stderr(stack: Stack) -> None:
+    result = await run_cli(stack, "ask", DEMO_APPLICATION_ID, COMPOUND)
+    assert result.returncode == 0, result.stderr
+    assert "16:00" in result.stdout
+    assert "第 1 轮检索" in result.stderr and "正在读取会话上下文…" in result.stderr
+    assert "正在根据检索资料生成回答…" in result.stderr
+    assert "第 1 轮检索" not in result.stdout, "progress never mixes into the answer"
+    assert chat_id_from(result.stderr)
+
+
+async def test_trace_prints_the_rounds_and_the_stop_reason_label(stack: Stack) -> None:
+    result = await run_cli(stack, "ask", DEMO_APPLICATION_ID, COMPOUND, "--trace")
+    assert result.returncode == 0, result.stderr
+    assert "第 1 轮 · 查询：" in result.stdout and "新增资料" in result.stdout
+    assert any(f"停止原因：{label}" in result.stdout for label in STOP_REASON_LABELS.values()), result.stdout
+    assert "引用文档：" in result.stdout and "云岭县人民医院" in result.stdout
+
+
+async def test_a_follow_up_with_chat_continues_the_same_chat(stack: Stack) -> None:
+    first = await run_cli(stack, "ask", DEMO_APPLICATION_ID, ICU)
+    assert first.returncode == 0, first.stderr
+    chat_id = chat_id_from(first.stderr)
+    second = await run_cli(stack, "ask", DEMO_APPLICATION_ID, "节假日呢？", "--chat", chat_id)
+    assert second.returncode == 0, second.stderr
+    assert "chat: " not in second.stderr, "no new chat is opened for a follow-up"
+    async with stack.http() as client:
+        records = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/20")
+    assert records.json()["data"]["total"] == 2
+
+
+async def test_ingest_uploads_the_folder_reports_the_refused_file_and_exits_1(
+    stack: Stack, tmp_path: Path, unique: str
+) -> None:
+    (tmp_path / "a-rules.md").write_text(f"# 测试规定{unique}\n\n第一条 本规定适用于测试单位。\n", encoding="utf-8")
+    (tmp_path / "b-scan.pdf").write_bytes(b"%PDF-1.4 not really")
+    (tmp_path / "c-notes.md").write_text(f"# 测试说明{unique}\n\n会议每周二上午九点召开。\n", encoding="utf-8")
+    name = f"cli-{unique}"
+    result = await run_cli(stack, "ingest", "--create", name, str(tmp_path), "--pattern", "*")
+    assert result.returncode == 1, result.stderr
+    assert "2/3 b-scan.pdf" in result.stderr and "3/3 c-notes.md" in result.stderr
+    assert "unsupported file type" in result.stderr, "the server's own message names the problem"
+    assert "2 documents" in result.stdout and "1 failed: b-scan.pdf" in result.stdout
+    async with stack.http() as client:
+        datasets = (await client.get("/api/dataset")).json()["data"]
+        dataset_id = next(d["id"] for d in datasets if d["name"] == name)
+        documents = (await client.get(f"/api/dataset/{dataset_id}/document")).json()["data"]
+    assert sorted(d["name"] for d in documents) == [f"测试规定{unique}", f"测试说明{unique}"]
+    assert all(d["paragraph_count"] > 0 for d in documents)
+
+
+async def test_ingest_without_a_pattern_sends_only_documents(stack: Stack, tmp_path: Path, unique: str) -> None:
+    (tmp_path / "only.txt").write_text(f"唯一的文档{unique}。\n", encoding="utf-8")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    async with stack.http() as client:
+        created = await client.post("/api/dataset", json={"name": f"cli-txt-{unique}", "desc": ""})
+    dataset_id = created.json()["data"]["id"]
+    result = await run_cli(stack, "ingest", dataset_id, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "1/1 only.txt" in result.stderr and "png" not in result.stderr
+    assert f"dataset {dataset_id}: 1 document, " in result.stdout
+
+
+async def test_unknown_application_exits_1_with_the_server_message(stack: Stack) -> None:
+    async with stack.http() as client:
+        expected = (await client.get(f"/api/application/{UNKNOWN}/chat/open")).json()["message"]
+    result = await run_cli(stack, "ask", UNKNOWN, "年假有几天？")
+    assert result.returncode == 1
+    assert "HTTP 404" in result.stderr and expected in result.stderr
+    assert result.stdout == ""
+
+
+async def test_usage_errors_exit_2(stack: Stack) -> None:
+    result = await run_cli(stack, "ingest", "some-dataset", ".", "--create", "both")
+    assert result.returncode == 2
+    assert "either a DATASET_ID or --create" in result.stderr
+
+
+def test_sse_frames_survive_any_chunking() -> None:
+    """Every split point, including inside CRLFs and inside multi-byte characters."""
+    stream = (
+        ": keep-alive\r\n\r\n"
+        'event:agent_status\r\ndata:{"phase":"retrieving","round":2,"query":"探视时间"}\r\n\r\n'
+        'data:{"chat_id":"c","chat_record_id":"7","content":"第四条 16:00至16:30","is_end":false}\n\n'
+        'data: {"chat_id":"c","chat_record_id":"7","content":"","is_end":true}\n\n'
+    ).encode()
+    for size in range(1, 12):
+        parser = SseParser()
+        out, err, state = io.StringIO(), io.StringIO(), AnswerState()
+        for start in range(0, len(stream), size):
+            for frame in parser.feed(stream[start : start + size]):
+                handle_frame(frame, state, out, err)
+        assert parser.close() == []
+        assert out.getvalue() == "第四条 16:00至16:30", size
+        assert err.getvalue() == "第 2 轮检索：探视时间\n", size
+        assert state.ended and state.record_id == "7"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_bar_is_redrawn_in_place_and_failures_stay_above_it() -> None:
+    screen = Terminal()
+    bar = ProgressBar(2, screen)
+    bar.starting(0, "a.md")
+    bar.finished(1, "a.md")
+    bar.starting(1, "b.pdf")
+    bar.finished(2, "b.pdf", "HTTP 400: unsupported file type")
+    text = screen.getvalue()
+    assert text.count("\n") == 2, "one line for the failure, one to end the bar"
+    assert "\r\x1b[Kb.pdf failed: HTTP 400: unsupported file type\n" in text
+    assert text.endswith("\r[####################] 2/2 b.pdf\x1b[K\n")
