@@ -1,0 +1,459 @@
+"""Issue 5: the chat lease across processes on one PostgreSQL database.
+
+Two chat-service processes share one database; each has its own gateway, so a question sent
+through gateway A can only reach chat process A and one sent through B only process B:
+
+* 20 simultaneous questions on one chat, 10 through each gateway: exactly one runs (200, a
+  complete stream), 19 get 409 with the readable envelope message, from both processes;
+  once the answer has ended the next question runs.
+* A holder SIGKILLed mid-answer leaves its lease behind: a question through the other process
+  still gets 409 until the lease expires (KB_LOCK_TTL=5), then runs, and the killed answer's
+  record reads ``interrupted``.
+
+The model is a local OpenAI-protocol server (tests/fakes) so an answer can be kept running
+(slow stream) or stalled (hang). The test needs PostgreSQL: ``KB_DATABASE_URL`` when it is a
+PostgreSQL URL, else the local test database, else it is skipped. The tests run in file order:
+the second one kills chat process A.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from sqlalchemy import Engine, create_engine, select
+from sqlalchemy.engine import make_url
+
+from kbcore.db.engine import sync_url
+from kbcore.db.migrate import upgrade
+from kbcore.db.models import ChatLock, ChatRecord, utcnow
+from kbcore.grpc_client import open_channel
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.sse_client import Frame, answer_text, ask
+from tools.seed_demo import DEMO_APPLICATION_ID, seed_demo
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
+LOCK_TTL = 5.0
+START_TIMEOUT = 120.0
+BUSY_MESSAGE = "this chat is already answering a question; wait for it to finish or stop it"
+
+ANSWER_CHUNKS = [f"第{i}段回答。" for i in range(1, 11)]
+CHUNK_DELAY = 0.25  # 10 chunks: the answer holds the lease for at least 2.5 s
+HANG_MARKER = "【此问题的回答会卡住】"
+QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
+FOLLOW_UP = "县图书馆成人读者证的借期是多少天？"
+HANG_QUESTION = f"城乡居民医保参保人在县级定点医院住院，报销比例是多少？{HANG_MARKER}"
+
+
+def respond(body: dict[str, Any]) -> ChatReply:
+    """Plausible answers to every model job; the generation of HANG_QUESTION stalls mid-answer."""
+    kind = request_kind(body)
+    if kind == "assess":
+        return ChatReply(content=json.dumps({"sufficient": True, "missing": "", "queries": []}, ensure_ascii=False))
+    if kind == "rewrite":
+        return ChatReply(content=FOLLOW_UP)
+    if kind == "summarize":
+        return ChatReply(content="问：较早的问题｜答：较早的回答")
+    if HANG_MARKER in str(body["messages"][-1]["content"]):  # only the current question, not the history
+        return ChatReply.hang(["部分回答"])
+    return ChatReply.stream(ANSWER_CHUNKS, chunk_delay=CHUNK_DELAY)
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------
+
+
+def _answers(url: str) -> str:
+    """'' when PostgreSQL at ``url`` accepts a connection, else why not."""
+    engine = create_engine(sync_url(url), connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect():
+            return ""
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}".splitlines()[0]
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def postgres_url(request: pytest.FixtureRequest) -> str:
+    configured = os.environ.get("KB_DATABASE_URL", "")
+    if configured and make_url(configured).get_backend_name() == "postgresql":
+        # The session fixture resets and migrates this database; asking for it here makes that
+        # happen before our processes use it, never in the middle. Our chats are fresh.
+        url: str = request.getfixturevalue("database_url")
+        return url
+    problem = _answers(LOCAL_POSTGRES)
+    if problem:
+        pytest.skip(
+            f"needs PostgreSQL: KB_DATABASE_URL is not a postgresql URL and {LOCAL_POSTGRES} does not answer ({problem})"
+        )
+    upgrade(LOCAL_POSTGRES)  # nothing else in a SQLite session uses it; migrate, never drop
+    return LOCAL_POSTGRES
+
+
+@pytest.fixture(scope="module")
+def db(postgres_url: str) -> Iterator[Engine]:
+    """Read-only access for the test: the lease rows and records as the services wrote them."""
+    engine = create_engine(sync_url(postgres_url))
+    yield engine
+    engine.dispose()
+
+
+def lease_row(engine: Engine, chat_id: str) -> tuple[str, dt.datetime] | None:
+    """(holder, expires at) of the chat's lease row, if there is one."""
+    with engine.connect() as connection:
+        row = connection.execute(
+            select(ChatLock.holder, ChatLock.expires_at).where(ChatLock.chat_id == chat_id)
+        ).first()
+    return None if row is None else (str(row.holder), row.expires_at)
+
+
+def record_rows(engine: Engine, chat_id: str) -> list[tuple[int, str, str, dt.datetime]]:
+    """(id, status, lease holder, created at) of every record of the chat, oldest first."""
+    with engine.connect() as connection:
+        rows = connection.execute(
+            select(ChatRecord.id, ChatRecord.status, ChatRecord.holder, ChatRecord.created_at)
+            .where(ChatRecord.chat_id == chat_id)
+            .order_by(ChatRecord.id)
+        ).all()
+    return [(int(r.id), str(r.status), str(r.holder), r.created_at) for r in rows]
+
+
+# --- the processes ------------------------------------------------------------------------
+
+
+@dataclass
+class Service:
+    label: str  # unique per process: "chat-a", "gateway-b", …
+    name: str  # the name it announces its port under: "chat", "gateway", …
+    process: subprocess.Popen[bytes]
+    run_dir: Path
+    log: Path
+    port: int = 0
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class Processes:
+    root: Path
+    env: dict[str, str]
+    services: dict[str, Service] = field(default_factory=dict)
+    killed: set[str] = field(default_factory=set)
+
+    def start(self, label: str, module: str, name: str, extra: dict[str, str]) -> Service:
+        run_dir = self.root / "run" / label  # one per process: both chat services announce "chat.port"
+        run_dir.mkdir(parents=True)
+        log = self.root / f"{label}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", module],
+                cwd=REPO,
+                env={**self.env, "KB_RUN_DIR": str(run_dir), **extra},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        service = Service(label, name, process, run_dir, log)
+        self.services[label] = service
+        return service
+
+    def logs(self) -> str:
+        parts = []
+        for service in self.services.values():
+            text = service.log.read_text(errors="replace") if service.log.exists() else ""
+            parts.append(
+                f"--- {service.label} (pid {service.process.pid}, exit {service.process.poll()}) ---\n{text[-4000:]}"
+            )
+        return "\n".join(parts)
+
+    async def wait_port(self, service: Service) -> int:
+        target = service.run_dir / f"{service.name}.port"
+        deadline = time.monotonic() + START_TIMEOUT
+        while not target.exists():
+            if service.process.poll() is not None:
+                raise AssertionError(f"{service.label} exited while starting:\n{self.logs()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{service.label} did not announce its port:\n{self.logs()}")
+            await asyncio.sleep(0.05)
+        service.port = int(target.read_text())
+        return service.port
+
+    async def wait_serving(self, service: Service) -> None:
+        await self.wait_port(service)
+        channel = open_channel(service.target)
+        try:
+            reply = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=START_TIMEOUT, wait_for_ready=True
+            )
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING, f"{service.label}: {reply.status}"
+        finally:
+            await channel.close()
+
+    async def wait_http(self, service: Service) -> None:
+        """The gateway announces its port before uvicorn listens: poll a cheap route through to chat."""
+        await self.wait_port(service)
+        deadline = time.monotonic() + START_TIMEOUT
+        async with httpx.AsyncClient(base_url=service.url, timeout=5) as client:
+            while True:
+                try:
+                    if (await client.get(f"/api/application/{DEMO_APPLICATION_ID}")).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                if service.process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"{service.label} does not answer:\n{self.logs()}")
+                await asyncio.sleep(0.1)
+
+    def kill(self, label: str) -> None:
+        """SIGKILL one process, the way a crash or an OOM kill ends it: no cleanup runs."""
+        service = self.services[label]
+        service.process.send_signal(signal.SIGKILL)
+        service.process.wait(timeout=10)
+        self.killed.add(label)
+
+    def stop(self) -> None:
+        """SIGTERM everything (gateways first), then kill what is left; nothing outlives the module."""
+        running = [s for s in reversed(self.services.values()) if s.process.poll() is None]
+        for service in running:
+            service.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for service in running:
+            try:
+                service.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                service.process.kill()
+                service.process.wait(timeout=10)
+
+
+@dataclass
+class LeaseStack:
+    processes: Processes
+    fake: FakeOpenAI
+    db: Engine
+
+    def __getitem__(self, label: str) -> Service:
+        return self.processes.services[label]
+
+    def http(self, label: str) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self[label].url, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=respond) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def lease_stack(
+    tmp_path_factory: pytest.TempPathFactory, postgres_url: str, db: Engine, fake_model: FakeOpenAI
+) -> AsyncIterator[LeaseStack]:
+    root = tmp_path_factory.mktemp("lease-stack")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    env = {
+        **base,
+        "KB_DATA_DIR": str(root / "data"),  # our own embedded vector store
+        "KB_DATABASE_URL": postgres_url,
+        "KB_LOCK_TTL": str(LOCK_TTL),
+        "KB_MODEL_BASE_URL": fake_model.base_url,
+        "KB_MODEL_API_KEY": "test-key",
+        "KB_MODEL_CHAT": "fake-chat",
+        "KB_MODEL_DISABLE_THINKING": "true",
+        "KB_LOG_LEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",
+    }
+    processes = Processes(root, env)
+    try:
+        context = processes.start("context", "services.context", "context", {"KB_CONTEXT_PORT": "0"})
+        retrieval = processes.start("retrieval", "services.retrieval", "retrieval", {"KB_RETRIEVAL_PORT": "0"})
+        await asyncio.gather(processes.wait_serving(context), processes.wait_serving(retrieval))
+        upstreams = {"KB_CONTEXT_TARGET": context.target, "KB_RETRIEVAL_TARGET": retrieval.target}
+        chats = [
+            processes.start(f"chat-{x}", "services.chat", "chat", {"KB_CHAT_PORT": "0", **upstreams}) for x in "ab"
+        ]
+        await asyncio.gather(*(processes.wait_serving(c) for c in chats))
+        await seed_demo(retrieval.target, chats[0].target)
+        gateways = [
+            processes.start(
+                f"gateway-{x}",
+                "gateway",
+                "gateway",
+                {"KB_HTTP_PORT": "0", "KB_CHAT_TARGET": chat.target, "KB_RETRIEVAL_TARGET": retrieval.target},
+            )
+            for x, chat in zip("ab", chats, strict=True)
+        ]
+        await asyncio.gather(*(processes.wait_http(g) for g in gateways))
+        yield LeaseStack(processes, fake_model, db)
+    finally:
+        processes.stop()
+    codes = {s.label: s.process.poll() for s in processes.services.values()}
+    assert None not in codes.values(), f"processes left running: {codes}"
+    unclean = {label: code for label, code in codes.items() if code != 0 and label not in processes.killed}
+    assert not unclean, f"processes did not stop cleanly on SIGTERM: {unclean}\n{processes.logs()}"
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+async def open_chat(client: httpx.AsyncClient) -> str:
+    response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
+    assert response.status_code == 200, response.text
+    chat_id: str = response.json()["data"]
+    return chat_id
+
+
+async def records(client: httpx.AsyncClient, chat_id: str) -> list[dict[str, Any]]:
+    response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10")
+    assert response.status_code == 200, response.text
+    rows: list[dict[str, Any]] = response.json()["data"]["records"]
+    return rows
+
+
+def assert_complete(frames: list[Frame]) -> None:
+    assert frames and frames[-1].kind == "chunk" and frames[-1].data["is_end"] is True, frames[-3:]
+    assert not [f for f in frames if f.kind == "error"]
+    assert answer_text(frames) == "".join(ANSWER_CHUNKS)
+
+
+def assert_busy(response: httpx.Response) -> None:
+    assert response.status_code == 409, (response.status_code, response.text)
+    assert response.json() == {"code": 409, "message": BUSY_MESSAGE, "data": None}
+
+
+def generate_requests(fake: FakeOpenAI, marker: str) -> list[dict[str, Any]]:
+    return [
+        b for b in fake.chat_bodies if request_kind(b) == "generate" and marker in str(b["messages"][-1]["content"])
+    ]
+
+
+# --- the cases ----------------------------------------------------------------------------
+
+
+async def test_twenty_simultaneous_questions_on_two_processes_exactly_one_runs(lease_stack: LeaseStack) -> None:
+    async with lease_stack.http("gateway-a") as a, lease_stack.http("gateway-b") as b:
+        chat_id = await open_chat(a)
+        through = [("a", a)] * 10 + [("b", b)] * 10  # 10 questions through each chat process
+        start = asyncio.Event()
+
+        async def one(client: httpx.AsyncClient) -> tuple[httpx.Response, list[Frame]]:
+            await start.wait()
+            return await ask(client, chat_id, QUESTION)
+
+        tasks = [asyncio.ensure_future(one(client)) for _, client in through]
+        await asyncio.sleep(0)  # every task is waiting on the event: release them together
+        started = time.monotonic()
+        start.set()
+        results = await asyncio.gather(*tasks)
+        elapsed = time.monotonic() - started
+
+        ran = [(gw, frames) for (gw, _), (r, frames) in zip(through, results, strict=True) if r.status_code == 200]
+        busy = [(gw, r) for (gw, _), (r, _) in zip(through, results, strict=True) if r.status_code != 200]
+        assert len(ran) == 1, [
+            (gw, r.status_code, r.text[:200]) for (gw, _), (r, _) in zip(through, results, strict=True)
+        ]
+        winner, frames = ran[0]
+        assert_complete(frames)
+        assert len(busy) == 19
+        for _, response in busy:
+            assert_busy(response)
+        refused_by = {gw: sum(1 for g, _ in busy if g == gw) for gw in "ab"}
+        # Each gateway reaches only its own chat process: both processes refused questions.
+        assert refused_by == {"a": 9 if winner == "a" else 10, "b": 9 if winner == "b" else 10}
+        assert elapsed >= CHUNK_DELAY * len(ANSWER_CHUNKS)
+        assert len(generate_requests(lease_stack.fake, QUESTION)) == 1, "only one question reached the model"
+        assert [r[1] for r in record_rows(lease_stack.db, chat_id)] == ["answered"], "a refused question left no record"
+        assert lease_row(lease_stack.db, chat_id) is None, "the lease is released when the answer ends"
+
+        # The answer has ended: the next question runs, through the process that did not answer.
+        other = b if winner == "a" else a
+        response, frames = await ask(other, chat_id, FOLLOW_UP)
+        assert response.status_code == 200, response.text
+        assert_complete(frames)
+        assert [r["status"] for r in await records(other, chat_id)] == ["answered", "answered"]
+        assert lease_row(lease_stack.db, chat_id) is None
+        print(f"\n20 simultaneous questions: 1 ran (via gateway {winner}), 19 refused {refused_by}, {elapsed:.2f} s")
+
+
+async def test_killed_holder_leaves_a_lease_that_expires_and_an_interrupted_record(lease_stack: LeaseStack) -> None:
+    chat_a = lease_stack["chat-a"]
+    assert chat_a.process.poll() is None, "chat process A must be alive (this test runs after the first)"
+    async with lease_stack.http("gateway-a") as a, lease_stack.http("gateway-b") as b:
+        chat_id = await open_chat(b)
+        # Through gateway A, so chat process A holds the lease; the model stalls mid-answer.
+        hanging = asyncio.ensure_future(ask(a, chat_id, HANG_QUESTION))
+        deadline = time.monotonic() + 60
+        while not generate_requests(lease_stack.fake, HANG_MARKER):
+            assert not hanging.done(), f"the question ended before generating: {hanging.result()[0].text}"
+            assert time.monotonic() < deadline, "the stalled generation never reached the model"
+            await asyncio.sleep(0.05)
+        running = record_rows(lease_stack.db, chat_id)
+        assert [status for _, status, _, _ in running] == ["running"]
+        lease = lease_row(lease_stack.db, chat_id)
+        assert lease is not None and lease[0] == running[0][2], "the running record names the lease holder"
+
+        lease_stack.processes.kill("chat-a")
+        killed_at, killed_wall = time.monotonic(), utcnow()
+
+        # The HTTP stream of the killed answer ends with an error event, never with is_end.
+        response, frames = await asyncio.wait_for(hanging, 30)
+        assert response.status_code == 200
+        assert not [f for f in frames if f.kind == "chunk" and f.data["is_end"]], frames
+        assert frames and frames[-1].kind == "error", frames[-3:]
+        assert frames[-1].data["code"] == 503, frames[-1].data
+        assert lease_stack.fake.wait_for_cancelled_stream(10), "the model saw its client go away"
+
+        # The dead holder's lease is still valid: the surviving process refuses the chat.
+        lease = lease_row(lease_stack.db, chat_id)
+        assert lease is not None, "a killed holder cannot release its lease"
+        expires_at = lease[1]
+        response, _ = await ask(b, chat_id, FOLLOW_UP)
+        assert utcnow() < expires_at, "the refusal came after the lease had expired: the machine is too slow"
+        assert_busy(response)
+
+        # Once it expires (no renewals any more), the surviving process takes the chat over.
+        deadline = killed_at + LOCK_TTL + 10
+        attempts = 0
+        while True:
+            attempts += 1
+            response, frames = await ask(b, chat_id, FOLLOW_UP)
+            if response.status_code == 200:
+                break
+            assert_busy(response)
+            assert time.monotonic() < deadline, "the dead holder's lease never expired"
+            await asyncio.sleep(0.25)  # polling the lease's expiry
+        assert_complete(frames)
+        (_, _, old_holder, _), (_, _, new_holder, taken_at) = record_rows(lease_stack.db, chat_id)
+        assert new_holder != old_holder
+        assert taken_at >= expires_at, "the lease was taken over before it expired"
+
+        rows = await records(b, chat_id)
+        assert [r["status"] for r in rows] == ["interrupted", "answered"], rows
+        assert rows[0]["problem_text"] == HANG_QUESTION
+        assert rows[0]["error"] == "the process answering it stopped"
+        assert lease_row(lease_stack.db, chat_id) is None
+        print(
+            f"\nkilled holder: lease expired {(expires_at - killed_wall).total_seconds():.2f} s after the kill, "
+            f"taken over after {(taken_at - killed_wall).total_seconds():.2f} s (TTL {LOCK_TTL:g} s, {attempts} attempts)"
+        )
