@@ -96,25 +96,31 @@ class LeaseStore:
             return row is not None
 
     @contextlib.asynccontextmanager
-    async def hold(self, chat_id: str, holder: str, purpose: str) -> AsyncIterator[None]:
-        """Hold the chat for the block, renewing every third of the TTL; ChatBusy when taken."""
+    async def hold(self, chat_id: str, holder: str, purpose: str) -> AsyncIterator[asyncio.Event]:
+        """Hold the chat for the block, renewing every third of the TTL; ChatBusy when taken.
+
+        Yields an event that is set if the lease is lost (a stall longer than the TTL let another
+        holder take over): the work under it should stop, since it no longer owns the chat.
+        """
         if not await self.try_acquire(chat_id, holder, purpose):
             raise ChatBusy(chat_id)
-        renewer = asyncio.create_task(self._keep_renewed(chat_id, holder))
+        lost = asyncio.Event()
+        renewer = asyncio.create_task(self._keep_renewed(chat_id, holder, lost))
         try:
-            yield
+            yield lost
         finally:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
             await asyncio.shield(self.release(chat_id, holder))
 
-    async def _keep_renewed(self, chat_id: str, holder: str) -> None:
+    async def _keep_renewed(self, chat_id: str, holder: str, lost: asyncio.Event) -> None:
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:
                 if not await self.renew(chat_id, holder):
                     log.warning("lease on chat %s was lost by %s", chat_id, holder)
+                    lost.set()
                     return
             except Exception:  # a database hiccup must not kill the question; the next tick retries
                 log.exception("renewing the lease on chat %s failed", chat_id)

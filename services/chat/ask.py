@@ -120,9 +120,9 @@ class AskFlow:
     ) -> AsyncIterator[pb.AskResponse]:
         holder = new_holder("ask")
         try:
-            async with self._leases.hold(chat_id, holder, "question"):
+            async with self._leases.hold(chat_id, holder, "question") as lease_lost:
                 stop_requested = self._running.register(chat_id)
-                watcher = asyncio.create_task(self._watch_for_stop(chat_id, holder, stop_requested))
+                watcher = asyncio.create_task(self._watch_for_stop(chat_id, holder, stop_requested, lease_lost))
                 try:
                     async for event in self._answer(application, chat_id, question, re_chat, holder, stop_requested):
                         yield event
@@ -134,12 +134,15 @@ class AskFlow:
                 grpc.StatusCode.ABORTED, "this chat is already answering a question; wait for it to finish or stop it"
             ) from exc
 
-    async def _watch_for_stop(self, chat_id: str, holder: str, stop_requested: asyncio.Event) -> None:
-        """A Stop that reached another chat-service process arrives through the lease row."""
+    async def _watch_for_stop(
+        self, chat_id: str, holder: str, stop_requested: asyncio.Event, lease_lost: asyncio.Event
+    ) -> None:
+        """A Stop that reached another chat-service process arrives through the lease row; a
+        lost lease stops the answer too, since another holder may own the chat now."""
         while not stop_requested.is_set():
             await asyncio.sleep(STOP_POLL_SECONDS)
             try:
-                if await self._leases.stop_requested(chat_id, holder):
+                if lease_lost.is_set() or await self._leases.stop_requested(chat_id, holder):
                     stop_requested.set()
             except Exception:  # a database hiccup must not end the answer; the next poll retries
                 log.exception("checking for a stop request on chat %s failed", chat_id)
@@ -282,7 +285,7 @@ class AskFlow:
         self, record_id: int, question: str, outcome: Outcome, status: RecordStatus, error: str, run_time: float
     ) -> None:
         try:
-            await self._store.finish_record(
+            saved = await self._store.finish_record(
                 record_id,
                 answer="".join(outcome.answer),
                 status=status.value,
@@ -293,6 +296,8 @@ class AskFlow:
                 error=error,
                 run_time=round(run_time, 3),
             )
+            if not saved:
+                log.warning("record %s was taken over by another holder; its outcome is not saved", record_id)
         except Exception:
             log.exception("could not save record %s", record_id)
 

@@ -79,9 +79,16 @@ class ChatStore:
                 chat.abstract = question[:200]
         return record
 
-    async def finish_record(self, record_id: int, **values: Any) -> None:
+    async def finish_record(self, record_id: int, **values: Any) -> bool:
+        """Save the outcome, only while the record is still ``running``: a holder that lost its
+        lease must not overwrite the ``interrupted`` its successor wrote. False when it did not."""
         async with self._sessions.begin() as session:
-            await session.execute(update(ChatRecord).where(ChatRecord.id == record_id).values(**values))
+            result = await session.execute(
+                update(ChatRecord)
+                .where(ChatRecord.id == record_id, ChatRecord.status == RecordStatus.RUNNING.value)
+                .values(**values)
+            )
+            return bool(result.rowcount)  # type: ignore[attr-defined]
 
     async def get_record(self, chat_id: str, record_id: int) -> ChatRecord:
         async with self._sessions() as session:

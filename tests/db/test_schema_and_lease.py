@@ -60,3 +60,37 @@ async def test_hold_refuses_a_busy_chat_and_releases_at_the_end(sessions: async_
         except ChatBusy:
             pass
     assert await leases.try_acquire(chat_id, "second", "compaction")
+
+
+async def test_a_holder_learns_that_its_lease_was_taken_over(sessions: async_sessionmaker[AsyncSession]) -> None:
+    leases = LeaseStore(sessions, ttl=0.3)
+    chat_id = str(uuid.uuid4())
+    async with leases.hold(chat_id, "stalled", "question") as lost:
+        async with sessions.begin() as session:
+            lock = await session.scalar(select(ChatLock).where(ChatLock.chat_id == chat_id))
+            assert lock is not None
+            lock.expires_at = lock.acquired_at.replace(year=2000)
+        assert await leases.try_acquire(chat_id, "successor", "question")
+        await asyncio.wait_for(lost.wait(), timeout=5)
+    assert await leases.is_held_by(chat_id, "successor"), "the stalled holder's exit must not release the successor"
+
+
+async def test_a_record_taken_over_is_not_overwritten_by_its_old_holder(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    from kbcore.db.models import Application, Chat, ChatRecord
+    from services.chat.store import ChatStore
+
+    store = ChatStore(sessions)
+    async with sessions.begin() as session:
+        application = Application(name="lease-test")
+        session.add(application)
+        await session.flush()
+        chat = Chat(application_id=application.id)
+        session.add(chat)
+    old = await store.start_record(chat.id, "问题", "old-holder", re_chat=False)
+    await store.start_record(chat.id, "新问题", "new-holder", re_chat=False)  # marks the old one interrupted
+    assert await store.finish_record(old.id, answer="迟到的回答", status="answered") is False
+    async with sessions() as session:
+        saved = await session.get(ChatRecord, old.id)
+    assert saved is not None and (saved.status, saved.answer) == ("interrupted", "")
