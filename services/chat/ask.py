@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,11 +116,19 @@ class AskFlow:
         self._running = running
 
     async def run(
-        self, application: Application, chat_id: str, question: str, re_chat: bool
+        self,
+        application: Application,
+        chat_id: str,
+        question: str,
+        re_chat: bool,
+        admit: Callable[[], Awaitable[None]] | None = None,
     ) -> AsyncIterator[pb.AskResponse]:
+        """``admit`` runs once the chat is held and before the record exists (the quota check)."""
         holder = new_holder("ask")
         try:
             async with self._leases.hold(chat_id, holder, "question") as lease_lost:
+                if admit is not None:
+                    await admit()
                 stop_requested = self._running.register(chat_id)
                 watcher = asyncio.create_task(self._watch_for_stop(chat_id, holder, stop_requested, lease_lost))
                 try:

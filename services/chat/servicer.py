@@ -86,12 +86,17 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
             )
         chat = await self._chat(request.chat_id, request.caller)
         application = await self._application(chat.application_id)
-        if request.caller.kind == pb.Caller.KIND_VISITOR:
+
+        async def admit() -> None:
+            """Count a visitor's question once it holds the chat, so a refused (409) one costs nothing."""
+            if request.caller.kind != pb.Caller.KIND_VISITOR:
+                return
             try:
                 await self._credentials.count_question(request.caller.visitor_id, application.id)
             except QuotaExhausted as exc:
                 raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from exc
-        async for event in self._flow.run(application, chat.id, question, request.re_chat):
+
+        async for event in self._flow.run(application, chat.id, question, request.re_chat, admit):
             yield event
 
     @unary_errors

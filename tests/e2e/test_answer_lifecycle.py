@@ -252,3 +252,29 @@ async def test_cors_is_configurable(stack: Stack) -> None:
         )
         assert "access-control-allow-origin" not in foreign.headers
     await app.state.backends.close()
+
+
+async def test_a_question_refused_as_busy_costs_a_visitor_no_quota(remote_stack: Stack, fake_model: FakeOpenAI) -> None:
+    slow = ChatReply.stream(["慢", "慢", "地", "答"], chunk_delay=0.3)
+    fake_model.default = lambda body: slow if request_kind(body) == "generate" else _assess_ok()
+    async with remote_stack.http() as operator:
+        link = (
+            await operator.post(f"/api/application/{DEMO_APPLICATION_ID}/access_token", json={"access_num": 2})
+        ).json()
+        signed_in = await operator.post(
+            "/api/application/authentication", json={"access_token": link["data"]["access_token"]}
+        )
+    token = signed_in.json()["data"]["token"]
+    async with remote_stack.http(headers={"Authorization": f"Bearer {token}"}) as visitor:
+        chat_id = await open_chat(visitor)
+        first = asyncio.create_task(ask(visitor, chat_id, QUESTION))
+        await _wait_until(lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies))
+        busy, _ = await ask(visitor, chat_id, "另一个问题")
+        assert busy.status_code == 409
+        await first
+        second, _ = await ask(visitor, chat_id, "另一个问题")
+        assert second.status_code == 200, "the refused question did not use up the quota"
+        third, _ = await ask(visitor, chat_id, "第三个问题")
+        assert third.status_code == 429
+    async with remote_stack.http() as operator:  # leave the demo link generous for other tests
+        await operator.post(f"/api/application/{DEMO_APPLICATION_ID}/access_token", json={"access_num": 100})
