@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 import signal
-import socket
 
 import uvicorn
 
 from gateway.app import create_app
+from gateway.listen import bind_http_socket
 from kbcore.service_main import announce_port
 from kbcore.settings import Settings
 
@@ -16,10 +16,7 @@ from kbcore.settings import Settings
 def main() -> None:
     settings = Settings.from_env()
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Bind here and hand the socket to uvicorn, so port 0 works and the real port is known.
-    sock = socket.socket(socket.AF_INET6 if ":" in settings.http_host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((settings.http_host, settings.http_port))
+    sock = bind_http_socket(settings.http_host, settings.http_port)
     port = sock.getsockname()[1]
     logging.getLogger("gateway").info("gateway listening on http://%s:%d", settings.http_host, port)
     announce_port("gateway", port)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.app import create_app
 from gateway.backends import Backends
+from gateway.listen import bind_http_socket
 from kbcore.grpc_server import RunningServer
 from kbcore.models.base import ModelClient
 from kbcore.settings import Settings
@@ -90,9 +90,7 @@ async def start_stack(
     chat = await create_chat_server(settings, chat_deps, port=0)
     settings = dataclasses.replace(settings, chat_target=f"{host}:{chat.port}")
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock = bind_http_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     app = create_app(settings, Backends.connect(settings))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
