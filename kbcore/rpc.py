@@ -45,6 +45,10 @@ ROLES = {"system": common_pb2.ROLE_SYSTEM, "user": common_pb2.ROLE_USER, "assist
 ROLE_NAMES = {value: name for name, value in ROLES.items()}
 
 
+class NotFound(LookupError):
+    """Something a request names does not exist; servicers answer NOT_FOUND with this message."""
+
+
 class RpcError(Exception):
     """Raised inside a servicer to end the call with ``code`` and a message a person understands."""
 
@@ -68,7 +72,7 @@ async def abort(context: grpc.aio.ServicerContext[object, object], error: RpcErr
 
 
 def unary_errors(method: Any) -> Any:
-    """Turn an ``RpcError`` raised by a unary servicer method into its status code."""
+    """Turn an ``RpcError`` (or ``NotFound``) raised by a unary servicer method into its status code."""
 
     @functools.wraps(method)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -76,6 +80,8 @@ def unary_errors(method: Any) -> Any:
             return await method(self, request, context)
         except RpcError as error:
             await context.abort(error.code, error.message)
+        except NotFound as missing:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(missing))
 
     return wrapper
 
@@ -90,6 +96,8 @@ def stream_errors(method: Any) -> Any:
                 yield item
         except RpcError as error:
             await context.abort(error.code, error.message)
+        except NotFound as missing:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(missing))
 
     return wrapper
 

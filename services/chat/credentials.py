@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import AccessToken, ApiKey, Visitor, VisitorDailyUsage
+from kbcore.rpc import NotFound
 
 API_KEY_PREFIX = "application-"
 VISITOR_PREFIX = "visitor-"
@@ -37,7 +38,7 @@ class QuotaExhausted(Exception):
         self.limit = limit
 
 
-class UnknownAccessToken(LookupError):
+class UnknownAccessToken(NotFound):
     pass
 
 

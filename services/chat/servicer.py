@@ -23,10 +23,9 @@ from services.chat.credentials import (
     MAX_ACCESS_NUM,
     Credentials,
     QuotaExhausted,
-    UnknownAccessToken,
 )
 from services.chat.running import RunningQuestions
-from services.chat.store import ChatStore, NotFound
+from services.chat.store import ChatStore
 
 MAX_PAGE_SIZE = 100
 MAX_EXPORT_RECORDS = 100_000
@@ -60,20 +59,14 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     async def _chat(self, chat_id: str, caller: pb.Caller, application_id: str = "") -> Any:
         if not chat_id:
             raise invalid("chat_id must not be empty")
-        try:
-            chat = await self._store.get_chat(chat_id)
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        chat = await self._store.get_chat(chat_id)
         if application_id and chat.application_id != application_id:
             raise not_found(f"chat {chat_id} does not exist in application {application_id}")
         require_chat_access(caller, chat)
         return chat
 
     async def _application(self, application_id: str) -> Application:
-        try:
-            return await self._store.get_application(application_id)
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        return await self._store.get_application(application_id)
 
     @stream_errors
     async def Ask(self, request: pb.AskRequest, context: Context) -> AsyncIterator[pb.AskResponse]:
@@ -109,10 +102,7 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     @unary_errors
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GetRecordResponse:
         chat = await self._chat(request.chat_id, request.caller, request.application_id)
-        try:
-            record = await self._store.get_record(chat.id, _record_id(request.record_id))
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        record = await self._store.get_record(chat.id, _record_id(request.record_id))
         return pb.GetRecordResponse(record=record_message(record))
 
     @unary_errors
@@ -182,10 +172,7 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     async def OpenChat(self, request: pb.OpenChatRequest, context: Context) -> pb.OpenChatResponse:
         require_application_access(request.caller, request.application_id)
         visitor = request.caller.visitor_id if request.caller.kind == pb.Caller.KIND_VISITOR else None
-        try:
-            chat = await self._store.open_chat(request.application_id, visitor)
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        chat = await self._store.open_chat(request.application_id, visitor)
         return pb.OpenChatResponse(chat_id=chat.id)
 
     @unary_errors
@@ -215,10 +202,7 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     ) -> pb.AuthenticateVisitorResponse:
         if not request.access_token.strip():
             raise invalid("access_token must not be empty")
-        try:
-            visitor, token = await self._credentials.new_visitor(request.access_token.strip())
-        except UnknownAccessToken as exc:
-            raise not_found(str(exc)) from exc
+        visitor, token = await self._credentials.new_visitor(request.access_token.strip())
         return pb.AuthenticateVisitorResponse(token=token, application_id=visitor.application_id, visitor_id=visitor.id)
 
     @unary_errors

@@ -9,10 +9,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus, utcnow
-
-
-class NotFound(LookupError):
-    pass
+from kbcore.rpc import NotFound
 
 
 class ChatStore:

@@ -7,10 +7,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import Dataset, Document
-
-
-class NotFound(LookupError):
-    pass
+from kbcore.rpc import NotFound
 
 
 class Catalog:

@@ -15,7 +15,7 @@ from kbcore.models.base import ModelClient
 from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
 from kbcore.tokens import count_tokens
 from services.retrieval import convert
-from services.retrieval.catalog import Catalog, NotFound
+from services.retrieval.catalog import Catalog
 from services.retrieval.ingest import Ingestor, IngestProgress
 from services.retrieval.loop import LoopLimits, LoopResult, RetrievalLoop
 from services.retrieval.search import Searcher
@@ -89,20 +89,14 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
 
     @unary_errors
     async def DeleteDataset(self, request: pb.DeleteDatasetRequest, context: Context) -> pb.DeleteDatasetResponse:
-        try:
-            await self._ingestor.delete_dataset(request.dataset_id)
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        await self._ingestor.delete_dataset(request.dataset_id)
         return pb.DeleteDatasetResponse()
 
     @stream_errors
     async def AddDocument(
         self, request: pb.AddDocumentRequest, context: Context
     ) -> AsyncIterator[pb.AddDocumentResponse]:
-        try:
-            await self._catalog.get_dataset(request.dataset_id)
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        await self._catalog.get_dataset(request.dataset_id)
         name, paragraphs = _document_source(request)
         try:
             async for event in self._ingestor.add(request.dataset_id, name, paragraphs):
@@ -110,25 +104,17 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                     yield pb.AddDocumentResponse(progress=pb.IngestProgress(embedded=event.embedded, total=event.total))
                 elif isinstance(event, Document):
                     yield pb.AddDocumentResponse(document=convert.document(event))
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
         except ValueError as exc:
             raise invalid(str(exc)) from exc
 
     @unary_errors
     async def ListDocuments(self, request: pb.ListDocumentsRequest, context: Context) -> pb.ListDocumentsResponse:
-        try:
-            documents = await self._catalog.list_documents(request.dataset_id)
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        documents = await self._catalog.list_documents(request.dataset_id)
         return pb.ListDocumentsResponse(documents=[convert.document(d) for d in documents])
 
     @unary_errors
     async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:
-        try:
-            await self._ingestor.delete_document(request.dataset_id, request.document_id)
-        except NotFound as exc:
-            raise not_found(str(exc)) from exc
+        await self._ingestor.delete_document(request.dataset_id, request.document_id)
         return pb.DeleteDocumentResponse()
 
 
