@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from kbcore.db.lookup import require_row
 from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus, utcnow
 from kbcore.rpc import NotFound
 
@@ -22,11 +23,7 @@ class ChatStore:
             return await session.merge(application)
 
     async def get_application(self, application_id: str) -> Application:
-        async with self._sessions() as session:
-            application = await session.get(Application, application_id)
-        if application is None:
-            raise NotFound(f"application {application_id} does not exist")
-        return application
+        return await require_row(self._sessions, Application, application_id, "application")
 
     async def list_applications(self) -> list[Application]:
         async with self._sessions() as session:
@@ -41,11 +38,7 @@ class ChatStore:
         return chat
 
     async def get_chat(self, chat_id: str) -> Chat:
-        async with self._sessions() as session:
-            chat = await session.get(Chat, chat_id)
-        if chat is None:
-            raise NotFound(f"chat {chat_id} does not exist")
-        return chat
+        return await require_row(self._sessions, Chat, chat_id, "chat")
 
     # records
     async def start_record(self, chat_id: str, question: str, holder: str, re_chat: bool) -> ChatRecord:

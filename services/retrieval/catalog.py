@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from kbcore.db.lookup import require_row
 from kbcore.db.models import Dataset, Document
 from kbcore.rpc import NotFound
 
@@ -25,11 +26,7 @@ class Catalog:
         return dataset
 
     async def get_dataset(self, dataset_id: str) -> Dataset:
-        async with self._sessions() as session:
-            dataset = await session.get(Dataset, dataset_id)
-        if dataset is None:
-            raise NotFound(f"dataset {dataset_id} does not exist")
-        return dataset
+        return await require_row(self._sessions, Dataset, dataset_id, "dataset")
 
     async def missing_datasets(self, dataset_ids: list[str]) -> list[str]:
         async with self._sessions() as session:

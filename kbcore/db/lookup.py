@@ -1,0 +1,20 @@
+"""Reading one row by primary key, or saying plainly that it does not exist."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from kbcore.rpc import NotFound
+
+Row = TypeVar("Row")
+
+
+async def require_row(sessions: async_sessionmaker[AsyncSession], model: type[Row], key: Any, label: str) -> Row:
+    """The row of ``model`` with primary key ``key``; NotFound ("<label> <key> does not exist") otherwise."""
+    async with sessions() as session:
+        row = await session.get(model, key)
+    if row is None:
+        raise NotFound(f"{label} {key} does not exist")
+    return row
