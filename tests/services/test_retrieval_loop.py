@@ -4,17 +4,16 @@ with the sample knowledge base; the assessment comes from a scripted OpenAI-prot
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from kbcore.models.base import ChatMessage
-from kbcore.models.openai_client import OpenAIModelClient
 from services.retrieval.loop import Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving, StopReason
 from services.retrieval.search import Searcher, SearchSettings
 from services.retrieval.store.base import Hit
-from tests.fakes.openai_server import ChatReply, FakeOpenAI, client_for, request_kind
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
 from tools.seed_demo import DEMO_DATASET_ID
 
@@ -32,14 +31,6 @@ def verdict(sufficient: Any, missing: str = "", queries: list[str] | None = None
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as server:
         yield server
-
-
-@pytest.fixture
-async def model(fake: FakeOpenAI) -> AsyncIterator[OpenAIModelClient]:
-    fake.reset()
-    client = client_for(fake)
-    yield client
-    await client.aclose()
 
 
 class CountingSearch:
