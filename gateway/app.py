@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.backends import Backends
 from gateway.errors import ApiError, error_response
-from gateway.routes import access, applications, chat, datasets
+from gateway.routes import access, applications, chat, datasets, evaluation
 from kbcore.settings import Settings
 
 
@@ -61,4 +61,5 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(chat.router)
     app.include_router(access.router)
     app.include_router(applications.router)
+    app.include_router(evaluation.router)
     return app

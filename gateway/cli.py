@@ -19,28 +19,13 @@ from typing import Any, TextIO
 
 import httpx
 
-from kbcore.settings import Settings, SettingsError
+from gateway.cli_eval import run_eval
+from gateway.cli_http import CliError, default_url, error_message, make_client, request_data
+from kbcore.rpc import STOP_REASON_LABELS
+from kbcore.settings import SettingsError
 
-# Connecting is quick or broken; reading waits on retrieval and generation (the gateway sends
-# a keep-alive every 15 s while an answer runs) and on embedding a large upload.
-TIMEOUT = httpx.Timeout(300.0, connect=10.0)
 BAR_WIDTH = 20
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")  # what the retrieval service can split
-
-STOP_REASON_LABELS = {
-    "sufficient": "资料充分",
-    "max_rounds": "达到检索轮次上限",
-    "duplicate_query": "查询重复",
-    "no_new_evidence": "未发现新增资料",
-    "evidence_budget": "达到资料容量上限",
-    "no_followup_query": "无后续查询",
-    "no_datasets": "未关联知识库",
-    "assessment_error": "资料核验未完成",
-}
-
-
-class CliError(Exception):
-    """A failure worth one line on stderr and exit code 1 (the gateway's message when it sent one)."""
 
 
 # --- server-sent events -------------------------------------------------------------------
@@ -91,51 +76,6 @@ def parse_block(block: bytes) -> SseFrame | None:
         elif name == "data":
             data.append(value)
     return SseFrame(event, "\n".join(data)) if data else None
-
-
-# --- HTTP ---------------------------------------------------------------------------------
-
-
-def default_url() -> str:
-    """Where ``python -m gateway`` listens by default on this machine, from the same settings."""
-    env = {name: os.environ[name] for name in ("KB_HTTP_HOST", "KB_HTTP_PORT") if name in os.environ}
-    settings = Settings.from_env(env)
-    host = settings.http_host
-    if host in {"0.0.0.0", "::", ""}:  # a listen-on-everything address is not one to connect to
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{settings.http_port}"
-
-
-def make_client(url: str, token: str) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT)
-
-
-def error_message(response: httpx.Response) -> str:
-    """The envelope's message when the gateway sent one, else the start of the body."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and body.get("message"):
-        message = str(body["message"])
-    else:
-        message = response.text.strip()[:200] or response.reason_phrase
-    return f"HTTP {response.status_code}: {message}"
-
-
-def request_data(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
-    """Call a JSON route and unwrap the envelope's ``data``; any HTTP error becomes a CliError."""
-    response = client.request(method, path, **kwargs)
-    if response.is_error:
-        raise CliError(error_message(response))
-    try:
-        body = response.json()
-    except ValueError as exc:
-        raise CliError(f"{method} {path}: the gateway answered with something that is not JSON") from exc
-    return body.get("data") if isinstance(body, dict) else body
 
 
 # --- ask ----------------------------------------------------------------------------------
@@ -399,7 +339,9 @@ def summary(dataset_id: str, uploads: Sequence[Upload]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    description = "Ask a knowledge-base application, or load a folder of documents, over the HTTP API."
+    description = (
+        "Ask a knowledge-base application, load a folder of documents, or measure retrieval, over the HTTP API."
+    )
     parser = argparse.ArgumentParser(prog="python -m gateway.cli", description=description)
     parser.add_argument("--url", default=None, help="gateway URL (default http://$KB_HTTP_HOST:$KB_HTTP_PORT)")
     parser.add_argument(
@@ -422,6 +364,16 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--pattern", metavar="GLOB", help="which files to send, e.g. '*.md' (default: every .md/.markdown/.txt file)"
     )
+
+    evaluate = commands.add_parser(
+        "eval", help="recall round by round on questions with gold snippets: one round against the loop"
+    )
+    evaluate.add_argument("app_id", metavar="APP_ID", help="the application whose datasets and settings are used")
+    evaluate.add_argument("questions", metavar="QUESTIONS.jsonl", help="one {id, turns:[{question, gold}]} per line")
+    evaluate.add_argument(
+        "--no-rewrite", action="store_true", help="ask the last turn without the earlier turns (no rewriting)"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the route's full JSON instead of the table")
     return parser
 
 
@@ -440,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    commands = {"ask": run_ask, "ingest": run_ingest}
+    commands = {"ask": run_ask, "ingest": run_ingest, "eval": run_eval}
     try:
         with make_client(url, args.token) as client:
             return commands[args.command](client, args)

@@ -25,6 +25,17 @@ STOP_REASONS = {
     "assessment_error": common_pb2.STOP_REASON_ASSESSMENT_ERROR,
 }
 STOP_REASON_NAMES = {value: name for name, value in STOP_REASONS.items()}
+# The Chinese label the interfaces show for each stop reason (the seed's table, §6.1).
+STOP_REASON_LABELS = {
+    "sufficient": "资料充分",
+    "max_rounds": "达到检索轮次上限",
+    "duplicate_query": "查询重复",
+    "no_new_evidence": "未发现新增资料",
+    "evidence_budget": "达到资料容量上限",
+    "no_followup_query": "无后续查询",
+    "no_datasets": "未关联知识库",
+    "assessment_error": "资料核验未完成",
+}
 
 SEARCH_MODES = {
     "vector": common_pb2.SEARCH_MODE_VECTOR,
@@ -100,6 +111,19 @@ def stream_errors(method: Any) -> Any:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(missing))
 
     return wrapper
+
+
+def round_json(trace: common_pb2.RoundTrace) -> dict[str, Any]:
+    """One retrieval round as the record details and the hit test show it (the seed's shape)."""
+    return {
+        "round": trace.round,
+        "queries": list(trace.queries),
+        "new_paragraph_ids": list(trace.new_paragraph_ids),
+        "total_evidence": trace.total_evidence,
+        "sufficient": trace.sufficient,
+        "missing": trace.missing,
+        "next_queries": list(trace.next_queries),
+    }
 
 
 def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:

@@ -89,6 +89,13 @@ async def create_application(
     return ok(application_json(reply.application))
 
 
+@router.get("")
+async def list_applications(request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    caller = await require_operator(request)
+    reply = await call(b.chat.ListApplications(pb.ListApplicationsRequest(caller=caller), timeout=b.rpc_timeout))
+    return ok([application_json(a) for a in reply.applications])
+
+
 @router.get("/{app_id}")
 async def get_application(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     caller = await resolve_caller(request)

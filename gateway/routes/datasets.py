@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -15,7 +16,7 @@ from gateway.errors import ApiError, ok
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
-from kbcore.rpc import SEARCH_MODES, paragraph_json
+from kbcore.rpc import SEARCH_MODES, STOP_REASON_NAMES, paragraph_json, round_json
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(require_operator)])
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -146,27 +147,72 @@ async def delete_document(dataset_id: str, document_id: str, b: Annotated[Backen
     return ok(True)
 
 
-@router.get("/{dataset_id}/hit_test")
-async def hit_test(
-    dataset_id: str,
-    b: Annotated[Backends, Depends(backends)],
+@dataclass(frozen=True)
+class HitTestQuery:
+    """The hit test's query string, shared by the single query and the multi-round loop."""
+
+    query_text: str
+    settings: common_pb2.SearchSettings
+
+
+def hit_test_query(
     query_text: Annotated[str, Query(min_length=1, max_length=1000)],
     top_number: Annotated[int, Query(ge=1, le=MAX_TOP_N)] = DEFAULT_TOP_N,
     similarity: Annotated[float, Query(ge=0.0, le=1.0)] = DEFAULT_SIMILARITY,
     search_mode: Annotated[str, Query(pattern="^(vector|keyword|hybrid|embedding|blend)$")] = "hybrid",
-) -> JSONResponse:
+) -> HitTestQuery:
     # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
     mode = {"embedding": "vector", "blend": "hybrid"}.get(search_mode, search_mode)
+    if not query_text.strip():
+        raise ApiError(400, "query_text must not be blank")
+    settings = common_pb2.SearchSettings(top_n=top_number, similarity=similarity, search_mode=SEARCH_MODES[mode])
+    return HitTestQuery(query_text, settings)
+
+
+@router.get("/{dataset_id}/hit_test")
+async def hit_test(
+    dataset_id: str, b: Annotated[Backends, Depends(backends)], q: Annotated[HitTestQuery, Depends(hit_test_query)]
+) -> JSONResponse:
     reply = await call(
         b.retrieval.Search(
-            pb.SearchRequest(
-                dataset_ids=[dataset_id],
-                query=query_text,
-                search=common_pb2.SearchSettings(
-                    top_n=top_number, similarity=similarity, search_mode=SEARCH_MODES[mode]
-                ),
-            ),
-            timeout=b.rpc_timeout,
+            pb.SearchRequest(dataset_ids=[dataset_id], query=q.query_text, search=q.settings), timeout=b.rpc_timeout
         )
     )
     return ok([paragraph_json(p) for p in reply.paragraphs])
+
+
+def retrieve_result_json(result: pb.RetrieveResult) -> dict[str, Any]:
+    return {
+        "problem_text": result.problem_text,
+        "rounds": [round_json(r) for r in result.rounds],
+        "stop_reason": STOP_REASON_NAMES.get(result.stop_reason, ""),
+        "sufficient": result.sufficient,
+        "missing": result.missing,
+        "run_time": round(result.run_time, 3),
+        "paragraph_list": [paragraph_json(p) for p in result.paragraphs],
+    }
+
+
+async def retrieve(b: Backends, request: pb.RetrieveRequest) -> pb.RetrieveResult:
+    """Run the multi-round loop and keep only its result (the progress events are for chats)."""
+    result: pb.RetrieveResult | None = None
+
+    async def consume() -> None:
+        nonlocal result
+        async for event in b.retrieval.Retrieve(request, timeout=b.ask_timeout):
+            if event.HasField("result"):
+                result = event.result
+
+    await call(consume())
+    if result is None:
+        raise ApiError(502, "the retrieval service ended the loop without a result")
+    return result
+
+
+@router.get("/{dataset_id}/hit_test_rounds")
+async def hit_test_rounds(
+    dataset_id: str, b: Annotated[Backends, Depends(backends)], q: Annotated[HitTestQuery, Depends(hit_test_query)]
+) -> JSONResponse:
+    """The multi-round loop on one dataset: every round's queries, new paragraphs and verdict."""
+    result = await retrieve(b, pb.RetrieveRequest(dataset_ids=[dataset_id], search=q.settings, question=q.query_text))
+    return ok(retrieve_result_json(result))

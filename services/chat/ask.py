@@ -20,7 +20,7 @@ from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.models import Application, RecordStatus
 from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, ModelClient, ModelError
-from kbcore.rpc import ROLE_NAMES, STOP_REASON_NAMES, RpcError, paragraph_json
+from kbcore.rpc import ROLE_NAMES, STOP_REASON_NAMES, RpcError, paragraph_json, round_json
 from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
 from services.chat.convert import application_message
@@ -60,18 +60,7 @@ def details(outcome: Outcome, model: ModelClient, run_time: float) -> dict[str, 
     info = outcome.context.info if outcome.context is not None else None
     return {
         "problem_text": result.problem_text if result else "",
-        "agent_trace": [
-            {
-                "round": r.round,
-                "queries": list(r.queries),
-                "new_paragraph_ids": list(r.new_paragraph_ids),
-                "total_evidence": r.total_evidence,
-                "sufficient": r.sufficient,
-                "missing": r.missing,
-                "next_queries": list(r.next_queries),
-            }
-            for r in rounds
-        ],
+        "agent_trace": [round_json(r) for r in rounds],
         "agent_stop_reason": STOP_REASON_NAMES.get(result.stop_reason, "") if result else "",
         "sufficient": result.sufficient if result else False,
         "missing": result.missing if result else "",

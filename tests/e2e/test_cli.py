@@ -16,6 +16,7 @@ from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
 REPO = Path(__file__).resolve().parents[2]
+QUESTIONS = REPO / "samples" / "kb" / "questions.jsonl"
 UNKNOWN = "00000000-0000-0000-0000-000000000000"
 COMPOUND = "云岭县人民医院ICU每天的探视时间是几点到几点？城乡居民医保参保人在县级定点医院住院，报销比例是多少？"
 ICU = "云岭县人民医院ICU每天的探视时间是几点到几点？"
@@ -155,3 +156,24 @@ def test_on_a_terminal_the_bar_is_redrawn_in_place_and_failures_stay_above_it() 
     assert text.count("\n") == 2, "one line for the failure, one to end the bar"
     assert "\r\x1b[Kb.pdf failed: HTTP 400: unsupported file type\n" in text
     assert text.endswith("\r[####################] 2/2 b.pdf\x1b[K\n")
+
+
+async def test_eval_prints_recall_per_round_for_a_questions_file(stack: Stack, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    compound = [line for line in QUESTIONS.read_text().splitlines() if '"kind": "compound"' in line][:4]
+    questions.write_text("\n".join(compound) + "\n\n")
+    result = await run_cli(stack, "eval", DEMO_APPLICATION_ID, str(questions))
+    assert result.returncode == 0, result.stderr
+    assert "4 questions" in result.stdout and "rewriting on" in result.stdout
+    assert "after round | recall" in result.stdout
+    assert result.stdout.count("\n1 | ") == 1, "a row for round 1"
+    assert "stop reasons: " in result.stdout
+
+
+async def test_eval_names_the_line_that_is_not_json(stack: Stack, tmp_path: Path) -> None:
+    questions = tmp_path / "broken.jsonl"
+    questions.write_text('{"turns": [{"question": "年假", "gold": [{"must_contain": "年假"}]}]}\n{oops\n')
+    result = await run_cli(stack, "eval", DEMO_APPLICATION_ID, str(questions))
+    assert result.returncode == 1
+    assert f"{questions}:2: not JSON" in result.stderr
+    assert result.stdout == ""

@@ -1,0 +1,60 @@
+"""The CLI's side of the HTTP API: the client, the envelope and the one error type."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from kbcore.settings import Settings
+
+# Connecting is quick or broken; reading waits on retrieval and generation (the gateway sends
+# a keep-alive every 15 s while an answer runs) and on embedding a large upload.
+TIMEOUT = httpx.Timeout(300.0, connect=10.0)
+
+
+class CliError(Exception):
+    """A failure worth one line on stderr and exit code 1 (the gateway's message when it sent one)."""
+
+
+def default_url() -> str:
+    """Where ``python -m gateway`` listens by default on this machine, from the same settings."""
+    env = {name: os.environ[name] for name in ("KB_HTTP_HOST", "KB_HTTP_PORT") if name in os.environ}
+    settings = Settings.from_env(env)
+    host = settings.http_host
+    if host in {"0.0.0.0", "::", ""}:  # a listen-on-everything address is not one to connect to
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{settings.http_port}"
+
+
+def make_client(url: str, token: str) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT)
+
+
+def error_message(response: httpx.Response) -> str:
+    """The envelope's message when the gateway sent one, else the start of the body."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and body.get("message"):
+        message = str(body["message"])
+    else:
+        message = response.text.strip()[:200] or response.reason_phrase
+    return f"HTTP {response.status_code}: {message}"
+
+
+def request_data(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
+    """Call a JSON route and unwrap the envelope's ``data``; any HTTP error becomes a CliError."""
+    response = client.request(method, path, **kwargs)
+    if response.is_error:
+        raise CliError(error_message(response))
+    try:
+        body = response.json()
+    except ValueError as exc:
+        raise CliError(f"{method} {path}: the gateway answered with something that is not JSON") from exc
+    return body.get("data") if isinstance(body, dict) else body
