@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.backends import Backends
 from gateway.errors import ApiError, error_response
+from gateway.pages import mount_pages
 from gateway.routes import access, applications, chat, datasets, evaluation
 from kbcore.settings import Settings
 
@@ -62,4 +63,5 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(access.router)
     app.include_router(applications.router)
     app.include_router(evaluation.router)
+    mount_pages(app)
     return app

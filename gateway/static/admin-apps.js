@@ -1,0 +1,220 @@
+// Applications on the operator page: list, edit form, and ways in (chat link, share link, API key).
+import { h, clear, byTestId } from "./dom.js";
+import { call, adminError } from "./admin-api.js";
+import { allDatasets, onDatasetsChanged } from "./admin-datasets.js";
+import { SEARCH_MODE_LABELS } from "./labels.js";
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  list: $("app-list"),
+  listStatus: $("app-list-status"),
+  newApp: byTestId("new-application"),
+  formTitle: $("app-form-title"),
+  name: $("app-name"),
+  desc: $("app-desc"),
+  datasets: $("app-datasets"),
+  dialogue: $("app-dialogue"),
+  top: $("app-top"),
+  similarity: $("app-similarity"),
+  mode: $("app-mode"),
+  prompt: $("app-prompt"),
+  system: $("app-system"),
+  save: byTestId("save-application"),
+  status: byTestId("app-status"),
+  access: $("app-access"),
+  openChat: byTestId("open-chat"),
+  accessNum: $("share-access-num"),
+  createShare: byTestId("create-share-link"),
+  shareOut: $("share-out"),
+  createKey: byTestId("create-api-key"),
+  keyOut: $("key-out"),
+};
+
+let apps = [];
+let selectedId = "";
+const selected = () => apps.find((a) => a.id === selectedId) || null;
+
+function status(content) {
+  clear(ui.status);
+  if (content) ui.status.appendChild(typeof content === "string" ? h("span", {}, content) : content);
+}
+
+function renderList() {
+  clear(ui.list);
+  if (!apps.length) ui.list.appendChild(h("li", { class: "muted empty-row" }, "还没有应用。"));
+  for (const a of apps) {
+    const item = h(
+      "li",
+      {
+        class: "item",
+        testid: "application",
+        role: "option",
+        tabindex: "0",
+        "aria-selected": String(a.id === selectedId),
+        "data-id": a.id,
+        onclick: () => select(a.id),
+        onkeydown: (e) => {
+          if (e.key === "Enter" || e.key === " ") {
+            e.preventDefault();
+            select(a.id);
+          }
+        },
+      },
+      h("div", { class: "item-main" }, h("div", { class: "item-name" }, a.name), h("div", { class: "item-meta muted" }, `${(a.dataset_id_list || []).length} 个知识库 · ${SEARCH_MODE_LABELS[a.dataset_setting?.search_mode] || "混合"}检索`)),
+    );
+    ui.list.appendChild(item);
+  }
+}
+
+/** Dataset checkboxes, keeping the ticks the operator already made. */
+function renderDatasetChoices(checkedIds) {
+  const checked = new Set(checkedIds ?? [...ui.datasets.querySelectorAll("input:checked")].map((i) => i.value));
+  clear(ui.datasets);
+  const datasets = allDatasets();
+  if (!datasets.length) ui.datasets.appendChild(h("span", { class: "muted" }, "还没有知识库。"));
+  for (const d of datasets) {
+    ui.datasets.appendChild(
+      h("label", { class: "check" }, h("input", { type: "checkbox", value: d.id, testid: "app-dataset", checked: checked.has(d.id) }), d.name),
+    );
+  }
+}
+
+function fillForm(app) {
+  const a = app || { name: "", desc: "", dataset_id_list: [], dialogue_number: 5, dataset_setting: { top_n: 5, similarity: 0.8, search_mode: "hybrid" }, model_setting: { prompt: "", system: "" } };
+  ui.formTitle.textContent = app ? `编辑应用：${app.name}` : "新建应用";
+  ui.name.value = a.name || "";
+  ui.desc.value = a.desc || "";
+  renderDatasetChoices(a.dataset_id_list || []);
+  ui.dialogue.value = a.dialogue_number ?? 5;
+  ui.top.value = a.dataset_setting?.top_n ?? 5;
+  ui.similarity.value = a.dataset_setting?.similarity ?? 0.8;
+  ui.mode.value = a.dataset_setting?.search_mode || "hybrid";
+  ui.prompt.value = a.model_setting?.prompt || "";
+  ui.system.value = a.model_setting?.system || "";
+  renderAccess();
+}
+
+function renderAccess() {
+  const app = selected();
+  ui.access.hidden = !app;
+  clear(ui.shareOut);
+  clear(ui.keyOut);
+  if (!app) return;
+  ui.openChat.href = `/ui/chat/${encodeURIComponent(app.id)}`;
+}
+
+function select(id) {
+  selectedId = id;
+  renderList();
+  fillForm(selected());
+  status(null);
+}
+
+export async function loadApplications() {
+  try {
+    apps = (await call("/api/application")) || [];
+    clear(ui.listStatus);
+  } catch (err) {
+    clear(ui.listStatus).appendChild(adminError(err, "app-list-error"));
+    return;
+  }
+  if (selectedId && !selected()) selectedId = "";
+  renderList();
+  renderAccess();
+}
+
+function readForm() {
+  const name = ui.name.value.trim();
+  const dialogue = Number(ui.dialogue.value);
+  const top = Number(ui.top.value);
+  const similarity = Number(ui.similarity.value);
+  if (!name) return { error: "请填写应用名称。" };
+  if (!Number.isInteger(dialogue) || dialogue < 0 || dialogue > 20) return { error: "对话轮数需在 0 到 20 之间。" };
+  if (!Number.isInteger(top) || top < 1 || top > 20) return { error: "返回段落数需在 1 到 20 之间。" };
+  if (!Number.isFinite(similarity) || similarity < 0 || similarity > 1) return { error: "相似度阈值需在 0 到 1 之间。" };
+  return {
+    body: {
+      name,
+      desc: ui.desc.value.trim(),
+      dataset_id_list: [...ui.datasets.querySelectorAll("input:checked")].map((i) => i.value),
+      dialogue_number: dialogue,
+      dataset_setting: { top_n: top, similarity, search_mode: ui.mode.value },
+      model_setting: { prompt: ui.prompt.value, system: ui.system.value },
+    },
+  };
+}
+
+async function save(event) {
+  event.preventDefault();
+  const { body, error } = readForm();
+  if (error) return status(error);
+  ui.save.disabled = true;
+  status("正在保存…");
+  try {
+    const app = selectedId
+      ? await call(`/api/application/${encodeURIComponent(selectedId)}`, { method: "PUT", body })
+      : await call("/api/application", { method: "POST", body });
+    selectedId = app.id;
+    const index = apps.findIndex((a) => a.id === app.id);
+    if (index >= 0) apps[index] = app;
+    else apps.push(app);
+    renderList();
+    fillForm(app);
+    status(`已保存：${app.name}`);
+    loadApplications(); // pick up anything changed elsewhere; the saved one stays selected
+  } catch (err) {
+    status(adminError(err, "app-error"));
+  } finally {
+    ui.save.disabled = false;
+  }
+}
+
+async function createShareLink() {
+  const app = selected();
+  if (!app) return;
+  const accessNum = Number(ui.accessNum.value) || 100;
+  clear(ui.shareOut);
+  try {
+    const data = await call(`/api/application/${encodeURIComponent(app.id)}/access_token`, { method: "POST", body: { access_num: accessNum } });
+    const url = `${location.origin}/ui/share/${encodeURIComponent(data.access_token)}`;
+    ui.shareOut.append(
+      h("span", { class: "label" }, "分享链接："),
+      h("a", { testid: "share-link", href: url }, url),
+      h("small", { class: "muted" }, `（可提问 ${data.access_num} 次）`),
+    );
+  } catch (err) {
+    ui.shareOut.appendChild(adminError(err, "share-error"));
+  }
+}
+
+async function createApiKey() {
+  const app = selected();
+  if (!app) return;
+  clear(ui.keyOut);
+  try {
+    const data = await call(`/api/application/${encodeURIComponent(app.id)}/api_key`, { method: "POST" });
+    const chatUrl = `/ui/chat/${encodeURIComponent(app.id)}#key=${encodeURIComponent(data.secret_key)}`;
+    ui.keyOut.append(
+      h("div", {}, h("span", { class: "label" }, "API Key："), h("code", { testid: "api-key", class: "secret" }, data.secret_key)),
+      h("small", { class: "muted" }, "只显示这一次，请妥善保存。"),
+      h("div", {}, h("a", { testid: "api-key-chat", href: chatUrl }, "用此 API Key 打开对话")),
+    );
+  } catch (err) {
+    ui.keyOut.appendChild(adminError(err, "api-key-error"));
+  }
+}
+
+export function initApplications() {
+  document.getElementById("app-form").addEventListener("submit", save);
+  ui.newApp.addEventListener("click", () => {
+    selectedId = "";
+    renderList();
+    fillForm(null);
+    status(null);
+    ui.name.focus();
+  });
+  ui.createShare.addEventListener("click", createShareLink);
+  ui.createKey.addEventListener("click", createApiKey);
+  onDatasetsChanged(() => renderDatasetChoices());
+  fillForm(null);
+}

@@ -1,0 +1,156 @@
+// How one answer was found: the retrieval trace, context statistics and cited documents.
+// Shared by the chat page (records) and the operator page (multi-round hit test).
+import { h, formatSeconds } from "./dom.js";
+import { stopReasonLabel, yesNo } from "./labels.js";
+
+const docName = (p) => p.document_name || p.document_id || "未命名文档";
+
+/** Paragraphs grouped by document, in order of first appearance. */
+export function groupByDocument(paragraphs) {
+  const groups = new Map();
+  for (const p of paragraphs || []) {
+    const name = docName(p);
+    if (!groups.has(name)) groups.set(name, []);
+    groups.get(name).push(p);
+  }
+  return groups;
+}
+
+function similarityText(value) {
+  const n = Number(value);
+  return Number.isFinite(n) ? n.toFixed(3) : "—";
+}
+
+/** One retrieved paragraph: title, content, similarity, round (and document name if asked). */
+export function paragraphNode(p, { testid = "paragraph", showDocument = false, docTestid = "paragraph-doc" } = {}) {
+  return h(
+    "div",
+    { class: "paragraph", testid },
+    h(
+      "div",
+      { class: "paragraph-meta" },
+      showDocument ? h("span", { class: "paragraph-doc", testid: docTestid }, docName(p)) : null,
+      p.title ? h("span", { class: "paragraph-title" }, p.title) : null,
+      h("span", { class: "pill" }, `相似度 ${similarityText(p.similarity)}`),
+      p.round ? h("span", { class: "pill" }, `第 ${p.round} 轮`) : null,
+    ),
+    h("div", { class: "paragraph-content" }, p.content || ""),
+  );
+}
+
+function listOrDash(items, testid) {
+  if (!items || !items.length) return h("span", { class: "muted" }, "—");
+  return h("ul", { class: "inline-list" }, items.map((q) => h("li", { testid }, q)));
+}
+
+/**
+ * One round of the retrieval loop. extra: nodes appended at the end (the hit test puts
+ * that round's paragraphs there).
+ */
+export function roundNode(round, { testid = "trace-round", queryTestid = "trace-query", extra = null } = {}) {
+  const r = round || {};
+  const row = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
+  return h(
+    "li",
+    { class: "round", testid },
+    h("div", { class: "round-head" }, `第 ${r.round ?? "?"} 轮`),
+    h(
+      "dl",
+      { class: "facts" },
+      row("查询", listOrDash(r.queries, queryTestid)),
+      row("新增段落", `${(r.new_paragraph_ids || []).length} 个`),
+      row("累计资料", `${r.total_evidence ?? 0} 段`),
+      row("资料充分", yesNo(r.sufficient)),
+      row("缺口", r.missing ? r.missing : h("span", { class: "muted" }, "—")),
+      row("后续查询", listOrDash(r.next_queries, "next-query")),
+    ),
+    extra,
+  );
+}
+
+function contextStats(record) {
+  const info = record.context_info || {};
+  const chat = record.chat_step || {};
+  const search = record.search_step || {};
+  const lines = [];
+  if (info.enabled === false) lines.push("未使用会话上下文");
+  else if (Object.keys(info).length) {
+    lines.push(
+      `历史轮次 ${info.recent_rounds ?? 0} · 已压缩轮次 ${info.compacted_rounds ?? 0} · ` +
+        `估算 token ${info.estimated_tokens ?? 0} / ${info.token_budget ?? 0} · 摘要版本 ${info.revision ?? 0}`,
+    );
+  }
+  const tokens = [`提问 token ${record.message_tokens ?? chat.message_tokens ?? 0}`, `回答 token ${record.answer_tokens ?? chat.answer_tokens ?? 0}`];
+  if (search.run_time !== undefined) tokens.push(`检索用时 ${formatSeconds(search.run_time)}`);
+  tokens.push(`总用时 ${formatSeconds(record.run_time ?? chat.run_time)}`);
+  lines.push(tokens.join(" · "));
+  if (chat.model) lines.push(`模型 ${chat.model}${chat.offline_model ? "（离线模型）" : ""}`);
+  return h("div", { class: "context-stats", testid: "context-stats" }, lines.map((line) => h("div", {}, line)));
+}
+
+function citations(record) {
+  const groups = groupByDocument(record.paragraph_list);
+  if (!groups.size) return h("div", { class: "citations muted", testid: "citations" }, "没有引用文档。");
+  return h(
+    "div",
+    { class: "citations", testid: "citations" },
+    h("div", { class: "section-label" }, "引用文档"),
+    h(
+      "ul",
+      { class: "citation-list" },
+      [...groups].map(([name, paragraphs]) =>
+        h(
+          "li",
+          { class: "citation-item", "data-document": name },
+          h(
+            "details",
+            {},
+            h("summary", {}, h("span", { class: "citation-name", testid: "citation" }, name), h("small", { class: "muted" }, ` · ${paragraphs.length} 段`)),
+            paragraphs.map((p) => paragraphNode(p)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** <details data-testid="trace">, collapsed; summary like "检索轨迹 · 2 轮 · 未发现新增资料". */
+export function traceNode(record) {
+  const rounds = record.agent_trace || [];
+  const label = stopReasonLabel(record.agent_stop_reason);
+  const labelled = (label, node) => h("p", { class: "trace-line" }, h("span", { class: "label" }, label), node);
+  return h(
+    "details",
+    { class: "trace", testid: "trace" },
+    h("summary", {}, `检索轨迹 · ${rounds.length} 轮 · ${label}`),
+    h(
+      "div",
+      { class: "trace-body" },
+      labelled("停止原因：", h("span", { testid: "stop-reason" }, label)),
+      record.padding_problem_text
+        ? labelled("检索问题：", h("span", { testid: "rewritten-question" }, record.padding_problem_text))
+        : null,
+      record.rewrite_error ? labelled("问题改写未完成：", h("span", { class: "muted" }, record.rewrite_error)) : null,
+      rounds.length && !record.sufficient && record.missing ? labelled("仍缺资料：", h("span", {}, record.missing)) : null,
+      rounds.length
+        ? h("ol", { class: "rounds" }, rounds.map((r) => roundNode(r)))
+        : h("p", { class: "muted" }, "本次回答没有进行检索。"),
+      contextStats(record),
+      citations(record),
+    ),
+  );
+}
+
+/** Cited document names under the answer, visible even with the trace collapsed. */
+export function sourcesNode(record, onPick) {
+  const groups = groupByDocument(record.paragraph_list);
+  if (!groups.size) return null;
+  return h(
+    "div",
+    { class: "sources", testid: "answer-sources" },
+    h("span", { class: "label" }, "引用："),
+    [...groups.keys()].map((name) =>
+      h("button", { type: "button", class: "chip", testid: "source", title: "查看引用段落", onclick: () => onPick && onPick(name) }, name),
+    ),
+  );
+}
