@@ -114,3 +114,15 @@ async def model(fake: FakeOpenAI) -> AsyncIterator[OpenAIModelClient]:
     client = client_for(fake)
     yield client
     await client.aclose()
+
+
+@pytest.fixture
+async def remote_stack(stack: Stack, fake_model: FakeOpenAI, sessions, store, embedder) -> AsyncIterator[Stack]:
+    """A second stack on the same data as ``stack``, answering with the remote model: the
+    ``fake_model`` server of the test's package, with its scripts and recordings cleared."""
+    fake_model.reset()
+    model = client_for(fake_model, disable_thinking=True)
+    running = await start_stack(stack.settings, sessions=sessions, store=store, embedder=embedder, model=model)
+    yield running
+    await running.stop()
+    await model.aclose()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.fakes.openai_server import ChatReply, FakeOpenAI, client_for, request_kind
-from tests.harness import Stack, start_stack
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 
 ANSWER_CHUNKS = [
     "ICU每天探视时间为16:00至16:30",
@@ -34,14 +33,3 @@ def route(body: dict[str, Any]) -> ChatReply:
 def fake_model() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(default=route) as server:
         yield server
-
-
-@pytest.fixture
-async def remote_stack(stack: Stack, fake_model: FakeOpenAI, sessions, store, embedder) -> AsyncIterator[Stack]:
-    """A second stack on the same data as ``stack``, answering with the remote model."""
-    fake_model.reset()
-    model = client_for(fake_model, disable_thinking=True)
-    running = await start_stack(stack.settings, sessions=sessions, store=store, embedder=embedder, model=model)
-    yield running
-    await running.stop()
-    await model.aclose()

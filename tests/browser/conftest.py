@@ -1,0 +1,99 @@
+"""Debian's chromium, headless, driven by Playwright against the gateway's pages.
+
+Playwright only drives the browser: it never downloads one (``.ci/run`` installs chromium and
+fonts-wqy-microhei, so Chinese renders in the screenshots). Every page records the requests it
+makes, and a test fails if one went anywhere but the gateway that served the page."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+# Without the networking flags chromium reaches out to Google at start, which a closed
+# network refuses many times over; the profile is a new empty folder per launch (Playwright's).
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SLOW_ANSWER = [f"第{i}段回答内容。" for i in range(1, 61)]
+
+NewPage = Callable[[str], Awaitable[Page]]
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does: apt-get install chromium)")
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture
+async def new_page(browser: Browser) -> AsyncIterator[NewPage]:
+    """``await new_page(gateway_url)``: a fresh browser context (no storage from other tests),
+    1280×900, Chinese locale; on teardown, every request must have gone to ``gateway_url``."""
+    opened: list[tuple[str, list[str]]] = []
+    contexts = []
+
+    async def open_page(gateway_url: str) -> Page:
+        context = await browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
+        contexts.append(context)
+        context.set_default_timeout(30_000)
+        urls: list[str] = []
+        context.on("request", lambda request: urls.append(request.url))
+        context.on("dialog", lambda dialog: dialog.accept())
+        opened.append((gateway_url, urls))
+        return await context.new_page()
+
+    yield open_page
+    for context in contexts:
+        await context.close()
+    for gateway_url, urls in opened:
+        elsewhere = [u for u in urls if not (u == gateway_url or u.startswith(gateway_url + "/"))]
+        assert not elsewhere, f"the page made requests outside the gateway: {elsewhere}"
+
+
+@pytest.fixture
+def artifacts(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """``test-artifacts/<test name>/``, emptied first, for the screenshots a person looks at."""
+    folder = ARTIFACTS / re.sub(r"[^\w.-]+", "_", request.node.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    yield folder
+
+
+def slow_route(body: dict[str, Any]) -> ChatReply:
+    """Evidence always sufficient; the answer streams for about six seconds, time to press stop."""
+    kind = request_kind(body)
+    if kind == "assess":
+        return ChatReply(content=json.dumps({"sufficient": True, "missing": "", "queries": []}, ensure_ascii=False))
+    if kind == "rewrite":
+        return ChatReply(content="云岭县人民医院ICU探视时间")
+    if kind == "summarize":
+        return ChatReply(content="问：较早的问题｜答：较早的回答")
+    return ChatReply.stream(SLOW_ANSWER, chunk_delay=0.1)
+
+
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=slow_route) as server:
+        yield server
