@@ -57,7 +57,7 @@ export function setError(node, err) {
 /** A saved record's error has no HTTP status; guess the wording from its text. */
 function savedError(record) {
   const message = record.error || "";
-  if (/unavailable|timeout|timed out|deadline|connect/i.test(message)) return new ApiError(503, message);
+  if (/the model failed|upstream service failed|unavailable|timeout|timed out|deadline|connect/i.test(message)) return new ApiError(503, message);
   return new ApiError(500, message || "the answer failed");
 }
 

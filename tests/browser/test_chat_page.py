@@ -10,6 +10,7 @@ from playwright.async_api import Locator, Page, expect
 
 from kbcore.rpc import STOP_REASON_LABELS
 from tests.browser.conftest import NewPage
+from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
@@ -150,3 +151,18 @@ async def test_a_bad_share_link_says_so_instead_of_a_blank_page(stack: Stack, ne
     await page.goto(f"{stack.url}/ui/share/not-a-real-token")
     await expect(page.get_by_test_id("page-error")).to_be_visible()
     assert (await page.get_by_test_id("page-error").inner_text()).strip()
+
+
+async def test_a_model_that_is_down_is_reported_in_the_answer_and_in_the_record(
+    remote_stack: Stack, fake_model: FakeOpenAI, new_page: NewPage
+) -> None:
+    fake_model.default = ChatReply.error(503, "upstream overloaded")
+    page = await new_page(remote_stack.url)
+    await page.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
+    record = await ask(page, "云岭县人民医院ICU每天的探视时间是几点到几点？")
+    await expect(record.get_by_test_id("record-error")).to_contain_text("模型或检索服务暂时不可用")
+    await finished(record, "failed")
+    await page.reload()
+    await expect(page.get_by_test_id("record").last.get_by_test_id("record-error")).to_contain_text(
+        "模型或检索服务暂时不可用"
+    )
