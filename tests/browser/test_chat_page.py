@@ -166,3 +166,18 @@ async def test_a_model_that_is_down_is_reported_in_the_answer_and_in_the_record(
     await expect(page.get_by_test_id("record").last.get_by_test_id("record-error")).to_contain_text(
         "模型或检索服务暂时不可用"
     )
+
+
+async def test_a_second_tab_asking_in_a_busy_chat_is_told_to_wait(remote_stack: Stack, new_page: NewPage) -> None:
+    first = await new_page(remote_stack.url)
+    await first.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
+    answering = await ask(first, "云岭县人民医院ICU每天的探视时间是几点到几点？")
+    await expect(answering.get_by_test_id("answer")).to_contain_text("第1段回答内容")
+
+    second = await first.context.new_page()  # same browser profile, so the same chat
+    await second.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
+    await expect(second.get_by_test_id("record")).to_have_count(1)  # the running answer, from the records
+    refused = await ask(second, "年假有几天？")
+    await expect(refused.get_by_test_id("record-error")).to_contain_text("该会话正在回答上一个问题")
+    await first.get_by_test_id("stop").click()
+    await finished(answering, "stopped")
