@@ -4,6 +4,7 @@ shown in place."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from playwright.async_api import Locator, Page, expect
@@ -181,3 +182,28 @@ async def test_a_second_tab_asking_in_a_busy_chat_is_told_to_wait(remote_stack: 
     await expect(refused.get_by_test_id("record-error")).to_contain_text("该会话正在回答上一个问题")
     await first.get_by_test_id("stop").click()
     await finished(answering, "stopped")
+
+
+async def test_answer_markdown_is_rendered_and_html_in_it_is_only_text(
+    remote_stack: Stack, fake_model: FakeOpenAI, new_page: NewPage
+) -> None:
+    hostile = [
+        "**探视时间**为16:00至16:30。\n\n",
+        "- 每次限1人\n- 需更换隔离衣\n\n",
+        '<img src="/x" onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>\n\n',
+        "[详情](javascript:alert(1)) 与 [规定](https://example.org/rules)",
+    ]
+    fake_model.enqueue(
+        ChatReply(content=json.dumps({"sufficient": True, "missing": "", "queries": []})), ChatReply.stream(hostile)
+    )
+    page = await new_page(remote_stack.url)
+    await page.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
+    record = await finished(await ask(page, "云岭县人民医院ICU每天的探视时间是几点到几点？"))
+    answer = record.get_by_test_id("answer")
+    await expect(answer.locator("strong")).to_have_text("探视时间")
+    await expect(answer.locator("li")).to_have_count(2)
+    assert await answer.locator("img, script").count() == 0
+    await expect(answer).to_contain_text('<script>document.title="pwned"</script>')
+    assert await page.title() != "pwned"
+    hrefs = await answer.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert hrefs == ["https://example.org/rules"], hrefs
