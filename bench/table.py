@@ -1,0 +1,44 @@
+"""One row shape for every benchmark section, so ``python -m bench`` prints one table."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measured figure. ``target`` is the issue's target in words (``"≤ 1.05"``) or ``""``;
+    ``met`` is None when the row has no target."""
+
+    section: str
+    measure: str
+    value: str
+    target: str = ""
+    met: bool | None = None
+
+
+def verdict(met: bool | None) -> str:
+    return "" if met is None else ("met" if met else "**missed**")
+
+
+def render(rows: Sequence[Row]) -> list[str]:
+    lines = ["| section | measure | value | target | |", "|---|---|---|---|---|"]
+    lines += [f"| {r.section} | {r.measure} | {r.value} | {r.target} | {verdict(r.met)} |" for r in rows]
+    return lines
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile: p95 of 20 samples is the 19th, a value that was measured."""
+    ordered = sorted(samples)
+    index = max(0, min(len(ordered) - 1, round(fraction * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+def median(samples: Sequence[float]) -> float:
+    return statistics.median(samples)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms" if seconds < 0.01 else f"{seconds * 1000:.1f} ms"
