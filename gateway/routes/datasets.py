@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -83,18 +84,25 @@ async def delete_dataset(dataset_id: str, b: Annotated[Backends, Depends(backend
     return ok(True)
 
 
-async def _add_document(b: Backends, request: pb.AddDocumentRequest) -> dict[str, Any]:
-    document: pb.Document | None = None
+async def last_of(stream: AsyncIterable[Any], field: str, what: str) -> Any:
+    """The last ``field`` event of a server stream (progress events before it are for chats
+    and progress bars); a stream that ends without one is the backend's fault."""
+    found = None
 
     async def consume() -> None:
-        nonlocal document
-        async for event in b.retrieval.AddDocument(request, timeout=b.ask_timeout):
-            if event.HasField("document"):
-                document = event.document
+        nonlocal found
+        async for event in stream:
+            if event.HasField(field):
+                found = getattr(event, field)
 
     await call(consume())
-    if document is None:
-        raise ApiError(502, "the retrieval service ended ingestion without a document")
+    if found is None:
+        raise ApiError(502, f"the retrieval service ended {what} without a {field}")
+    return found
+
+
+async def _add_document(b: Backends, request: pb.AddDocumentRequest) -> dict[str, Any]:
+    document = await last_of(b.retrieval.AddDocument(request, timeout=b.ask_timeout), "document", "ingestion")
     return document_json(document)
 
 
@@ -194,18 +202,10 @@ def retrieve_result_json(result: pb.RetrieveResult) -> dict[str, Any]:
 
 
 async def retrieve(b: Backends, request: pb.RetrieveRequest) -> pb.RetrieveResult:
-    """Run the multi-round loop and keep only its result (the progress events are for chats)."""
-    result: pb.RetrieveResult | None = None
-
-    async def consume() -> None:
-        nonlocal result
-        async for event in b.retrieval.Retrieve(request, timeout=b.ask_timeout):
-            if event.HasField("result"):
-                result = event.result
-
-    await call(consume())
-    if result is None:
-        raise ApiError(502, "the retrieval service ended the loop without a result")
+    """Run the multi-round loop and keep only its result."""
+    result: pb.RetrieveResult = await last_of(
+        b.retrieval.Retrieve(request, timeout=b.ask_timeout), "result", "the loop"
+    )
     return result
 
 

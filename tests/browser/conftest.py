@@ -6,17 +6,15 @@ makes, and a test fails if one went anywhere but the gateway that served the pag
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, plausible_route
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -81,16 +79,8 @@ def artifacts(request: pytest.FixtureRequest) -> Iterator[Path]:
     yield folder
 
 
-def slow_route(body: dict[str, Any]) -> ChatReply:
-    """Evidence always sufficient; the answer streams for about six seconds, time to press stop."""
-    kind = request_kind(body)
-    if kind == "assess":
-        return ChatReply(content=json.dumps({"sufficient": True, "missing": "", "queries": []}, ensure_ascii=False))
-    if kind == "rewrite":
-        return ChatReply(content="云岭县人民医院ICU探视时间")
-    if kind == "summarize":
-        return ChatReply(content="问：较早的问题｜答：较早的回答")
-    return ChatReply.stream(SLOW_ANSWER, chunk_delay=0.1)
+# Evidence always sufficient; the answer streams for about six seconds, time to press stop.
+slow_route = plausible_route(lambda: ChatReply.stream(SLOW_ANSWER, chunk_delay=0.1))
 
 
 @pytest.fixture(scope="module")

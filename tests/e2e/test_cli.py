@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gateway.cli import STOP_REASON_LABELS, AnswerState, ProgressBar, SseParser, handle_frame
+from gateway.cli import AnswerState, ProgressBar, SseParser, handle_frame
+from kbcore.rpc import STOP_REASON_LABELS
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 

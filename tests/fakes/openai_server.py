@@ -414,6 +414,23 @@ def _error(status: int, message: str) -> Response:
     return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": None}}, status_code=status)
 
 
+def plausible_route(answer: Callable[[], ChatReply]) -> Responder:
+    """Every model job answered plausibly: evidence sufficient, a rewrite, a summary, and
+    ``answer()`` for generation."""
+
+    def route(body: Json) -> ChatReply:
+        kind = request_kind(body)
+        if kind == "assess":
+            return ChatReply(content=json.dumps({"sufficient": True, "missing": "", "queries": []}, ensure_ascii=False))
+        if kind == "rewrite":
+            return ChatReply(content="云岭县人民医院ICU探视时间如果遇到节假日怎么安排？")
+        if kind == "summarize":
+            return ChatReply(content="问：较早的问题｜答：较早的回答")
+        return answer()
+
+    return route
+
+
 def client_for(server: FakeOpenAI, **options: Any) -> OpenAIModelClient:
     """The real OpenAI-compatible model client, pointed at ``server``, never retrying."""
     return OpenAIModelClient(
