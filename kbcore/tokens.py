@@ -45,10 +45,23 @@ def count_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 
+def token_bound(text: str) -> int:
+    """An upper bound of ``count_tokens(text)`` without tokenizing: cl100k's tokens are byte
+    sequences, none of them empty, so a text never has more tokens than UTF-8 bytes."""
+    return len(text.encode("utf-8"))
+
+
+def fits_tokens(text: str, limit: int) -> bool:
+    """``count_tokens(text) <= limit``, tokenizing only when the byte bound cannot tell."""
+    return token_bound(text) <= limit or count_tokens(text) <= limit
+
+
 def clip_tokens(text: str, limit: int) -> str:
     """The longest prefix of ``text`` within ``limit`` tokens (whole text when it fits)."""
     if limit <= 0 or not text:
         return ""
+    if token_bound(text) <= limit:
+        return text
     tokens = encoding().encode(text, disallowed_special=())
     if len(tokens) <= limit:
         return text

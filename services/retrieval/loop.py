@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from kbcore.models.base import ChatMessage, EvidenceParagraph, ModelClient, ModelError
 from kbcore.models.question_parts import normalise_query
-from kbcore.tokens import count_tokens
+from kbcore.tokens import count_tokens, token_bound
 from services.retrieval.assessment import InvalidAssessment, parse_assessment
 from services.retrieval.store.base import Hit
 
@@ -93,14 +93,46 @@ class LoopResult:
     rewrite_error: str = ""
 
 
+def evidence_json(hit: Hit) -> str:
+    """A paragraph as the prompt sends it."""
+    return json.dumps(
+        {"id": hit.id, "document_name": hit.document_name, "title": hit.title, "content": hit.content},
+        ensure_ascii=False,
+    )
+
+
 def evidence_size(hit: Hit) -> int:
     """Tokens a paragraph costs in the prompt, estimated on the JSON it is sent as."""
-    return count_tokens(
-        json.dumps(
-            {"id": hit.id, "document_name": hit.document_name, "title": hit.title, "content": hit.content},
-            ensure_ascii=False,
-        )
-    )
+    return count_tokens(evidence_json(hit))
+
+
+class TokenBudget:
+    """The evidence token budget, deciding exactly as summing ``evidence_size`` would, while
+    tokenizing only near the limit: as long as the byte bounds of what was taken fit, the
+    exact counts fit too (a text has no more tokens than UTF-8 bytes)."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._counted = 0  # exact tokens of the paragraphs counted so far
+        self._uncounted: list[str] = []  # taken on their bound, not tokenized yet
+        self._bound = 0  # _counted + the bounds of _uncounted
+
+    def take(self, text: str) -> bool:
+        """Count ``text`` in when it fits the budget; False (and nothing counted) when it does not."""
+        bound = token_bound(text)
+        if self._bound + bound <= self._limit:
+            self._uncounted.append(text)
+            self._bound += bound
+            return True
+        self._counted += sum(count_tokens(t) for t in self._uncounted)
+        self._uncounted.clear()
+        size = count_tokens(text)
+        if self._counted + size > self._limit:
+            self._bound = self._counted
+            return False
+        self._counted += size
+        self._bound = self._counted
+        return True
 
 
 def as_model_evidence(evidence: Sequence[Evidence]) -> list[EvidenceParagraph]:
@@ -120,7 +152,7 @@ class RetrievalLoop:
         rounds: list[RoundTrace] = []
         evidence: dict[str, Evidence] = {}
         searched: dict[str, str] = {}  # normalised → as searched
-        used_tokens = 0
+        budget = TokenBudget(self._limits.evidence_tokens)
         stop = StopReason.MAX_ROUNDS
         missing = NOT_ASSESSED
         sufficient = False
@@ -142,27 +174,29 @@ class RetrievalLoop:
                 if not fresh:
                     stop = StopReason.DUPLICATE_QUERY
                     break
-                for query in fresh:
-                    yield Retrieving(round_no, query)
-                # The (at most two) queries of a round run concurrently; merging in query order
-                # keeps the evidence order independent of which search finished first.
-                results = await asyncio.gather(*(self._search(q) for q in fresh))
+                # The (at most two) queries of a round run concurrently, and start before their
+                # progress events are sent (each send waits for its completion); merging in query
+                # order keeps the evidence order independent of which search finished first.
+                searches = [asyncio.ensure_future(self._search(q)) for q in fresh]
+                try:
+                    for query in fresh:
+                        yield Retrieving(round_no, query)
+                    results = await asyncio.gather(*searches)
+                except BaseException:
+                    for search in searches:
+                        search.cancel()
+                    raise
                 added: list[str] = []
                 exhausted = False
                 for hits in results:
                     for hit in hits:
                         if hit.id in evidence:
                             continue
-                        size = evidence_size(hit)
-                        if (
-                            len(evidence) >= self._limits.max_paragraphs
-                            or used_tokens + size > self._limits.evidence_tokens
-                        ):
+                        if len(evidence) >= self._limits.max_paragraphs or not budget.take(evidence_json(hit)):
                             exhausted = True
                             continue
                         evidence[hit.id] = Evidence(hit, round_no)
                         added.append(hit.id)
-                        used_tokens += size
                 step = RoundTrace(round_no, fresh, added, len(evidence))
                 rounds.append(step)
                 try:
