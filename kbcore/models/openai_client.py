@@ -8,10 +8,15 @@ whose kind tells the caller what to do: ``unavailable`` (retry later, answer wit
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
+import anyio
 import httpx2
 import openai
 from openai.types.chat import (
@@ -51,6 +56,7 @@ _JSON_OBJECT: ResponseFormat = {"type": "json_object"}
 # client from picking up an unrelated OPENAI_API_KEY from the environment.
 _NO_KEY = "not-needed"
 _MESSAGE_LIMIT = 300
+_DRAIN_SECONDS = 0.1
 
 
 def _message_params(messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
@@ -127,27 +133,37 @@ class OpenAIModelClient:
         )
 
     async def _complete(self, job: str, system: str, user: str, *, max_tokens: int, json_mode: bool = False) -> str:
-        """One non-streaming auxiliary call; only a complete, non-empty answer is returned."""
+        """One non-streaming auxiliary call; only a complete, non-empty answer is returned.
+
+        Sent and read as plain JSON through the client's ``post`` (its request, retry and
+        error handling, documented for raw requests): the typed ``create`` walks every
+        parameter through its schema and builds a typed reply, which cost more than the rest
+        of the call, for two fields of one choice."""
+        body: dict[str, Any] = {
+            "model": self.aux_model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "temperature": 0,
+            "max_tokens": max_tokens,
+        }
+        if json_mode:
+            body["response_format"] = _JSON_OBJECT
+        body.update(self._aux_extra_body or {})
         try:
-            completion = await self._client.chat.completions.create(
-                model=self.aux_model,
-                messages=[
-                    ChatCompletionSystemMessageParam(role="system", content=system),
-                    ChatCompletionUserMessageParam(role="user", content=user),
-                ],
-                temperature=0,
-                max_tokens=max_tokens,
-                response_format=_JSON_OBJECT if json_mode else openai.omit,
-                extra_body=self._aux_extra_body,
-            )
+            response = await self._client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+            body = json.loads(response.content)
         except openai.OpenAIError as exc:
             raise model_error(job, exc, timeout=self._timeout) from exc
-        if not completion.choices:
+        except ValueError as exc:
+            raise ModelError(f"{job}: malformed response from the model endpoint", kind="bad_response") from exc
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not choices:
             raise ModelError(f"{job}: the model returned no choices", kind="bad_response")
-        choice = completion.choices[0]
-        if choice.finish_reason == "length":
+        choice = choices[0] if isinstance(choices[0], dict) else {}
+        if choice.get("finish_reason") == "length":
             raise ModelError(f"{job}: the output hit the {max_tokens}-token limit", kind="truncated")
-        content = (choice.message.content or "").strip()
+        message = choice.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        content = content.strip() if isinstance(content, str) else ""
         if not content:
             raise ModelError(f"{job}: the model returned an empty answer", kind="bad_response")
         return content
@@ -193,45 +209,106 @@ class OpenAIModelClient:
         return GenerationStream(deltas=self._stream(request, usage), usage=usage)
 
     async def _stream(self, request: GenerationRequest, usage: Usage) -> AsyncIterator[str]:
-        try:
-            stream = await self._client.chat.completions.create(
-                model=self.model_name,
-                messages=_message_params(request.messages),
-                temperature=self._temperature,
-                max_tokens=request.max_tokens if request.max_tokens is not None else openai.omit,
-                stream=True,
-                stream_options={"include_usage": True},
-            )
-        except openai.OpenAIError as exc:
-            raise model_error("generate", exc, timeout=self._timeout) from exc
+        """The answer's deltas, read from the raw event stream.
+
+        The request goes through the client's ``post`` like ``_complete``'s, and the body is
+        left to us: the client's own stream builds a typed chunk object per event, which cost
+        more than everything else done with that event. Events are decoded as the client
+        decodes them; an error payload, a cut connection or a stall ends the answer with a
+        ModelError, as it did through the client's stream."""
         received: list[str] = []
         reported: Usage | None = None
         finished = False
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": _message_params(request.messages),
+            "temperature": self._temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
         try:
-            async for chunk in stream:
-                if chunk.usage is not None:
-                    reported = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-                for choice in chunk.choices[:1]:
-                    if choice.delta.content:
-                        received.append(choice.delta.content)
-                        yield choice.delta.content
-                    if choice.finish_reason is not None:
-                        finished = True
-                    if choice.finish_reason == "length":
-                        log.info("answer reached its token limit after %d characters", sum(map(len, received)))
+            http: httpx2.Response = await self._client.post(
+                "/chat/completions", body=body, cast_to=httpx2.Response, stream=True
+            )
+            # Closed on early exit too: the server must see the request end.
+            async with contextlib.aclosing(http), contextlib.aclosing(_sse_data(http.aiter_bytes())) as events:
+                try:
+                    async for data in events:
+                        if data.startswith("[DONE]"):
+                            # The rest of the body (normally nothing), so HTTP/1.1 can reuse the connection.
+                            with contextlib.suppress(TimeoutError):
+                                async with asyncio.timeout(_DRAIN_SECONDS):
+                                    async for _ in events:
+                                        pass
+                            break
+                        chunk = json.loads(data)
+                        if not isinstance(chunk, dict):
+                            continue
+                        if chunk.get("error"):
+                            error = chunk["error"]
+                            message = error.get("message") if isinstance(error, dict) else None
+                            if not message or not isinstance(message, str):
+                                message = "An error occurred during streaming"
+                            raise openai.APIError(message, http.request, body=error)
+                        reported = _usage(chunk.get("usage")) or reported
+                        for choice in (chunk.get("choices") or [])[:1]:
+                            delta = choice.get("delta") or {}
+                            content = delta.get("content")
+                            if content:
+                                received.append(content)
+                                yield content
+                            reason = choice.get("finish_reason")
+                            if reason is not None:
+                                finished = True
+                            if reason == "length":
+                                log.info("answer reached its token limit after %d characters", sum(map(len, received)))
+                except httpx2.TimeoutException as exc:
+                    raise openai.APITimeoutError(request=http.request) from exc
+                except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as exc:
+                    raise openai.APIConnectionError(request=http.request) from exc
             if not finished:
                 raise ModelError("generate: the answer stream ended before the model finished", kind="unavailable")
         except openai.OpenAIError as exc:
             raise model_error("generate", exc, timeout=self._timeout) from exc
-        except ValueError as exc:  # a data line that is not JSON
+        except (ValueError, AttributeError) as exc:  # a data line that is not JSON, or not shaped like a chunk
             raise ModelError(f"generate: malformed stream chunk ({exc})", kind="bad_response") from exc
         finally:
-            await stream.close()  # on early exit too: the server must see the request end
             final = reported or estimate_usage(request.messages, "".join(received))
             usage.prompt_tokens, usage.completion_tokens = final.prompt_tokens, final.completion_tokens
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0))
+
+
+async def _sse_data(chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
+    """The data of each server-sent event, decoded as the ``openai`` client decodes it: lines
+    end at CR, LF or CRLF; a blank line ends an event; comments and other fields are skipped."""
+    buffer = b""
+    data: list[str] = []
+    skip_lf = False  # the last chunk ended with CR: a LF opening the next one belongs to it
+    async for chunk in chunks:
+        if skip_lf and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        skip_lf = chunk.endswith(b"\r")
+        lines = (buffer + chunk).splitlines()
+        buffer = b"" if chunk.endswith((b"\n", b"\r")) or not lines else lines.pop()
+        for line in lines:
+            if not line:
+                if data:
+                    yield "\n".join(data)
+                    data = []
+                continue
+            field, _, value = line.decode("utf-8").partition(":")
+            if field == "data":
+                data.append(value[1:] if value.startswith(" ") else value)
 
 
 def _unfence(text: str) -> str:

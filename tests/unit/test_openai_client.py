@@ -338,3 +338,28 @@ async def test_factory_picks_offline_without_an_endpoint_and_remote_with_one(fak
         assert remote.model_name == "chat-m" and remote.aux_model == "chat-m" and not remote.is_offline
     finally:
         await remote.aclose()
+
+
+# --- the event-stream decoder ------------------------------------------------------------
+
+
+async def test_events_are_decoded_however_the_bytes_are_cut() -> None:
+    from kbcore.models.openai_client import _sse_data
+
+    body = (
+        b'data: {"a": "\xe4\xb8\xad"}\r\n\r\n'  # CRLF line ends, a multi-byte character
+        b": a comment\n"
+        b"event: message\nid: 7\ndata: line one\ndata:line two\n\n"  # fields, data over two lines
+        b"data: lone CR\r\r"
+        b"\n\n"  # blank lines with nothing pending dispatch nothing
+        b"data: [DONE]\n\n"
+        b"data: unterminated"  # no blank line: never dispatched
+    )
+    expected = ['{"a": "中"}', "line one\nline two", "lone CR", "[DONE]"]
+
+    async def cut(size: int) -> AsyncIterator[bytes]:
+        for start in range(0, len(body), size):
+            yield body[start : start + size]
+
+    for size in range(1, len(body) + 1):
+        assert [data async for data in _sse_data(cut(size))] == expected, size
