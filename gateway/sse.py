@@ -54,5 +54,20 @@ def chunk(chat_id: str, record_id: str, content: str, *, is_end: bool) -> bytes:
     )
 
 
+class ChunkFrames:
+    """``chunk`` for one answer, byte for byte, with the parts that never change encoded once:
+    an answer is dozens of chunks that differ only in their content."""
+
+    __slots__ = ("_head", "_tail")
+
+    def __init__(self, chat_id: str, record_id: str) -> None:
+        marker = "\x00"  # cannot occur in the JSON of the fixed fields
+        head, _, tail = chunk(chat_id, record_id, marker, is_end=False).partition(json.dumps(marker).encode())
+        self._head, self._tail = head, tail
+
+    def __call__(self, content: str) -> bytes:
+        return self._head + json.dumps(content, ensure_ascii=False).encode() + self._tail
+
+
 def error(code: int, message: str) -> bytes:
     return event("error", {"code": code, "message": message})
