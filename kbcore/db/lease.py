@@ -14,10 +14,12 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Executable, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
+from kbcore.db.engine import run_read, run_write
 from kbcore.db.models import ChatLock, utcnow
 
 log = logging.getLogger(__name__)
@@ -36,64 +38,63 @@ class LeaseStore:
         self._sessions = sessions
         self.ttl = ttl
 
-    async def try_acquire(self, chat_id: str, holder: str, purpose: str) -> bool:
+    def acquire(self, session: Session, chat_id: str, holder: str, purpose: str) -> bool:
+        """Take the lease inside the caller's write transaction (a unit of work of
+        ``run_write``), so whatever else it writes (the question's record) commits with it or
+        not at all. One statement: insert the row, or take over one that expired or is
+        already ours; False when another holds it."""
         now = utcnow()
-        expires = now + dt.timedelta(seconds=self.ttl)
-        async with self._sessions.begin() as session:
-            taken = await session.execute(
-                update(ChatLock)
-                .where(ChatLock.chat_id == chat_id, (ChatLock.expires_at < now) | (ChatLock.holder == holder))
-                .values(holder=holder, purpose=purpose, acquired_at=now, expires_at=expires, stop_requested=False)
-            )
-            if taken.rowcount:  # type: ignore[attr-defined]
-                return True
-        try:
-            async with self._sessions.begin() as session:
-                session.add(
-                    ChatLock(chat_id=chat_id, holder=holder, purpose=purpose, acquired_at=now, expires_at=expires)
-                )
-            return True
-        except IntegrityError:
-            return False
+        values = {
+            "chat_id": chat_id,
+            "holder": holder,
+            "purpose": purpose,
+            "acquired_at": now,
+            "expires_at": now + dt.timedelta(seconds=self.ttl),
+            "stop_requested": False,
+        }
+        dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+        insert = dialect.insert(ChatLock).values(**values)
+        statement = insert.on_conflict_do_update(
+            index_elements=[ChatLock.chat_id],
+            set_={name: insert.excluded[name] for name in values if name != "chat_id"},
+            where=(ChatLock.expires_at < now) | (ChatLock.holder == holder),
+        )
+        # RETURNING, not rowcount: psycopg reports no rowcount for an upsert.
+        return session.scalar(statement.returning(ChatLock.chat_id)) is not None
+
+    async def try_acquire(self, chat_id: str, holder: str, purpose: str) -> bool:
+        return await run_write(self._sessions, lambda session: self.acquire(session, chat_id, holder, purpose))
 
     async def renew(self, chat_id: str, holder: str) -> bool:
-        async with self._sessions.begin() as session:
-            result = await session.execute(
-                update(ChatLock)
-                .where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
-                .values(expires_at=utcnow() + dt.timedelta(seconds=self.ttl))
-            )
-            return bool(result.rowcount)  # type: ignore[attr-defined]
+        statement = (
+            update(ChatLock)
+            .where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
+            .values(expires_at=utcnow() + dt.timedelta(seconds=self.ttl))
+        )
+        return await run_write(self._sessions, lambda session: _changed(session, statement))
 
     async def release(self, chat_id: str, holder: str) -> None:
-        async with self._sessions.begin() as session:
-            await session.execute(delete(ChatLock).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder))
+        statement = delete(ChatLock).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
+        await run_write(self._sessions, lambda session: _changed(session, statement))
 
     async def request_stop(self, chat_id: str) -> bool:
         """Ask whichever process holds the chat to stop; False when nothing holds it."""
-        async with self._sessions.begin() as session:
-            result = await session.execute(
-                update(ChatLock)
-                .where(ChatLock.chat_id == chat_id, ChatLock.expires_at >= utcnow())
-                .values(stop_requested=True)
-            )
-            return bool(result.rowcount)  # type: ignore[attr-defined]
+        statement = (
+            update(ChatLock)
+            .where(ChatLock.chat_id == chat_id, ChatLock.expires_at >= utcnow())
+            .values(stop_requested=True)
+        )
+        return await run_write(self._sessions, lambda session: _changed(session, statement))
 
     async def stop_requested(self, chat_id: str, holder: str) -> bool:
-        async with self._sessions() as session:
-            flag = await session.scalar(
-                select(ChatLock.stop_requested).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
-            )
-            return bool(flag)
+        query = select(ChatLock.stop_requested).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
+        return bool(await run_read(self._sessions, lambda session: session.scalar(query)))
 
     async def is_held_by(self, chat_id: str, holder: str) -> bool:
-        async with self._sessions() as session:
-            row = await session.scalar(
-                select(ChatLock.chat_id).where(
-                    ChatLock.chat_id == chat_id, ChatLock.holder == holder, ChatLock.expires_at >= utcnow()
-                )
-            )
-            return row is not None
+        query = select(ChatLock.chat_id).where(
+            ChatLock.chat_id == chat_id, ChatLock.holder == holder, ChatLock.expires_at >= utcnow()
+        )
+        return await run_read(self._sessions, lambda session: session.scalar(query)) is not None
 
     @contextlib.asynccontextmanager
     async def hold(self, chat_id: str, holder: str, purpose: str) -> AsyncIterator[asyncio.Event]:
@@ -104,6 +105,13 @@ class LeaseStore:
         """
         if not await self.try_acquire(chat_id, holder, purpose):
             raise ChatBusy(chat_id)
+        async with self.held(chat_id, holder) as lost:
+            yield lost
+
+    @contextlib.asynccontextmanager
+    async def held(self, chat_id: str, holder: str) -> AsyncIterator[asyncio.Event]:
+        """``hold`` for a lease already taken (by ``acquire``): renewed while the block runs,
+        released at its end, whatever way it ends."""
         lost = asyncio.Event()
         renewer = asyncio.create_task(self._keep_renewed(chat_id, holder, lost))
         try:
@@ -124,3 +132,8 @@ class LeaseStore:
                     return
             except Exception:  # a database hiccup must not kill the question; the next tick retries
                 log.exception("renewing the lease on chat %s failed", chat_id)
+
+
+def _changed(session: Session, statement: Executable) -> bool:
+    """Whether an UPDATE or DELETE touched a row."""
+    return bool(session.execute(statement).rowcount)  # type: ignore[attr-defined]

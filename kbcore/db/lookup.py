@@ -6,6 +6,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from kbcore.db.engine import run_read
 from kbcore.rpc import NotFound
 
 Row = TypeVar("Row")
@@ -13,8 +14,7 @@ Row = TypeVar("Row")
 
 async def require_row(sessions: async_sessionmaker[AsyncSession], model: type[Row], key: Any, label: str) -> Row:
     """The row of ``model`` with primary key ``key``; NotFound ("<label> <key> does not exist") otherwise."""
-    async with sessions() as session:
-        row = await session.get(model, key)
+    row = await run_read(sessions, lambda session: session.get(model, key))
     if row is None:
         raise NotFound(f"{label} {key} does not exist")
     return row

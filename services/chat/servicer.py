@@ -14,7 +14,7 @@ from kbcore.db.lease import LeaseStore
 from kbcore.db.models import Application
 from kbcore.limits import MAX_QUESTION_TOKENS
 from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
-from kbcore.tokens import count_tokens
+from kbcore.tokens import fits_tokens
 from services.chat.access import require_application_access, require_chat_access, require_operator
 from services.chat.ask import AskFlow, Upstreams
 from services.chat.convert import application_fields, application_message, record_message
@@ -73,22 +73,23 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         question = request.message.strip()
         if not question:
             raise invalid("message must not be empty")
-        if count_tokens(question) > MAX_QUESTION_TOKENS:
+        if not fits_tokens(question, MAX_QUESTION_TOKENS):
             raise RpcError(
                 grpc.StatusCode.OUT_OF_RANGE, f"the question is longer than {MAX_QUESTION_TOKENS} estimated tokens"
             )
-        chat = await self._chat(request.chat_id, request.caller)
-        application = await self._application(chat.application_id)
+        if not request.chat_id:
+            raise invalid("chat_id must not be empty")
+        chat, application = await self._store.get_chat_and_application(request.chat_id)
+        require_chat_access(request.caller, chat)
 
-        async def admit() -> None:
+        async def admit_visitor() -> None:
             """Count a visitor's question once it holds the chat, so a refused (409) one costs nothing."""
-            if request.caller.kind != pb.Caller.KIND_VISITOR:
-                return
             try:
                 await self._credentials.count_question(request.caller.visitor_id, application.id)
             except QuotaExhausted as exc:
                 raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from exc
 
+        admit = admit_visitor if request.caller.kind == pb.Caller.KIND_VISITOR else None
         async for event in self._flow.run(application, chat.id, question, request.re_chat, admit):
             yield event
 

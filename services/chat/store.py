@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
+from kbcore.db.engine import run_read, run_write
+from kbcore.db.lease import ChatBusy, LeaseStore
 from kbcore.db.lookup import require_row
 from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus, utcnow
 from kbcore.rpc import NotFound
+
+
+@dataclass(frozen=True)
+class StartedQuestion:
+    record: ChatRecord
+    first_in_chat: bool  # no earlier record in the chat: the question has no history
 
 
 class ChatStore:
@@ -40,6 +50,15 @@ class ChatStore:
     async def get_chat(self, chat_id: str) -> Chat:
         return await require_row(self._sessions, Chat, chat_id, "chat")
 
+    async def get_chat_and_application(self, chat_id: str) -> tuple[Chat, Application]:
+        """A chat and its application in one query (every question reads both)."""
+        query = select(Chat, Application).join(Application, Application.id == Chat.application_id)
+        query = query.where(Chat.id == chat_id)
+        row = await run_read(self._sessions, lambda session: session.execute(query).first())
+        if row is None:
+            raise NotFound(f"chat {chat_id} does not exist")
+        return row[0], row[1]
+
     # records
     async def start_record(self, chat_id: str, question: str, holder: str, re_chat: bool) -> ChatRecord:
         """Insert the question as ``running`` before anything else runs, so nothing is lost.
@@ -47,38 +66,34 @@ class ChatStore:
         Taking the lease proved that any earlier holder is gone, so records it left running are
         marked ``interrupted`` here; a re-chat takes the previous answer out of the history.
         """
-        async with self._sessions.begin() as session:
-            await session.execute(
-                update(ChatRecord)
-                .where(ChatRecord.chat_id == chat_id, ChatRecord.status == RecordStatus.RUNNING.value)
-                .values(status=RecordStatus.INTERRUPTED.value, error="the process answering it stopped")
-            )
-            if re_chat:
-                last = await session.scalar(
-                    select(ChatRecord.id)
-                    .where(ChatRecord.chat_id == chat_id, ChatRecord.in_history.is_(True))
-                    .order_by(ChatRecord.id.desc())
-                    .limit(1)
-                )
-                if last is not None:
-                    await session.execute(update(ChatRecord).where(ChatRecord.id == last).values(in_history=False))
-            record = ChatRecord(chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING.value)
-            session.add(record)
-            chat = await session.get(Chat, chat_id)
-            if chat is not None and not chat.abstract:
-                chat.abstract = question[:200]
-        return record
+        return (await self.record_question(chat_id, question, holder, re_chat)).record
+
+    async def record_question(self, chat_id: str, question: str, holder: str, re_chat: bool) -> StartedQuestion:
+        """``start_record`` for a caller that already holds the chat's lease."""
+        return await run_write(self._sessions, lambda session: _start(session, chat_id, question, holder, re_chat))
+
+    async def begin_question(
+        self, leases: LeaseStore, chat_id: str, question: str, holder: str, re_chat: bool
+    ) -> StartedQuestion:
+        """Take the chat's lease and insert the record in one transaction (ChatBusy when the
+        chat is held): one commit instead of two before the answer can start."""
+
+        def work(session: Session) -> StartedQuestion:
+            if not leases.acquire(session, chat_id, holder, "question"):
+                raise ChatBusy(chat_id)
+            return _start(session, chat_id, question, holder, re_chat)
+
+        return await run_write(self._sessions, work)
 
     async def finish_record(self, record_id: int, **values: Any) -> bool:
         """Save the outcome, only while the record is still ``running``: a holder that lost its
         lease must not overwrite the ``interrupted`` its successor wrote. False when it did not."""
-        async with self._sessions.begin() as session:
-            result = await session.execute(
-                update(ChatRecord)
-                .where(ChatRecord.id == record_id, ChatRecord.status == RecordStatus.RUNNING.value)
-                .values(**values)
-            )
-            return bool(result.rowcount)  # type: ignore[attr-defined]
+        statement = (
+            update(ChatRecord)
+            .where(ChatRecord.id == record_id, ChatRecord.status == RecordStatus.RUNNING.value)
+            .values(**values)
+        )
+        return await run_write(self._sessions, lambda session: bool(session.execute(statement).rowcount))  # type: ignore[attr-defined]
 
     async def get_record(self, chat_id: str, record_id: int) -> ChatRecord:
         async with self._sessions() as session:
@@ -114,3 +129,26 @@ class ChatStore:
 
 def elapsed_since(started: dt.datetime) -> float:
     return (utcnow() - started).total_seconds()
+
+
+def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: bool) -> StartedQuestion:
+    session.execute(
+        update(ChatRecord)
+        .where(ChatRecord.chat_id == chat_id, ChatRecord.status == RecordStatus.RUNNING.value)
+        .values(status=RecordStatus.INTERRUPTED.value, error="the process answering it stopped")
+    )
+    earlier = session.scalar(select(ChatRecord.id).where(ChatRecord.chat_id == chat_id).limit(1))
+    if re_chat:
+        last = session.scalar(
+            select(ChatRecord.id)
+            .where(ChatRecord.chat_id == chat_id, ChatRecord.in_history.is_(True))
+            .order_by(ChatRecord.id.desc())
+            .limit(1)
+        )
+        if last is not None:
+            session.execute(update(ChatRecord).where(ChatRecord.id == last).values(in_history=False))
+    record = ChatRecord(chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING.value)
+    session.add(record)
+    session.flush()
+    session.execute(update(Chat).where(Chat.id == chat_id, Chat.abstract == "").values(abstract=question[:200]))
+    return StartedQuestion(record, earlier is None)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
+from kbcore.db.engine import run_read
 from kbcore.db.models import FINISHED_STATUSES, Chat, ChatContextState, ChatRecord
 from services.context.assemble import Turn
 
@@ -19,24 +21,10 @@ class HistoryStore:
         self._sessions = sessions
 
     async def chat_exists(self, chat_id: str) -> bool:
-        async with self._sessions() as session:
-            return await session.get(Chat, chat_id) is not None
+        return await run_read(self._sessions, lambda session: session.get(Chat, chat_id) is not None)
 
     async def state(self, chat_id: str) -> ChatContextState:
-        async with self._sessions() as session:
-            state = await session.get(ChatContextState, chat_id)
-        if state is None:
-            return ChatContextState(chat_id=chat_id, summary="", through_record_id=0, compacted_rounds=0, revision=0)
-        if state.summary is None or state.through_record_id is None or state.through_record_id < 0:
-            raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (no summary or watermark)")
-        if state.compacted_rounds < 0 or state.revision < 0:
-            raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (negative counters)")
-        if state.compacted_rounds > 0 and not state.summary.strip():
-            raise CorruptState(
-                f"the compaction state of chat {chat_id} is corrupted: {state.compacted_rounds} rounds "
-                "are marked as compacted but their summary is empty"
-            )
-        return state
+        return await run_read(self._sessions, lambda session: _state(session, chat_id))
 
     async def uncompacted_turns(self, chat_id: str, after_id: int, before_id: int | None) -> list[Turn]:
         """Finished turns with after_id < id < before_id, oldest first.
@@ -45,18 +33,16 @@ class HistoryStore:
         and a failed or interrupted one holds whatever an error left behind. Empty answers and
         answers a re-chat replaced never count either.
         """
-        query = select(ChatRecord.id, ChatRecord.question, ChatRecord.answer).where(
-            ChatRecord.chat_id == chat_id,
-            ChatRecord.id > after_id,
-            ChatRecord.status.in_([s.value for s in FINISHED_STATUSES]),
-            ChatRecord.answer != "",
-            ChatRecord.in_history.is_(True),
-        )
-        if before_id is not None:
-            query = query.where(ChatRecord.id < before_id)
-        async with self._sessions() as session:
-            rows = await session.execute(query.order_by(ChatRecord.id))
-            return [Turn(int(r.id), r.question, r.answer) for r in rows.all()]
+        return await run_read(self._sessions, lambda session: _turns(session, chat_id, after_id, before_id))
+
+    async def read(self, chat_id: str, before_id: int | None) -> tuple[ChatContextState, list[Turn]]:
+        """The watermark and the turns after it (``uncompacted_turns``), in one session."""
+
+        def work(session: Session) -> tuple[ChatContextState, list[Turn]]:
+            state = _state(session, chat_id)
+            return state, _turns(session, chat_id, state.through_record_id, before_id)
+
+        return await run_read(self._sessions, work)
 
     async def advance(
         self, old: ChatContextState, summary: str, through_id: int, rounds: int
@@ -83,3 +69,32 @@ class HistoryStore:
         except IntegrityError:
             return None
         return ChatContextState(chat_id=old.chat_id, **values)
+
+
+def _state(session: Session, chat_id: str) -> ChatContextState:
+    state = session.get(ChatContextState, chat_id)
+    if state is None:
+        return ChatContextState(chat_id=chat_id, summary="", through_record_id=0, compacted_rounds=0, revision=0)
+    if state.summary is None or state.through_record_id is None or state.through_record_id < 0:
+        raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (no summary or watermark)")
+    if state.compacted_rounds < 0 or state.revision < 0:
+        raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (negative counters)")
+    if state.compacted_rounds > 0 and not state.summary.strip():
+        raise CorruptState(
+            f"the compaction state of chat {chat_id} is corrupted: {state.compacted_rounds} rounds "
+            "are marked as compacted but their summary is empty"
+        )
+    return state
+
+
+def _turns(session: Session, chat_id: str, after_id: int, before_id: int | None) -> list[Turn]:
+    query = select(ChatRecord.id, ChatRecord.question, ChatRecord.answer).where(
+        ChatRecord.chat_id == chat_id,
+        ChatRecord.id > after_id,
+        ChatRecord.status.in_([s.value for s in FINISHED_STATUSES]),
+        ChatRecord.answer != "",
+        ChatRecord.in_history.is_(True),
+    )
+    if before_id is not None:
+        query = query.where(ChatRecord.id < before_id)
+    return [Turn(int(r.id), r.question, r.answer) for r in session.execute(query.order_by(ChatRecord.id)).all()]

@@ -139,8 +139,7 @@ class ContextLoader:
         )
 
     async def _read(self, chat_id: str, before_id: int | None) -> tuple[ChatContextState, list[Turn]]:
-        state = await self._history.state(chat_id)
-        return state, await self._history.uncompacted_turns(chat_id, state.through_record_id, before_id)
+        return await self._history.read(chat_id, before_id)
 
     def _needs_compaction(self, state: ChatContextState, turns: Sequence[Turn], keep: int) -> bool:
         """Strictly over the budget (equal does not compact), and something older than ``keep`` to merge."""

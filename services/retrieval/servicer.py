@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import pathlib
 from collections.abc import AsyncIterator
@@ -13,11 +14,11 @@ from kbcore.db.models import Document
 from kbcore.limits import MAX_NAME_CHARS, MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
 from kbcore.models.base import ModelClient
 from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
-from kbcore.tokens import count_tokens
+from kbcore.tokens import fits_tokens
 from services.retrieval import convert
 from services.retrieval.catalog import Catalog
 from services.retrieval.ingest import Ingestor, IngestProgress
-from services.retrieval.loop import LoopLimits, LoopResult, RetrievalLoop
+from services.retrieval.loop import FIRST_QUERY_CHARS, LoopLimits, LoopResult, RetrievalLoop
 from services.retrieval.search import Searcher
 from services.retrieval.splitter import SplitParagraph, UnsupportedDocument, decode_text, split_document
 
@@ -46,17 +47,41 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         question = request.question.strip()
         if not question:
             raise invalid("question must not be empty")
-        if count_tokens(question) > MAX_QUESTION_TOKENS:
+        if not fits_tokens(question, MAX_QUESTION_TOKENS):
             raise invalid(f"question is longer than {MAX_QUESTION_TOKENS} estimated tokens")
         settings = convert.search_settings(request.search)
-        dataset_ids = await self._known_datasets(list(request.dataset_ids))
+        history = convert.history(list(request.history))
+        dataset_ids = tuple(dict.fromkeys(d.strip() for d in request.dataset_ids if d.strip()))
+        # Without history the loop's first query is the question itself: search it while the
+        # datasets are checked. Nothing is said before the check has passed; if it fails, the
+        # early search is dropped.
+        first_query = question[:FIRST_QUERY_CHARS] if dataset_ids and not history else None
+        early = (
+            asyncio.ensure_future(self._searcher.search(dataset_ids, first_query, settings)) if first_query else None
+        )
+        if early is not None:  # its failure is reported where the loop awaits it, or not at all
+            early.add_done_callback(lambda done: done.cancelled() or done.exception())
+        try:
+            await self._known_datasets(list(dataset_ids))
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
 
         async def search(query: str) -> Any:
+            nonlocal early
+            if early is not None and query == first_query:
+                taken, early = early, None
+                return await taken
             return await self._searcher.search(dataset_ids, query, settings)
 
         loop = RetrievalLoop(self._model, search, self._limits)
-        async for event in loop.run(question, convert.history(list(request.history)), bool(dataset_ids)):
-            yield convert.result(event) if isinstance(event, LoopResult) else convert.progress(event)
+        try:
+            async for event in loop.run(question, history, bool(dataset_ids)):
+                yield convert.result(event) if isinstance(event, LoopResult) else convert.progress(event)
+        finally:
+            if early is not None:
+                early.cancel()
 
     @unary_errors
     async def Search(self, request: pb.SearchRequest, context: Context) -> pb.SearchResponse:
