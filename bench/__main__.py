@@ -34,7 +34,7 @@ async def round_rows() -> tuple[list[Row], dict[str, Any]]:
     finally:
         await kb.store.close()
     return [
-        Row("7 one round's two queries", f"{name}: median (ratio to the slower alone {ratio})", value)
+        Row("round queries", f"{name}: median (ratio to the slower alone {ratio})", value)
         for name, value, ratio in rows
     ], {}
 
