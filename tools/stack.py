@@ -142,6 +142,8 @@ def _banner(info: dict[str, object]) -> str:
   Knowledge-base chat is running at {url}
   Demo application: {app}  (sample knowledge base: {info["documents"]} documents)
 
+  In a browser:  chat {url}/ui/chat/{app}   ·   operator {url}/ui/admin
+
   Try it:
     CHAT=$(curl -s {url}/api/application/{app}/chat/open | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"])')
     curl -N -X POST {url}/api/application/chat_message/$CHAT \\
