@@ -45,6 +45,7 @@ from kbcore.models.prompts import (
     summarize_user_content,
 )
 from kbcore.models.usage import estimate_usage
+from kbcore.sse import SseParser
 
 log = logging.getLogger(__name__)
 
@@ -289,26 +290,12 @@ def _usage(raw: Any) -> Usage | None:
 
 
 async def _sse_data(chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
-    """The data of each server-sent event, decoded as the ``openai`` client decodes it: lines
-    end at CR, LF or CRLF; a blank line ends an event; comments and other fields are skipped."""
-    buffer = b""
-    data: list[str] = []
-    skip_lf = False  # the last chunk ended with CR: a LF opening the next one belongs to it
+    """The data of each server-sent event, as the ``openai`` client decodes it: a bad UTF-8
+    byte is a malformed stream, and an event the server never closed is never dispatched."""
+    parser = SseParser(errors="strict")
     async for chunk in chunks:
-        if skip_lf and chunk.startswith(b"\n"):
-            chunk = chunk[1:]
-        skip_lf = chunk.endswith(b"\r")
-        lines = (buffer + chunk).splitlines()
-        buffer = b"" if chunk.endswith((b"\n", b"\r")) or not lines else lines.pop()
-        for line in lines:
-            if not line:
-                if data:
-                    yield "\n".join(data)
-                    data = []
-                continue
-            field, _, value = line.decode("utf-8").partition(":")
-            if field == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
+        for frame in parser.feed(chunk):
+            yield frame.data
 
 
 def _unfence(text: str) -> str:

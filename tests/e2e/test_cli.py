@@ -11,8 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gateway.cli import AnswerState, ProgressBar, SseParser, handle_frame
+from gateway.cli import AnswerState, ProgressBar, handle_frame
 from kbcore.rpc import STOP_REASON_LABELS
+from kbcore.sse import SseParser
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
