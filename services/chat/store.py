@@ -60,16 +60,13 @@ class ChatStore:
         return row[0], row[1]
 
     # records
-    async def start_record(self, chat_id: str, question: str, holder: str, re_chat: bool) -> ChatRecord:
-        """Insert the question as ``running`` before anything else runs, so nothing is lost.
+    async def record_question(self, chat_id: str, question: str, holder: str, re_chat: bool) -> StartedQuestion:
+        """Insert the question as ``running`` before anything else runs, so nothing is lost; the
+        caller already holds the chat's lease.
 
         Taking the lease proved that any earlier holder is gone, so records it left running are
         marked ``interrupted`` here; a re-chat takes the previous answer out of the history.
         """
-        return (await self.record_question(chat_id, question, holder, re_chat)).record
-
-    async def record_question(self, chat_id: str, question: str, holder: str, re_chat: bool) -> StartedQuestion:
-        """``start_record`` for a caller that already holds the chat's lease."""
         return await run_write(self._sessions, lambda session: _start(session, chat_id, question, holder, re_chat))
 
     async def begin_question(
