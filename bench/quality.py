@@ -38,15 +38,18 @@ async def _evaluate(
     return reply.json()["data"]["summary"]  # type: ignore[no-any-return]
 
 
+def _after(summary: dict[str, Any], round_number: int) -> dict[str, Any]:
+    """The summary's row for a round; a group whose questions all stopped earlier keeps its last."""
+    rows: list[dict[str, Any]] = summary["by_round"]
+    return rows[min(round_number, len(rows)) - 1]
+
+
 def _all_gold(summary: dict[str, Any], round_number: int) -> str:
-    rows = summary["by_round"]
-    row = rows[min(round_number, len(rows)) - 1]
-    return f"{row['all_gold']}/{summary['cases']}"
+    return f"{_after(summary, round_number)['all_gold']}/{summary['cases']}"
 
 
 def _recall(summary: dict[str, Any], round_number: int) -> float:
-    rows = summary["by_round"]
-    return float(rows[min(round_number, len(rows)) - 1]["recall"])
+    return float(_after(summary, round_number)["recall"])
 
 
 async def run() -> tuple[list[Row], dict[str, Any]]:
