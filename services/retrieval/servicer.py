@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import pathlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
@@ -35,12 +35,15 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         self._model = model
         self._limits = limits
 
-    async def _known_datasets(self, dataset_ids: list[str]) -> tuple[str, ...]:
-        ids = tuple(dict.fromkeys(d.strip() for d in dataset_ids if d.strip()))
+    async def _known_datasets(self, dataset_ids: Iterable[str]) -> tuple[str, ...]:
+        ids = _distinct_ids(dataset_ids)
+        await self._require_known(ids)
+        return ids
+
+    async def _require_known(self, ids: tuple[str, ...]) -> None:
         missing = await self._catalog.missing_datasets(list(ids))
         if missing:
             raise not_found(f"unknown dataset(s): {', '.join(missing)}")
-        return ids
 
     @stream_errors
     async def Retrieve(self, request: pb.RetrieveRequest, context: Context) -> AsyncIterator[pb.RetrieveResponse]:
@@ -51,7 +54,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             raise invalid(f"question is longer than {MAX_QUESTION_TOKENS} estimated tokens")
         settings = convert.search_settings(request.search)
         history = convert.history(list(request.history))
-        dataset_ids = tuple(dict.fromkeys(d.strip() for d in request.dataset_ids if d.strip()))
+        dataset_ids = _distinct_ids(request.dataset_ids)
         # Without history the loop's first query is the question itself: search it while the
         # datasets are checked. Nothing is said before the check has passed; if it fails, the
         # early search is dropped.
@@ -62,7 +65,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         if early is not None:  # its failure is reported where the loop awaits it, or not at all
             early.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
-            await self._known_datasets(list(dataset_ids))
+            await self._require_known(dataset_ids)
         except BaseException:
             if early is not None:
                 early.cancel()
@@ -91,7 +94,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         if len(query) > MAX_SEARCH_QUERY_CHARS:
             raise invalid(f"query is longer than {MAX_SEARCH_QUERY_CHARS} characters")
         settings = convert.search_settings(request.search)
-        dataset_ids = await self._known_datasets(list(request.dataset_ids))
+        dataset_ids = await self._known_datasets(request.dataset_ids)
         if not dataset_ids:
             raise invalid("dataset_ids must name at least one dataset")
         hits = await self._searcher.search(dataset_ids, query, settings)
@@ -177,3 +180,8 @@ def _document_source(request: pb.AddDocumentRequest) -> tuple[str, list[SplitPar
 
 
 __all__ = ["RetrievalServicer", "RpcError"]
+
+
+def _distinct_ids(dataset_ids: Iterable[str]) -> tuple[str, ...]:
+    """Trimmed, blanks dropped, each id once, in the order given."""
+    return tuple(dict.fromkeys(d.strip() for d in dataset_ids if d.strip()))
