@@ -5,8 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
+# protoc (grpcio-tools, a runtime dependency) writes the code and the messages' .pyi. The typed
+# gRPC stubs (*_pb2_grpc.pyi) come from mypy-protobuf's plugin, a dev extra that only mypy needs:
+# used when installed (make lint/test), skipped on runtime-only installs (make run, the image).
+SCRIPTS=$("$PY" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+GRPC_PYI=()
+if [ -x "$SCRIPTS/protoc-gen-mypy_grpc" ]; then
+  GRPC_PYI=(--plugin=protoc-gen-mypy_grpc="$SCRIPTS/protoc-gen-mypy_grpc" --mypy_grpc_out=.)
+fi
 rm -rf kb && mkdir -p kb
 "$PY" -m grpc_tools.protoc -I protos \
-  --python_out=. --pyi_out=. --grpc_python_out=. \
-  --plugin=protoc-gen-mypy_grpc="$(dirname "$PY")/protoc-gen-mypy_grpc" --mypy_grpc_out=. \
+  --python_out=. --pyi_out=. --grpc_python_out=. "${GRPC_PYI[@]}" \
   $(find protos -name '*.proto' | sort)

@@ -1,8 +1,9 @@
 """Debian's chromium, headless, driven by Playwright against the gateway's pages.
 
-Playwright only drives the browser: it never downloads one (``.ci/run`` installs chromium and
-fonts-wqy-microhei, so Chinese renders in the screenshots). Every page records the requests it
-makes, and a test fails if one went anywhere but the gateway that served the page."""
+Playwright only drives the browser: it never downloads one (``make test`` installs chromium and
+fonts-wqy-microhei through ``scripts/test-deps.sh``, so Chinese renders in the screenshots).
+Every page records the requests it makes, and a test fails if one went anywhere but the gateway
+that served the page."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ NewPage = Callable[[str], Awaitable[Page]]
 @pytest.fixture(scope="session")
 async def browser() -> AsyncIterator[Browser]:
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does: apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make test does: scripts/test-deps.sh)")
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
         yield launched
