@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
 from kbcore.settings import Settings
 from tools.seed_demo import seed_demo
@@ -32,7 +33,7 @@ async def running_stack(extra_env: Mapping[str, str]) -> AsyncIterator[tuple[dic
     running.env = env
     try:
         info = await running.start()
-        seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]))
+        seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]), operator_token(settings))
         yield info, seeded.application_id
     finally:
         running.stop()

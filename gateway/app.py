@@ -15,6 +15,7 @@ from gateway.backends import Backends
 from gateway.errors import ApiError, error_response
 from gateway.pages import mount_pages
 from gateway.routes import access, applications, chat, datasets, evaluation
+from kbcore.caller_token import operator_token
 from kbcore.settings import Settings
 
 
@@ -38,6 +39,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
 
     app = FastAPI(title="Multi-round retrieval knowledge-base chat", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
+    app.state.operator_token = operator_token(settings)
     if backends is not None:
         app.state.backends = backends
 

@@ -1,7 +1,11 @@
-"""Who is calling: the operator (bearer KB_ADMIN_TOKEN), an application API key
-(``application-…``) or a share-link visitor token, resolved by the chat service. With no
-operator token configured, callers on loopback that send no token are the operator, so the
-embedded demo needs no set-up but is not open to a network."""
+"""Who is calling, as far as the gateway needs to know: it forwards the caller's bearer token to
+the chat service as call metadata (the chat service resolves it and checks ownership), and it
+recognises the operator itself for the routes that go to the retrieval service.
+
+With no operator token configured, callers on loopback that send no token are the operator, so
+the embedded demo needs no set-up but is not open to a network; the gateway then presents the
+local operator token (``kbcore.caller_token``) on their behalf.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,9 @@ from fastapi import Request
 from gateway.backends import call
 from gateway.errors import ApiError
 from kb.chat.v1 import chat_service_pb2 as chat_pb
+from kbcore.caller_token import bearer
+
+Metadata = tuple[tuple[str, str], ...]
 
 
 def _bearer(request: Request) -> str:
@@ -29,24 +36,35 @@ def _is_loopback(request: Request) -> bool:
         return host in {"localhost", "testclient"}
 
 
-async def resolve_caller(request: Request) -> chat_pb.Caller:
-    admin_token: str = request.app.state.settings.admin_token
+def _operator_token(request: Request) -> str:
+    return str(request.app.state.operator_token)
+
+
+def _is_operator_token(request: Request, token: str) -> bool:
+    return hmac.compare_digest(token.encode(), _operator_token(request).encode())
+
+
+def caller_metadata(request: Request) -> Metadata:
+    """The credentials the chat service resolves; 401 here when there are none at all."""
     token = _bearer(request)
     if token:
-        if admin_token and hmac.compare_digest(token.encode(), admin_token.encode()):
-            return chat_pb.Caller(kind=chat_pb.Caller.KIND_OPERATOR)
-        backends = request.app.state.backends
-        reply = await call(
-            backends.chat.Authenticate(chat_pb.AuthenticateRequest(token=token), timeout=backends.rpc_timeout)
-        )
-        return reply.caller  # type: ignore[no-any-return]
-    if not admin_token and _is_loopback(request):
-        return chat_pb.Caller(kind=chat_pb.Caller.KIND_OPERATOR)
+        return bearer(token)
+    if not request.app.state.settings.admin_token and _is_loopback(request):
+        return bearer(_operator_token(request))
     raise ApiError(401, "missing token: send Authorization: Bearer <token>")
 
 
-async def require_operator(request: Request) -> chat_pb.Caller:
-    caller = await resolve_caller(request)
-    if caller.kind != chat_pb.Caller.KIND_OPERATOR:
-        raise ApiError(403, "only the operator may do this")
-    return caller
+async def require_operator(request: Request) -> Metadata:
+    """The operator's credentials; anyone else is refused before the route's backend is called:
+    403 for a known caller, 401 for a token nobody issued (the chat service tells which)."""
+    metadata = caller_metadata(request)
+    if _is_operator_token(request, _bearer(request) or _operator_token(request)):
+        return metadata
+    backends = request.app.state.backends
+    await call(backends.chat.WhoAmI(chat_pb.WhoAmIRequest(), timeout=backends.rpc_timeout, metadata=metadata))
+    raise ApiError(403, "only the operator may do this")
+
+
+async def operator_only(request: Request) -> None:
+    """``require_operator`` as a router dependency."""
+    await require_operator(request)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import AsyncIterable, Awaitable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
+from fastapi import Request
 
-from gateway.errors import from_grpc
+from gateway.errors import ApiError, from_grpc
 from kb.chat.v1 import chat_service_pb2_grpc
+from kb.common.v1 import common_pb2
+from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc
 from kbcore.grpc_client import open_channel
 from kbcore.settings import Settings
@@ -47,3 +50,33 @@ async def call(awaitable: Awaitable[T]) -> T:
         return await awaitable
     except grpc.aio.AioRpcError as exc:
         raise from_grpc(exc) from exc
+
+
+def backends(request: Request) -> Backends:
+    """The route dependency that hands a route the app's stubs."""
+    return request.app.state.backends  # type: ignore[no-any-return]
+
+
+async def last_of(stream: AsyncIterable[Any], field: str, what: str) -> Any:
+    """The last ``field`` event of a server stream (progress events before it are for chats
+    and progress bars); a stream that ends without one is the backend's fault."""
+    found = None
+
+    async def consume() -> None:
+        nonlocal found
+        async for event in stream:
+            if event.HasField(field):
+                found = getattr(event, field)
+
+    await call(consume())
+    if found is None:
+        raise ApiError(502, f"the retrieval service ended {what} without a {field}")
+    return found
+
+
+async def retrieve(b: Backends, request: retrieval_pb.RetrieveRequest) -> common_pb2.RetrievalResult:
+    """Run the multi-round loop and keep only its result."""
+    result: common_pb2.RetrievalResult = await last_of(
+        b.retrieval.Retrieve(request, timeout=b.ask_timeout), "result", "the loop"
+    )
+    return result

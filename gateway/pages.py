@@ -12,10 +12,12 @@ from os import PathLike
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
-from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 from starlette.types import Scope
+
+from gateway.labels import labels_json
 
 STATIC = Path(__file__).resolve().parent / "static"
 CONTENT_SECURITY_POLICY = (
@@ -56,6 +58,12 @@ async def chat_page(app_id: str) -> FileResponse:
 @router.get("/ui/share/{access_token}")
 async def share_page(access_token: str) -> FileResponse:
     return _page("chat.html")
+
+
+@router.get("/ui/labels.json")
+async def labels() -> JSONResponse:
+    """The words the pages show (stop reasons, statuses, progress), from the one Python copy."""
+    return JSONResponse(labels_json(), headers=PAGE_HEADERS)
 
 
 class _StaticWithPolicy(StaticFiles):

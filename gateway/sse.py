@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kb.common.v1 import common_pb2
-from kbcore.rpc import PHASE_NAMES, STOP_REASON_NAMES
-
 KEEP_ALIVE = b": keep-alive\n\n"
 
 
@@ -21,21 +18,6 @@ def event(name: str, payload: dict[str, Any]) -> bytes:
 
 def data(payload: dict[str, Any]) -> bytes:
     return f"data:{_json(payload)}\n\n".encode()
-
-
-def progress_payload(progress: common_pb2.Progress) -> dict[str, Any]:
-    """Only the fields that mean something for the phase."""
-    phase = PHASE_NAMES.get(progress.phase, "unknown")
-    payload: dict[str, Any] = {"phase": phase}
-    if phase == "compacting":
-        payload["rounds"] = progress.compacting_rounds
-    elif phase == "retrieving":
-        payload.update(round=progress.round, query=progress.query)
-    elif phase == "assessed":
-        payload.update(round=progress.round, sufficient=progress.sufficient, missing=progress.missing)
-    elif phase == "generating":
-        payload.update(rounds=progress.rounds, stop_reason=STOP_REASON_NAMES.get(progress.stop_reason, ""))
-    return payload
 
 
 def chunk(chat_id: str, record_id: str, content: str, *, is_end: bool) -> bytes:

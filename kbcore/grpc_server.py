@@ -42,13 +42,19 @@ class RunningServer:
         await self.server.stop(grace)
 
 
-async def build_server(address: str, register: Registrar, service_names: Sequence[str]) -> RunningServer:
+async def build_server(
+    address: str,
+    register: Registrar,
+    service_names: Sequence[str],
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> RunningServer:
     server = grpc.aio.server(
+        interceptors=list(interceptors),
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.so_reuseport", 0),
-        ]
+        ],
     )
     register(server)
     health_servicer = health.aio.HealthServicer()

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from kbcore.caller_token import operator_token
 from kbcore.db.engine import create_engine as create_async_db_engine
 from kbcore.db.engine import session_factory, sync_url
 from kbcore.db.migrate import upgrade
@@ -96,7 +97,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     """The stack on the offline model, with the sample knowledge base and demo application."""
     running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)
-    await seed_demo(running.retrieval_target, running.chat_target)
+    await seed_demo(running.retrieval_target, running.chat_target, operator_token(settings))
     yield running
     await running.stop()
 

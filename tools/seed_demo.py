@@ -12,6 +12,7 @@ from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
+from kbcore.caller_token import bearer
 from kbcore.grpc_client import open_channel
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N
 
@@ -20,7 +21,6 @@ log = logging.getLogger(__name__)
 SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "samples" / "kb" / "docs"
 DEMO_DATASET_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "kb-chat/demo-dataset"))
 DEMO_APPLICATION_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "kb-chat/demo-application"))
-OPERATOR = chat_pb.Caller(kind=chat_pb.Caller.KIND_OPERATOR)
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,10 @@ class Seeded:
     documents: int
 
 
-async def seed_demo(retrieval_target: str, chat_target: str, docs: Path = SAMPLE_DOCS, timeout: float = 600) -> Seeded:
+async def seed_demo(
+    retrieval_target: str, chat_target: str, operator: str, docs: Path = SAMPLE_DOCS, timeout: float = 600
+) -> Seeded:
+    """Load the sample documents and create the demo application; ``operator`` is the operator token."""
     retrieval_channel = open_channel(retrieval_target)
     chat_channel = open_channel(chat_target)
     try:
@@ -68,9 +71,9 @@ async def seed_demo(retrieval_target: str, chat_target: str, docs: Path = SAMPLE
                         top_n=DEFAULT_TOP_N, similarity=DEFAULT_SIMILARITY, search_mode=common_pb2.SEARCH_MODE_HYBRID
                     ),
                 ),
-                caller=OPERATOR,
             ),
             timeout=timeout,
+            metadata=bearer(operator),
         )
         return Seeded(DEMO_DATASET_ID, DEMO_APPLICATION_ID, len(files))
     finally:

@@ -23,6 +23,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
 from kbcore.grpc_client import open_channel
 from kbcore.settings import Settings
@@ -169,7 +170,7 @@ async def run(args: argparse.Namespace) -> int:
         info = await stack.start()
         if not args.no_seed:
             log.info("loading the sample knowledge base (embedding takes a few seconds the first time)")
-            seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]))
+            seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]), operator_token(settings))
             info.update(application_id=seeded.application_id, dataset_id=seeded.dataset_id, documents=seeded.documents)
         (run_dir / "stack.json").write_text(json.dumps(info))
         if not args.no_seed:

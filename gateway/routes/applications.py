@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from gateway.auth import require_operator, resolve_caller
-from gateway.backends import Backends, call
+from gateway.auth import caller_metadata
+from gateway.backends import Backends, backends, call
 from gateway.errors import ok
-from gateway.routes.datasets import backends
+from gateway.presenter import application_json, search_mode
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
-from kbcore.rpc import SEARCH_MODE_NAMES, SEARCH_MODES
 
 router = APIRouter(prefix="/api/application", tags=["application"])
 
@@ -40,9 +39,6 @@ class ApplicationIn(BaseModel):
     model_setting: ModelSettingIn = Field(default_factory=ModelSettingIn)
 
     def message(self, application_id: str = "") -> pb.Application:
-        mode = {"embedding": "vector", "blend": "hybrid"}.get(
-            self.dataset_setting.search_mode, self.dataset_setting.search_mode
-        )
         return pb.Application(
             id=application_id,
             name=self.name,
@@ -52,38 +48,21 @@ class ApplicationIn(BaseModel):
             search=common_pb2.SearchSettings(
                 top_n=self.dataset_setting.top_n,
                 similarity=self.dataset_setting.similarity,
-                search_mode=SEARCH_MODES[mode],
+                search_mode=search_mode(self.dataset_setting.search_mode),
             ),
             model_setting=pb.ModelSetting(prompt=self.model_setting.prompt, system=self.model_setting.system),
         )
-
-
-def application_json(a: pb.Application) -> dict[str, Any]:
-    return {
-        "id": a.id,
-        "name": a.name,
-        "desc": a.description,
-        "dataset_id_list": list(a.dataset_ids),
-        "dialogue_number": a.dialogue_number,
-        "dataset_setting": {
-            "top_n": a.search.top_n,
-            "similarity": round(a.search.similarity, 4),
-            "search_mode": SEARCH_MODE_NAMES.get(a.search.search_mode, "hybrid"),
-        },
-        "model_setting": {"prompt": a.model_setting.prompt, "system": a.model_setting.system},
-        "create_time": a.created_at,
-        "update_time": a.updated_at,
-    }
 
 
 @router.post("")
 async def create_application(
     body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = await require_operator(request)
     reply = await call(
         b.chat.CreateApplication(
-            pb.CreateApplicationRequest(application=body.message(), caller=caller), timeout=b.rpc_timeout
+            pb.CreateApplicationRequest(application=body.message()),
+            timeout=b.rpc_timeout,
+            metadata=caller_metadata(request),
         )
     )
     return ok(application_json(reply.application))
@@ -91,16 +70,18 @@ async def create_application(
 
 @router.get("")
 async def list_applications(request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    caller = await require_operator(request)
-    reply = await call(b.chat.ListApplications(pb.ListApplicationsRequest(caller=caller), timeout=b.rpc_timeout))
+    reply = await call(
+        b.chat.ListApplications(pb.ListApplicationsRequest(), timeout=b.rpc_timeout, metadata=caller_metadata(request))
+    )
     return ok([application_json(a) for a in reply.applications])
 
 
 @router.get("/{app_id}")
 async def get_application(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    caller = await resolve_caller(request)
     reply = await call(
-        b.chat.GetApplication(pb.GetApplicationRequest(application_id=app_id, caller=caller), timeout=b.rpc_timeout)
+        b.chat.GetApplication(
+            pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
+        )
     )
     return ok(application_json(reply.application))
 
@@ -109,10 +90,11 @@ async def get_application(app_id: str, request: Request, b: Annotated[Backends, 
 async def update_application(
     app_id: str, body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = await require_operator(request)
     reply = await call(
         b.chat.UpdateApplication(
-            pb.UpdateApplicationRequest(application=body.message(app_id), caller=caller), timeout=b.rpc_timeout
+            pb.UpdateApplicationRequest(application=body.message(app_id)),
+            timeout=b.rpc_timeout,
+            metadata=caller_metadata(request),
         )
     )
     return ok(application_json(reply.application))
@@ -120,6 +102,9 @@ async def update_application(
 
 @router.get("/{app_id}/chat/open")
 async def open_chat(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    caller = await resolve_caller(request)
-    reply = await call(b.chat.OpenChat(pb.OpenChatRequest(application_id=app_id, caller=caller), timeout=b.rpc_timeout))
+    reply = await call(
+        b.chat.OpenChat(
+            pb.OpenChatRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
+        )
+    )
     return ok(reply.chat_id)

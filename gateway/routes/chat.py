@@ -14,22 +14,15 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from gateway import sse
-from gateway.auth import resolve_caller
-from gateway.backends import Backends, call
+from gateway.auth import caller_metadata
+from gateway.backends import Backends, backends, call
 from gateway.errors import ApiError, from_grpc, ok
-from gateway.routes.datasets import backends
+from gateway.presenter import progress_payload, record_json
 from kb.chat.v1 import chat_service_pb2 as pb
 
 router = APIRouter(prefix="/api/application", tags=["chat"])
 
 KEEP_ALIVE_SECONDS = 15.0
-RECORD_STATUS_NAMES = {
-    pb.RECORD_STATUS_RUNNING: "running",
-    pb.RECORD_STATUS_ANSWERED: "answered",
-    pb.RECORD_STATUS_FAILED: "failed",
-    pb.RECORD_STATUS_STOPPED: "stopped",
-    pb.RECORD_STATUS_INTERRUPTED: "interrupted",
-}
 
 
 class AskBody(BaseModel):
@@ -60,7 +53,7 @@ def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, chat_id: str, record_id
     if kind == "delta":
         return chunk(item.delta.content)
     if kind == "progress":
-        return sse.event("agent_status", sse.progress_payload(item.progress))
+        return sse.event("agent_status", progress_payload(item.progress))
     if kind == "done":
         return sse.chunk(chat_id, record_id, "", is_end=True)
     return b""
@@ -118,16 +111,15 @@ async def _frames(
 async def chat_message(
     chat_id: str, body: AskBody, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> StreamingResponse:
-    caller = await resolve_caller(request)
     stream = b.chat.Ask(
         pb.AskRequest(
             chat_id=chat_id,
             message=body.message,
             re_chat=body.re_chat,
             form_data_json=json.dumps(body.form_data, ensure_ascii=False),
-            caller=caller,
         ),
         timeout=b.ask_timeout,
+        metadata=caller_metadata(request),
     )
     # Refusals (bad input, unknown chat, busy, too long) come before the first event and
     # are answered with their HTTP status, not as a 200 stream.
@@ -147,41 +139,21 @@ async def chat_message(
 
 @router.post("/chat_message/{chat_id}/stop")
 async def stop(chat_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    caller = await resolve_caller(request)
-    reply = await call(b.chat.Stop(pb.StopRequest(chat_id=chat_id, caller=caller), timeout=b.rpc_timeout))
+    reply = await call(
+        b.chat.Stop(pb.StopRequest(chat_id=chat_id), timeout=b.rpc_timeout, metadata=caller_metadata(request))
+    )
     return ok({"stopped": reply.stopped})
-
-
-def record_json(record: pb.ChatRecord) -> dict[str, Any]:
-    """MaxKB's record fields, plus the details (trace, stop reason, gaps, context) at top level."""
-    details = json.loads(record.details_json or "{}")
-    rewritten = details.pop("problem_text", "")
-    return {
-        "id": record.id,
-        "chat_id": record.chat_id,
-        "problem_text": record.question,
-        "padding_problem_text": rewritten,
-        "answer_text": record.answer,
-        "status": RECORD_STATUS_NAMES.get(record.status, "unknown"),
-        "error": record.error,
-        "message_tokens": record.message_tokens,
-        "answer_tokens": record.answer_tokens,
-        "run_time": record.run_time,
-        "create_time": record.created_at,
-        "update_time": record.updated_at,
-        **details,
-    }
 
 
 @router.get("/{app_id}/chat/{chat_id}/chat_record/{page}/{size}")
 async def list_records(
     app_id: str, chat_id: str, page: int, size: int, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = await resolve_caller(request)
     reply = await call(
         b.chat.ListRecords(
-            pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, caller=caller, application_id=app_id),
+            pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, application_id=app_id),
             timeout=b.rpc_timeout,
+            metadata=caller_metadata(request),
         )
     )
     return ok({"records": [record_json(r) for r in reply.records], "current": page, "size": size, "total": reply.total})
@@ -191,11 +163,11 @@ async def list_records(
 async def get_record(
     app_id: str, chat_id: str, record_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = await resolve_caller(request)
     reply = await call(
         b.chat.GetRecord(
-            pb.GetRecordRequest(chat_id=chat_id, record_id=record_id, caller=caller, application_id=app_id),
+            pb.GetRecordRequest(chat_id=chat_id, record_id=record_id, application_id=app_id),
             timeout=b.rpc_timeout,
+            metadata=caller_metadata(request),
         )
     )
     return ok(record_json(reply.record))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -11,15 +10,23 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.datastructures import UploadFile
 
-from gateway.auth import require_operator
-from gateway.backends import Backends, call
+from gateway.auth import operator_only
+from gateway.backends import Backends, backends, call, last_of, retrieve
 from gateway.errors import ApiError, ok
+from gateway.presenter import (
+    DEFAULT_SEARCH_MODE_NAME,
+    SEARCH_MODE_SPELLINGS,
+    dataset_json,
+    document_json,
+    paragraph_json,
+    retrieval_json,
+    search_mode,
+)
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
-from kbcore.rpc import SEARCH_MODES, STOP_REASON_NAMES, paragraph_json, round_json
 
-router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(require_operator)])
+router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(operator_only)])
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
@@ -36,32 +43,6 @@ class ParagraphIn(BaseModel):
 class DocumentIn(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     paragraphs: list[ParagraphIn] = Field(min_length=1, max_length=5000)
-
-
-def backends(request: Request) -> Backends:
-    return request.app.state.backends  # type: ignore[no-any-return]
-
-
-def dataset_json(d: pb.Dataset) -> dict[str, Any]:
-    return {
-        "id": d.id,
-        "name": d.name,
-        "desc": d.description,
-        "document_count": d.document_count,
-        "paragraph_count": d.paragraph_count,
-        "create_time": d.created_at,
-    }
-
-
-def document_json(d: pb.Document) -> dict[str, Any]:
-    return {
-        "id": d.id,
-        "dataset_id": d.dataset_id,
-        "name": d.name,
-        "paragraph_count": d.paragraph_count,
-        "char_length": d.char_length,
-        "create_time": d.created_at,
-    }
 
 
 @router.post("")
@@ -82,23 +63,6 @@ async def list_datasets(b: Annotated[Backends, Depends(backends)]) -> JSONRespon
 async def delete_dataset(dataset_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     await call(b.retrieval.DeleteDataset(pb.DeleteDatasetRequest(dataset_id=dataset_id), timeout=b.rpc_timeout))
     return ok(True)
-
-
-async def last_of(stream: AsyncIterable[Any], field: str, what: str) -> Any:
-    """The last ``field`` event of a server stream (progress events before it are for chats
-    and progress bars); a stream that ends without one is the backend's fault."""
-    found = None
-
-    async def consume() -> None:
-        nonlocal found
-        async for event in stream:
-            if event.HasField(field):
-                found = getattr(event, field)
-
-    await call(consume())
-    if found is None:
-        raise ApiError(502, f"the retrieval service ended {what} without a {field}")
-    return found
 
 
 async def _add_document(b: Backends, request: pb.AddDocumentRequest) -> dict[str, Any]:
@@ -167,13 +131,15 @@ def hit_test_query(
     query_text: Annotated[str, Query(min_length=1, max_length=1000)],
     top_number: Annotated[int, Query(ge=1, le=MAX_TOP_N)] = DEFAULT_TOP_N,
     similarity: Annotated[float, Query(ge=0.0, le=1.0)] = DEFAULT_SIMILARITY,
-    search_mode: Annotated[str, Query(pattern="^(vector|keyword|hybrid|embedding|blend)$")] = "hybrid",
+    search_mode_name: Annotated[
+        str, Query(alias="search_mode", pattern=f"^({'|'.join(SEARCH_MODE_SPELLINGS)})$")
+    ] = DEFAULT_SEARCH_MODE_NAME,
 ) -> HitTestQuery:
-    # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
-    mode = {"embedding": "vector", "blend": "hybrid"}.get(search_mode, search_mode)
     if not query_text.strip():
         raise ApiError(400, "query_text must not be blank")
-    settings = common_pb2.SearchSettings(top_n=top_number, similarity=similarity, search_mode=SEARCH_MODES[mode])
+    settings = common_pb2.SearchSettings(
+        top_n=top_number, similarity=similarity, search_mode=search_mode(search_mode_name)
+    )
     return HitTestQuery(query_text, settings)
 
 
@@ -189,30 +155,10 @@ async def hit_test(
     return ok([paragraph_json(p) for p in reply.paragraphs])
 
 
-def retrieve_result_json(result: pb.RetrieveResult) -> dict[str, Any]:
-    return {
-        "problem_text": result.problem_text,
-        "rounds": [round_json(r) for r in result.rounds],
-        "stop_reason": STOP_REASON_NAMES.get(result.stop_reason, ""),
-        "sufficient": result.sufficient,
-        "missing": result.missing,
-        "run_time": round(result.run_time, 3),
-        "paragraph_list": [paragraph_json(p) for p in result.paragraphs],
-    }
-
-
-async def retrieve(b: Backends, request: pb.RetrieveRequest) -> pb.RetrieveResult:
-    """Run the multi-round loop and keep only its result."""
-    result: pb.RetrieveResult = await last_of(
-        b.retrieval.Retrieve(request, timeout=b.ask_timeout), "result", "the loop"
-    )
-    return result
-
-
 @router.get("/{dataset_id}/hit_test_rounds")
 async def hit_test_rounds(
     dataset_id: str, b: Annotated[Backends, Depends(backends)], q: Annotated[HitTestQuery, Depends(hit_test_query)]
 ) -> JSONResponse:
     """The multi-round loop on one dataset: every round's queries, new paragraphs and verdict."""
     result = await retrieve(b, pb.RetrieveRequest(dataset_ids=[dataset_id], search=q.settings, question=q.query_text))
-    return ok(retrieve_result_json(result))
+    return ok(retrieval_json(result))

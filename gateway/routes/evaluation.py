@@ -1,56 +1,89 @@
 """``POST /api/application/{app_id}/eval``: what the multi-round loop gains over one round, on
-the operator's own knowledge base, with the application's datasets and search settings."""
+the operator's own knowledge base, with the application's datasets and search settings.
+
+The retrieval service runs and scores the cases (``Evaluate``, next to the loop); this route
+checks the JSON body, finds the application, and shows the scores as JSON."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from gateway.auth import require_operator
-from gateway.backends import Backends, call
+from gateway.backends import Backends, backends, call
 from gateway.errors import ApiError, ok
-from gateway.evaluation import CaseIn, CaseScore, EvalIn, case_json, case_problem, history_of, score_case, summarize
-from gateway.routes.datasets import backends, retrieve
+from gateway.presenter import evaluation_json
 from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 
 router = APIRouter(prefix="/api/application", tags=["evaluation"])
 
-# Questions run a few at a time: enough to overlap the model calls, not so many that an
-# evaluation crowds out the chats the same services are answering.
-CONCURRENT_QUESTIONS = 4
+MAX_CASES = 500
+
+
+class GoldIn(BaseModel):
+    must_contain: str = Field(min_length=1, max_length=1000)
+    doc: str = Field(default="", max_length=500)
+
+
+class TurnIn(BaseModel):
+    question: str = Field(min_length=1, max_length=20_000)
+    gold: list[GoldIn] = Field(default_factory=list, max_length=100)
+    answer_facts: list[str] = Field(default_factory=list, max_length=100)
+
+
+class CaseIn(BaseModel):
+    """The shipped questions.jsonl shape; fields the scoring does not use are ignored."""
+
+    id: str = Field(default="", max_length=200)
+    kind: str = Field(default="", max_length=100)
+    turns: list[TurnIn] = Field(min_length=1, max_length=20)
+
+
+class EvalIn(BaseModel):
+    cases: list[CaseIn] = Field(min_length=1, max_length=MAX_CASES)
+    # False asks the last turn alone, without the earlier turns as history: the follow-up is
+    # then searched as typed, which is what rewriting is measured against.
+    rewrite: bool = True
+
+
+def case_message(case: CaseIn) -> retrieval_pb.EvalCase:
+    return retrieval_pb.EvalCase(
+        id=case.id,
+        kind=case.kind,
+        turns=[
+            retrieval_pb.EvalTurn(
+                question=turn.question,
+                gold=[retrieval_pb.GoldSnippet(must_contain=g.must_contain, doc=g.doc) for g in turn.gold],
+                answer_facts=turn.answer_facts,
+            )
+            for turn in case.turns
+        ],
+    )
 
 
 @router.post("/{app_id}/eval")
 async def evaluate(
     app_id: str, body: EvalIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    caller = await require_operator(request)
-    problems = [p for i, case in enumerate(body.cases) if (p := case_problem(case, i))]
-    if problems:
-        raise ApiError(400, "; ".join(problems[:5]))
+    metadata = await require_operator(request)
     reply = await call(
         b.chat.GetApplication(
-            chat_pb.GetApplicationRequest(application_id=app_id, caller=caller), timeout=b.rpc_timeout
+            chat_pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
         )
     )
     application = reply.application
     if not application.dataset_ids:
         raise ApiError(400, "the application has no datasets to evaluate")
-    gate = asyncio.Semaphore(CONCURRENT_QUESTIONS)
-
-    async def run(case: CaseIn) -> CaseScore:
-        request = retrieval_pb.RetrieveRequest(
-            dataset_ids=list(application.dataset_ids),
-            search=application.search,
-            question=case.turns[-1].question,
-            history=history_of(case, body.rewrite),
-        )
-        async with gate:
-            return score_case(case, await retrieve(b, request))
-
-    scores = await asyncio.gather(*(run(case) for case in body.cases))
-    return ok({"rewrite": body.rewrite, "summary": summarize(scores), "cases": [case_json(s) for s in scores]})
+    evaluate_request = retrieval_pb.EvaluateRequest(
+        dataset_ids=list(application.dataset_ids),
+        search=application.search,
+        cases=[case_message(case) for case in body.cases],
+        without_history=not body.rewrite,
+    )
+    # Every case gets the time one question gets, as if the cases ran one after another.
+    scored = await call(b.retrieval.Evaluate(evaluate_request, timeout=b.ask_timeout * len(body.cases)))
+    return ok(evaluation_json(body.rewrite, scored))

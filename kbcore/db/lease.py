@@ -21,12 +21,19 @@ from sqlalchemy.orm import Session
 
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.models import ChatLock, utcnow
+from kbcore.errors import Conflict
 
 log = logging.getLogger(__name__)
 
 
-class ChatBusy(Exception):
-    """Another question or compaction holds this chat."""
+class ChatBusy(Conflict):
+    """Another question or compaction holds this chat: refused, never queued."""
+
+    def __init__(self, chat_id: str) -> None:
+        super().__init__(
+            "this chat is already answering a question or being compacted; wait for it to finish or stop it"
+        )
+        self.chat_id = chat_id
 
 
 def new_holder(purpose: str) -> str:

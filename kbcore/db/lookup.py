@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.engine import run_read
-from kbcore.rpc import NotFound
+from kbcore.errors import NotFound
 
 Row = TypeVar("Row")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import enum
 import uuid
 from typing import Any
 
@@ -22,6 +21,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from kb.common.v1 import common_pb2
+from kbcore.vocabulary import RECORD_STATUS
+
 # SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY.
 RecordId = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -35,12 +37,14 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-class RecordStatus(enum.StrEnum):
-    RUNNING = "running"
-    ANSWERED = "answered"
-    FAILED = "failed"
-    STOPPED = "stopped"
-    INTERRUPTED = "interrupted"
+class RecordStatus:
+    """How a record's status is stored: the wire name of ``kb.common.v1.RecordStatus``."""
+
+    RUNNING = RECORD_STATUS.name(common_pb2.RECORD_STATUS_RUNNING)
+    ANSWERED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_ANSWERED)
+    FAILED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_FAILED)
+    STOPPED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_STOPPED)
+    INTERRUPTED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_INTERRUPTED)
 
 
 FINISHED_STATUSES = (RecordStatus.ANSWERED, RecordStatus.STOPPED)
@@ -102,8 +106,7 @@ class ChatRecord(Base):
     chat_id: Mapped[str] = mapped_column(ForeignKey("chat.id", ondelete="CASCADE"))
     question: Mapped[str] = mapped_column(Text)
     answer: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(16), default=RecordStatus.RUNNING.value)
-    problem_text: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default=RecordStatus.RUNNING)
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     message_tokens: Mapped[int] = mapped_column(Integer, default=0)
     answer_tokens: Mapped[int] = mapped_column(Integer, default=0)

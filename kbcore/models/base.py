@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kbcore.errors import Unavailable
+
 
 @dataclass(frozen=True)
 class ChatMessage:
@@ -47,12 +49,9 @@ class Usage:
     completion_tokens: int = 0
 
 
-class ModelError(Exception):
-    """A model call that produced no usable result (unreachable, error status, truncated, malformed)."""
-
-    def __init__(self, message: str, *, kind: str = "unavailable") -> None:
-        super().__init__(message)
-        self.kind = kind  # "unavailable" | "truncated" | "bad_response"
+class ModelError(Unavailable):
+    """A model call that produced no usable result (unreachable, error status, truncated,
+    malformed); the message says which. The caller retries later or reports the model down."""
 
 
 @dataclass

@@ -22,7 +22,7 @@ from kbcore.models.base import (
     HistoryTurn,
     Usage,
 )
-from kbcore.models.offline_evidence import Need, Passage, best_quotes, coverage, is_covered, need, prepare, sentences
+from kbcore.models.offline_evidence import Need, Passage, best_quotes, is_covered, need, prepare, sentences
 from kbcore.models.offline_terms import has_names, leading_name, subject_terms, terms_of
 from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_MARKER, SUMMARY_QUESTION
 from kbcore.models.question_parts import normalise_query, split_question
@@ -264,10 +264,3 @@ def _strip_trailing_break(pieces: list[str]) -> list[str]:
     while pieces and pieces[-1] == "\n\n":
         pieces.pop()
     return pieces
-
-
-def part_coverage(asked: str, standalone: str, evidence: Sequence[EvidenceParagraph]) -> list[tuple[str, float]]:
-    """Each part of ``standalone`` with the best share of its words one paragraph holds (for tuning)."""
-    parts = split_question(standalone)
-    passages = prepare(evidence)
-    return [(p, coverage(_need(p, parts[0], asked), passages)) for p in parts]

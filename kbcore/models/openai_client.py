@@ -14,6 +14,7 @@ import json
 import logging
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -90,10 +91,10 @@ def model_error(job: str, exc: openai.OpenAIError, *, timeout: float) -> ModelEr
     elif isinstance(exc, openai.APIStatusError):
         message = f"{job}: the model endpoint answered HTTP {exc.status_code}: {_status_detail(exc)}"
     elif isinstance(exc, openai.APIResponseValidationError):
-        return ModelError(f"{job}: malformed response from the model endpoint", kind="bad_response")
+        return ModelError(f"{job}: malformed response from the model endpoint")
     else:
         message = f"{job}: model call failed: {exc}"
-    return ModelError(message[:_MESSAGE_LIMIT], kind="unavailable")
+    return ModelError(message[:_MESSAGE_LIMIT])
 
 
 class OpenAIModelClient:
@@ -155,18 +156,18 @@ class OpenAIModelClient:
         except openai.OpenAIError as exc:
             raise model_error(job, exc, timeout=self._timeout) from exc
         except ValueError as exc:
-            raise ModelError(f"{job}: malformed response from the model endpoint", kind="bad_response") from exc
+            raise ModelError(f"{job}: malformed response from the model endpoint") from exc
         choices = body.get("choices") if isinstance(body, dict) else None
         if not choices:
-            raise ModelError(f"{job}: the model returned no choices", kind="bad_response")
+            raise ModelError(f"{job}: the model returned no choices")
         choice = choices[0] if isinstance(choices[0], dict) else {}
         if choice.get("finish_reason") == "length":
-            raise ModelError(f"{job}: the output hit the {max_tokens}-token limit", kind="truncated")
+            raise ModelError(f"{job}: the output hit the {max_tokens}-token limit")
         message = choice.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         content = content.strip() if isinstance(content, str) else ""
         if not content:
-            raise ModelError(f"{job}: the model returned an empty answer", kind="bad_response")
+            raise ModelError(f"{job}: the model returned an empty answer")
         return content
 
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
@@ -217,18 +218,8 @@ class OpenAIModelClient:
         more than everything else done with that event. Events are decoded as the client
         decodes them; an error payload, a cut connection or a stall ends the answer with a
         ModelError, as it did through the client's stream."""
-        received: list[str] = []
-        reported: Usage | None = None
-        finished = False
-        body: dict[str, Any] = {
-            "model": self.model_name,
-            "messages": _message_params(request.messages),
-            "temperature": self._temperature,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
+        received = _Received()
+        body = self._answer_body(request)
         try:
             http: httpx2.Response = await self._client.post(
                 "/chat/completions", body=body, cast_to=httpx2.Response, stream=True
@@ -238,49 +229,96 @@ class OpenAIModelClient:
                 try:
                     async for data in events:
                         if data.startswith("[DONE]"):
-                            # The rest of the body (normally nothing), so HTTP/1.1 can reuse the connection.
-                            with contextlib.suppress(TimeoutError):
-                                async with asyncio.timeout(_DRAIN_SECONDS):
-                                    async for _ in events:
-                                        pass
+                            await _drain(events)
                             break
-                        chunk = json.loads(data)
-                        if not isinstance(chunk, dict):
-                            continue
-                        if chunk.get("error"):
-                            error = chunk["error"]
-                            message = error.get("message") if isinstance(error, dict) else None
-                            if not message or not isinstance(message, str):
-                                message = "An error occurred during streaming"
-                            raise openai.APIError(message, http.request, body=error)
-                        reported = _usage(chunk.get("usage")) or reported
-                        for choice in (chunk.get("choices") or [])[:1]:
-                            delta = choice.get("delta") or {}
-                            content = delta.get("content")
+                        for choice in received.choices(data, http.request):
+                            content = received.content(choice)
                             if content:
-                                received.append(content)
                                 yield content
-                            reason = choice.get("finish_reason")
-                            if reason is not None:
-                                finished = True
-                            if reason == "length":
-                                log.info("answer reached its token limit after %d characters", sum(map(len, received)))
+                            received.finish(choice)
                 except httpx2.TimeoutException as exc:
                     raise openai.APITimeoutError(request=http.request) from exc
                 except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as exc:
                     raise openai.APIConnectionError(request=http.request) from exc
-            if not finished:
-                raise ModelError("generate: the answer stream ended before the model finished", kind="unavailable")
+            if not received.finished:
+                raise ModelError("generate: the answer stream ended before the model finished")
         except openai.OpenAIError as exc:
             raise model_error("generate", exc, timeout=self._timeout) from exc
         except (ValueError, AttributeError) as exc:  # a data line that is not JSON, or not shaped like a chunk
-            raise ModelError(f"generate: malformed stream chunk ({exc})", kind="bad_response") from exc
+            raise ModelError(f"generate: malformed stream chunk ({exc})") from exc
         finally:
-            final = reported or estimate_usage(request.messages, "".join(received))
+            final = received.usage or estimate_usage(request.messages, "".join(received.deltas))
             usage.prompt_tokens, usage.completion_tokens = final.prompt_tokens, final.completion_tokens
+
+    def _answer_body(self, request: GenerationRequest) -> dict[str, Any]:
+        """The streamed chat completion of an answer, asking for the usage in the last event."""
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": _message_params(request.messages),
+            "temperature": self._temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        return body
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+@dataclass
+class _Received:
+    """What an answer stream delivered so far: the usage is reported from it however it ends."""
+
+    deltas: list[str] = field(default_factory=list)
+    usage: Usage | None = None  # as the server reported it, if it did
+    finished: bool = False  # the model gave a finish reason: the answer is complete
+
+    def choices(self, data: str, request: httpx2.Request) -> Any:
+        """The chunk's first choice, if any (only one is asked for), after noting its usage.
+
+        An error payload raises it as the ``openai`` client would."""
+        chunk = json.loads(data)
+        if not isinstance(chunk, dict):
+            return []
+        if chunk.get("error"):
+            raise _stream_error(chunk["error"], request)
+        self.usage = _usage(chunk.get("usage")) or self.usage
+        return (chunk.get("choices") or [])[:1]
+
+    def content(self, choice: Any) -> Any:
+        """The text a choice adds to the answer, kept for the usage estimate."""
+        delta = choice.get("delta") or {}
+        content = delta.get("content")
+        if content:
+            self.deltas.append(content)
+        return content
+
+    def finish(self, choice: Any) -> None:
+        """Note a finish reason: a stream that ends without one was cut off."""
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            self.finished = True
+        if reason == "length":
+            log.info("answer reached its token limit after %d characters", sum(map(len, self.deltas)))
+
+
+def _stream_error(error: Any, request: httpx2.Request) -> openai.APIError:
+    """The error a server sent inside the stream, as the ``openai`` client's stream raises it."""
+    message = error.get("message") if isinstance(error, dict) else None
+    if not message or not isinstance(message, str):
+        message = "An error occurred during streaming"
+    return openai.APIError(message, request, body=error)
+
+
+async def _drain(events: AsyncIterator[str]) -> None:
+    """Read the rest of the body after ``[DONE]`` (normally nothing) for a moment, so HTTP/1.1
+    can reuse the connection."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for _ in events:
+                pass
 
 
 def _usage(raw: Any) -> Usage | None:

@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import grpc
 
@@ -19,17 +19,20 @@ from kb.context.v1 import context_service_pb2, context_service_pb2_grpc
 from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.models import Application, RecordStatus
+from kbcore.grpc_errors import INTERNAL_MESSAGE, RpcError
 from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, ModelClient, ModelError
-from kbcore.rpc import ROLE_NAMES, STOP_REASON_NAMES, RpcError, paragraph_json, round_json
 from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
+from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.convert import application_message
+from services.chat.details import record_details, stored
 from services.chat.prompt import build_messages
 from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
 STOP_POLL_SECONDS = 1.0
+CLIENT_GONE = "the client went away before the answer ended"
 ContextCall: TypeAlias = (
     "grpc.aio.UnaryStreamCall[context_service_pb2.LoadContextRequest, context_service_pb2.LoadContextResponse]"
 )
@@ -50,47 +53,38 @@ class Outcome:
 
     answer: list[str] = field(default_factory=list)
     context: context_service_pb2.ConversationContext | None = None
-    retrieval: retrieval_service_pb2.RetrieveResult | None = None
+    retrieval: common_pb2.RetrievalResult | None = None
     message_tokens: int = 0
     answer_tokens: int = 0
 
 
-def search_settings(application: Application) -> common_pb2.SearchSettings:
-    return application_message(application).search
+@dataclass(frozen=True)
+class Ending:
+    """How a question ended: the record's status and error, and what the caller is told."""
+
+    status: str
+    error: str = ""
+    raise_: BaseException | None = None
 
 
-def details(outcome: Outcome, model: ModelClient, run_time: float) -> dict[str, Any]:
-    """The record's details: search step, context info and chat step, all from one source."""
-    result = outcome.retrieval
-    rounds = list(result.rounds) if result is not None else []
-    info = outcome.context.info if outcome.context is not None else None
-    return {
-        "problem_text": result.problem_text if result else "",
-        "agent_trace": [round_json(r) for r in rounds],
-        "agent_stop_reason": STOP_REASON_NAMES.get(result.stop_reason, "") if result else "",
-        "sufficient": result.sufficient if result else False,
-        "missing": result.missing if result else "",
-        "rewrite_error": result.rewrite_error if result else "",
-        "paragraph_list": [paragraph_json(p) for p in (result.paragraphs if result else [])],
-        "context_info": {
-            "enabled": info.enabled,
-            "recent_rounds": info.recent_rounds,
-            "compacted_rounds": info.compacted_rounds,
-            "revision": info.revision,
-            "token_budget": info.token_budget,
-            "estimated_tokens": info.estimated_tokens,
-        }
-        if info is not None
-        else {},
-        "search_step": {"step_type": "iterative_search", "run_time": round(result.run_time, 3) if result else 0.0},
-        "chat_step": {
-            "model": model.model_name,
-            "offline_model": model.is_offline,
-            "message_tokens": outcome.message_tokens,
-            "answer_tokens": outcome.answer_tokens,
-            "run_time": round(run_time, 3),
-        },
-    }
+def ending_for(error: BaseException, chat_id: str) -> Ending:
+    """The record's status for a question that ended with ``error``, and the status to raise."""
+    if isinstance(error, asyncio.CancelledError):
+        return Ending(RecordStatus.STOPPED, CLIENT_GONE)
+    if isinstance(error, RpcError):
+        return Ending(RecordStatus.FAILED, error.message)
+    if isinstance(error, ModelError):
+        message = f"the model failed: {error}"
+        return Ending(RecordStatus.FAILED, message, RpcError(grpc.StatusCode.UNAVAILABLE, message))
+    if isinstance(error, grpc.aio.AioRpcError):
+        message = f"an upstream service failed: {error.details()}"
+        return Ending(RecordStatus.FAILED, message, RpcError(_upstream_code(error), message))
+    log.error("question on chat %s failed", chat_id, exc_info=error)
+    return Ending(
+        RecordStatus.FAILED,
+        f"internal error: {type(error).__name__}",
+        RpcError(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE),
+    )
 
 
 class AskFlow:
@@ -142,15 +136,10 @@ class AskFlow:
     ) -> StartedQuestion:
         """The chat's lease and the question's record: one transaction, unless a quota check
         has to run between the two (it must not count a question refused as busy)."""
-        try:
-            if admit is None:
-                return await self._store.begin_question(self._leases, chat_id, question, holder, re_chat)
-            if not await self._leases.try_acquire(chat_id, holder, "question"):
-                raise ChatBusy(chat_id)
-        except ChatBusy as exc:
-            raise RpcError(
-                grpc.StatusCode.ABORTED, "this chat is already answering a question; wait for it to finish or stop it"
-            ) from exc
+        if admit is None:
+            return await self._store.begin_question(self._leases, chat_id, question, holder, re_chat)
+        if not await self._leases.try_acquire(chat_id, holder, "question"):
+            raise ChatBusy(chat_id)
         try:
             await admit()
             return await self._store.record_question(chat_id, question, holder, re_chat)
@@ -181,68 +170,57 @@ class AskFlow:
     ) -> AsyncIterator[pb.AskResponse]:
         started = time.monotonic()
         record = question_started.record
-        holder = record.holder
         # The upstream calls go out before the first event: sending an event waits for the send
         # to complete. The first question of a chat has no history, so it is searched as asked:
         # retrieval runs while the context loads; its events follow the context's.
-        context_call = self._start_context(application, chat_id, record.id, holder)
-        early = self._start_retrieve(application, question, []) if question_started.first_in_chat else None
-        later: RetrieveCall | None = None
+        calls = _Calls(self._start_context(application, chat_id, record.id, record.holder))
+        if question_started.first_in_chat:
+            calls.retrieve = self._start_retrieve(application, question, [])
         try:
             yield pb.AskResponse(started=pb.RecordStarted(record_id=str(record.id), chat_id=chat_id))
             # The context phase starts now: said here, not after a round trip to the context service.
-            yield pb.AskResponse(progress=common_pb2.Progress(phase=common_pb2.PHASE_CONTEXT))
+            yield pb.AskResponse(progress=common_pb2.Progress(context=common_pb2.ContextLoading()))
             outcome = Outcome()
-            status, error = RecordStatus.ANSWERED, ""
+            ending = Ending(RecordStatus.ANSWERED)
             try:
-                async for event in self._load_context(context_call, outcome):
-                    yield event
-                if early is None:
-                    history = list(outcome.context.messages) if outcome.context else []
-                    later = self._start_retrieve(application, question, history)
-                async for event in self._retrieve(early or later, outcome):
-                    yield event
-                async for event in self._generate(application, question, outcome, stop_requested):
+                async for event in self._steps(application, question, calls, outcome, stop_requested):
                     yield event
                 if stop_requested.is_set():
-                    status, error = RecordStatus.STOPPED, "stopped by the user"
-            except asyncio.CancelledError:
-                status, error = RecordStatus.STOPPED, "the client went away before the answer ended"
+                    ending = Ending(RecordStatus.STOPPED, "stopped by the user")
+            except GeneratorExit:  # the stream was closed under us: the caller has gone
+                ending = Ending(RecordStatus.STOPPED, CLIENT_GONE)
                 raise
-            except RpcError as exc:
-                status, error = RecordStatus.FAILED, exc.message
-                raise
-            except ModelError as exc:
-                status, error = RecordStatus.FAILED, f"the model failed: {exc}"
-                raise RpcError(grpc.StatusCode.UNAVAILABLE, error) from exc
-            except grpc.aio.AioRpcError as exc:
-                status, error = RecordStatus.FAILED, f"an upstream service failed: {exc.details()}"
-                raise RpcError(_upstream_code(exc), error) from exc
-            except Exception as exc:
-                log.exception("question on chat %s failed", chat_id)
-                status, error = RecordStatus.FAILED, f"internal error: {type(exc).__name__}"
-                raise RpcError(grpc.StatusCode.INTERNAL, error) from exc
+            except (Exception, asyncio.CancelledError) as exc:
+                ending = ending_for(exc, chat_id)
+                if ending.raise_ is None:
+                    raise
+                raise ending.raise_ from exc
             finally:
                 # Saved before `done` is sent (and even when the caller has gone), so a follow-up
                 # asked the moment the stream ends always sees this answer.
-                await asyncio.shield(
-                    self._save(record.id, question, outcome, status, error, time.monotonic() - started)
-                )
-            yield pb.AskResponse(
-                done=pb.AskDone(
-                    record_id=str(record.id),
-                    message_tokens=outcome.message_tokens,
-                    answer_tokens=outcome.answer_tokens,
-                    stop_reason=outcome.retrieval.stop_reason
-                    if outcome.retrieval
-                    else common_pb2.STOP_REASON_UNSPECIFIED,
-                    sufficient=outcome.retrieval.sufficient if outcome.retrieval else False,
-                )
-            )
+                await asyncio.shield(self._save(record.id, outcome, ending, time.monotonic() - started))
+            yield _done(record.id, outcome)
         finally:
-            for call in (context_call, early, later):
-                if call is not None:
-                    call.cancel()  # a no-op once it has finished
+            calls.cancel()
+
+    async def _steps(
+        self,
+        application: Application,
+        question: str,
+        calls: _Calls,
+        outcome: Outcome,
+        stop_requested: asyncio.Event,
+    ) -> AsyncIterator[pb.AskResponse]:
+        """Context, then retrieval (started now unless it already runs), then generation."""
+        async for event in self._load_context(calls.context, outcome):
+            yield event
+        if calls.retrieve is None:
+            history = list(outcome.context.messages) if outcome.context else []
+            calls.retrieve = self._start_retrieve(application, question, history)
+        async for event in self._retrieve(calls.retrieve, outcome):
+            yield event
+        async for event in self._generate(application, question, outcome, stop_requested):
+            yield event
 
     def _start_context(self, application: Application, chat_id: str, record_id: int, holder: str) -> ContextCall:
         """The LoadContext call, sent now; its responses wait in the channel until read."""
@@ -257,8 +235,7 @@ class AskFlow:
     async def _load_context(self, call: ContextCall, outcome: Outcome) -> AsyncIterator[pb.AskResponse]:
         async for response in call:
             if response.HasField("progress"):
-                if response.progress.phase != common_pb2.PHASE_CONTEXT:  # already announced
-                    yield pb.AskResponse(progress=response.progress)
+                yield pb.AskResponse(progress=response.progress)
             else:
                 outcome.context = response.context
 
@@ -268,7 +245,7 @@ class AskFlow:
         """The Retrieve call, sent now; its responses wait in the channel until read."""
         request = retrieval_service_pb2.RetrieveRequest(
             dataset_ids=list(application.dataset_ids or []),
-            search=search_settings(application),
+            search=application_message(application).search,
             question=question,
             history=history,
         )
@@ -286,9 +263,36 @@ class AskFlow:
     ) -> AsyncIterator[pb.AskResponse]:
         result = outcome.retrieval
         assert result is not None and outcome.context is not None
+        request = self._generation_request(application, question, result, outcome.context)
+        stream = self._model.generate(request)
+        deltas = stream.deltas
+        # The request goes out now, while the progress event below is being sent.
+        first: asyncio.Future[str] = asyncio.ensure_future(anext(deltas))
+        try:
+            generating = common_pb2.Generating(rounds=len(result.rounds), stop_reason=result.stop_reason)
+            yield pb.AskResponse(progress=common_pb2.Progress(generating=generating))
+            async for delta in _deltas(first, deltas):
+                outcome.answer.append(delta)
+                yield pb.AskResponse(delta=pb.AnswerDelta(content=delta))
+                if stop_requested.is_set():
+                    break
+        finally:
+            await _close_stream(first, deltas)
+            prompt_tokens = stream.usage.prompt_tokens or sum(count_tokens(m.content) for m in request.messages)
+            outcome.message_tokens = prompt_tokens
+            outcome.answer_tokens = stream.usage.completion_tokens or count_tokens("".join(outcome.answer))
+
+    def _generation_request(
+        self,
+        application: Application,
+        question: str,
+        result: common_pb2.RetrievalResult,
+        context: context_service_pb2.ConversationContext,
+    ) -> GenerationRequest:
+        """The prompt (application template, history, evidence, what could not be verified)."""
         evidence = [EvidenceParagraph(p.id, p.document_name, p.title, p.content) for p in result.paragraphs]
-        history = [ChatMessage(ROLE_NAMES.get(m.role, "user"), m.content) for m in outcome.context.messages]
-        stop_reason = STOP_REASON_NAMES.get(result.stop_reason, "")
+        history = [ChatMessage(ROLE.name(m.role) or "user", m.content) for m in context.messages]
+        stop_reason = STOP_REASON.name(result.stop_reason)
         setting = application.model_setting or {}
         messages = build_messages(
             question=question,
@@ -300,68 +304,83 @@ class AskFlow:
             prompt_template=str(setting.get("prompt", "")),
             system_prompt=str(setting.get("system", "")),
         )
-        stream = self._model.generate(
-            GenerationRequest(
-                messages=messages,
-                question=question,
-                problem_text=result.problem_text,
-                evidence=evidence,
-                sufficient=result.sufficient,
-                stop_reason=stop_reason,
-                missing=result.missing,
-            )
+        return GenerationRequest(
+            messages=messages,
+            question=question,
+            problem_text=result.problem_text,
+            evidence=evidence,
+            sufficient=result.sufficient,
+            stop_reason=stop_reason,
+            missing=result.missing,
         )
-        deltas = stream.deltas
-        # The request goes out now, while the progress event below is being sent.
-        first: asyncio.Future[str] = asyncio.ensure_future(anext(deltas))
-        try:
-            yield pb.AskResponse(
-                progress=common_pb2.Progress(
-                    phase=common_pb2.PHASE_GENERATING, rounds=len(result.rounds), stop_reason=result.stop_reason
-                )
-            )
-            next_delta: Awaitable[str] = first
-            while True:
-                try:
-                    delta = await next_delta
-                except StopAsyncIteration:
-                    break
-                next_delta = anext(deltas)
-                if not delta:
-                    continue
-                outcome.answer.append(delta)
-                yield pb.AskResponse(delta=pb.AnswerDelta(content=delta))
-                if stop_requested.is_set():
-                    break
-        finally:
-            if not first.done():
-                first.cancel()
-                with contextlib.suppress(BaseException):
-                    await first
-            with contextlib.suppress(Exception):
-                await deltas.aclose()  # type: ignore[attr-defined]
-            outcome.message_tokens = stream.usage.prompt_tokens or sum(count_tokens(m.content) for m in messages)
-            outcome.answer_tokens = stream.usage.completion_tokens or count_tokens("".join(outcome.answer))
 
-    async def _save(
-        self, record_id: int, question: str, outcome: Outcome, status: RecordStatus, error: str, run_time: float
-    ) -> None:
+    async def _save(self, record_id: int, outcome: Outcome, ending: Ending, run_time: float) -> None:
+        context = outcome.context.info if outcome.context is not None else None
+        details = record_details(outcome.retrieval, context, self._model.model_name, self._model.is_offline, run_time)
         try:
             saved = await self._store.finish_record(
                 record_id,
                 answer="".join(outcome.answer),
-                status=status.value,
-                problem_text=outcome.retrieval.problem_text if outcome.retrieval else question,
-                details=details(outcome, self._model, run_time),
+                status=ending.status,
+                details=stored(details),
                 message_tokens=outcome.message_tokens,
                 answer_tokens=outcome.answer_tokens,
-                error=error,
+                error=ending.error,
                 run_time=round(run_time, 3),
             )
             if not saved:
                 log.warning("record %s was taken over by another holder; its outcome is not saved", record_id)
         except Exception:
             log.exception("could not save record %s", record_id)
+
+
+@dataclass
+class _Calls:
+    """The question's upstream calls; whatever is still running is cancelled at the end."""
+
+    context: ContextCall
+    retrieve: RetrieveCall | None = None
+
+    def cancel(self) -> None:
+        for call in (self.context, self.retrieve):
+            if call is not None:
+                call.cancel()  # a no-op once it has finished
+
+
+async def _deltas(first: asyncio.Future[str], deltas: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The model's non-empty deltas, the first one already requested."""
+    next_delta: Awaitable[str] = first
+    while True:
+        try:
+            delta = await next_delta
+        except StopAsyncIteration:
+            return
+        next_delta = anext(deltas)
+        if delta:
+            yield delta
+
+
+async def _close_stream(first: asyncio.Future[str], deltas: AsyncIterator[str]) -> None:
+    """Stop the model stream, whether it ended, failed or is being abandoned."""
+    if not first.done():
+        first.cancel()
+        with contextlib.suppress(BaseException):
+            await first
+    with contextlib.suppress(Exception):
+        await deltas.aclose()  # type: ignore[attr-defined]
+
+
+def _done(record_id: int, outcome: Outcome) -> pb.AskResponse:
+    result = outcome.retrieval
+    return pb.AskResponse(
+        done=pb.AskDone(
+            record_id=str(record_id),
+            message_tokens=outcome.message_tokens,
+            answer_tokens=outcome.answer_tokens,
+            stop_reason=result.stop_reason if result else common_pb2.STOP_REASON_UNSPECIFIED,
+            sufficient=result.sufficient if result else False,
+        )
+    )
 
 
 def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
 from kbcore.db.models import Application, ChatRecord
+from kbcore.errors import InvalidRequest
 from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
-from kbcore.rpc import SEARCH_MODE_NAMES, SEARCH_MODES, invalid
 from kbcore.settings import clamp
-
-RECORD_STATUSES = {
-    "running": pb.RECORD_STATUS_RUNNING,
-    "answered": pb.RECORD_STATUS_ANSWERED,
-    "failed": pb.RECORD_STATUS_FAILED,
-    "stopped": pb.RECORD_STATUS_STOPPED,
-    "interrupted": pb.RECORD_STATUS_INTERRUPTED,
-}
+from kbcore.vocabulary import RECORD_STATUS, SEARCH_MODE
+from services.chat.details import loaded
 
 
 def _timestamp(value: Any) -> str:
@@ -42,7 +35,7 @@ def application_message(row: Application) -> pb.Application:
         search=common_pb2.SearchSettings(
             top_n=int(search["top_n"]),
             similarity=float(search["similarity"]),
-            search_mode=SEARCH_MODES[str(search["search_mode"])],
+            search_mode=SEARCH_MODE.value(str(search["search_mode"])),
         ),
         model_setting=pb.ModelSetting(prompt=str(model.get("prompt", "")), system=str(model.get("system", ""))),
         created_at=_timestamp(row.created_at),
@@ -54,18 +47,18 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
     """Validated column values from a message; unset search fields take the defaults."""
     name = message.name.strip()
     if not name:
-        raise invalid("application name must not be empty")
+        raise InvalidRequest("application name must not be empty")
     if len(name) > 200:
-        raise invalid("application name is longer than 200 characters")
+        raise InvalidRequest("application name is longer than 200 characters")
     search = message.search
     top_n = search.top_n or DEFAULT_TOP_N
     if not 1 <= top_n <= MAX_TOP_N:
-        raise invalid(f"dataset_setting.top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
+        raise InvalidRequest(f"dataset_setting.top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
     similarity = search.similarity if search.HasField("similarity") else DEFAULT_SIMILARITY
     if not 0.0 <= similarity <= 1.0:
-        raise invalid(f"dataset_setting.similarity must be between 0 and 1, got {similarity:g}")
-    if search.search_mode and search.search_mode not in SEARCH_MODE_NAMES:
-        raise invalid(f"unknown dataset_setting.search_mode {search.search_mode}")
+        raise InvalidRequest(f"dataset_setting.similarity must be between 0 and 1, got {similarity:g}")
+    if search.search_mode and not SEARCH_MODE.name(search.search_mode):
+        raise InvalidRequest(f"unknown dataset_setting.search_mode {search.search_mode}")
     return {
         "name": name,
         "description": message.description,
@@ -74,7 +67,7 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
         "search_setting": {
             "top_n": top_n,
             "similarity": round(float(similarity), 4),
-            "search_mode": SEARCH_MODE_NAMES.get(search.search_mode, DEFAULT_SEARCH_MODE),
+            "search_mode": SEARCH_MODE.name(search.search_mode) or DEFAULT_SEARCH_MODE,
         },
         "model_setting": {"prompt": message.model_setting.prompt, "system": message.model_setting.system},
     }
@@ -86,9 +79,8 @@ def record_message(row: ChatRecord) -> pb.ChatRecord:
         chat_id=row.chat_id,
         question=row.question,
         answer=row.answer,
-        status=RECORD_STATUSES.get(row.status, pb.RECORD_STATUS_UNSPECIFIED),
-        problem_text=row.problem_text,
-        details_json=json.dumps(row.details or {}, ensure_ascii=False),
+        status=RECORD_STATUS.value(row.status, default=common_pb2.RECORD_STATUS_UNSPECIFIED),
+        details=loaded(row.details),
         message_tokens=row.message_tokens,
         answer_tokens=row.answer_tokens,
         error=row.error,

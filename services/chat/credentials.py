@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import AccessToken, ApiKey, Visitor, VisitorDailyUsage
-from kbcore.rpc import NotFound
+from kbcore.errors import NotFound, QuotaExhausted
 
 API_KEY_PREFIX = "application-"
 VISITOR_PREFIX = "visitor-"
@@ -30,12 +30,6 @@ class Identity:
     kind: str  # "application" | "visitor"
     application_id: str
     visitor_id: str = ""
-
-
-class QuotaExhausted(Exception):
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"this share link allows {limit} questions per visitor per day; try again tomorrow")
-        self.limit = limit
 
 
 class UnknownAccessToken(NotFound):

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from kb.chat.v1 import chat_service_pb2, chat_service_pb2_grpc
 from kb.context.v1 import context_service_pb2_grpc
 from kb.retrieval.v1 import retrieval_service_pb2_grpc
+from kbcore.caller_token import operator_token
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
 from kbcore.grpc_client import open_channel
@@ -19,11 +20,14 @@ from kbcore.models.configured import model_client_for
 from kbcore.settings import Settings
 from services.chat.ask import AskFlow, Upstreams
 from services.chat.credentials import Credentials
+from services.chat.identity import CallerInterceptor, CallerResolver
 from services.chat.running import RunningQuestions
 from services.chat.servicer import ChatServicer
 from services.chat.store import ChatStore
 
 SERVICE_NAME = chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_name
+# Exchanging a share link for a visitor token is how a visitor gets credentials at all.
+PUBLIC_METHODS = frozenset({"AuthenticateVisitor"})
 
 
 @dataclass
@@ -62,10 +66,13 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     running = RunningQuestions()
     leases = LeaseStore(deps.sessions, settings.lock_ttl)
     flow = AskFlow(settings, store, leases, upstreams, deps.model, running)
-    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, Credentials(deps.sessions), leases)
+    credentials = Credentials(deps.sessions)
+    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, credentials, leases)
+    resolver = CallerResolver(operator_token(settings), credentials)
+    identify = CallerInterceptor(SERVICE_NAME, resolver, PUBLIC_METHODS)
 
     def register(server: grpc.aio.Server) -> None:
         chat_service_pb2_grpc.add_ChatServiceServicer_to_server(servicer, server)
 
     address = f"{settings.grpc_host}:{settings.chat_port if port is None else port}"
-    return await build_server(address, register, [SERVICE_NAME])
+    return await build_server(address, register, [SERVICE_NAME], [identify])

@@ -5,35 +5,35 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
-
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kb.retrieval.v1 import retrieval_service_pb2
 from kbcore.db.lease import LeaseStore
 from kbcore.db.models import Application
+from kbcore.errors import InvalidRequest, NotFound, PermissionDenied, TooLong
+from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.limits import MAX_QUESTION_TOKENS
-from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
 from kbcore.tokens import fits_tokens
 from services.chat.access import require_application_access, require_chat_access, require_operator
 from services.chat.ask import AskFlow, Upstreams
 from services.chat.convert import application_fields, application_message, record_message
-from services.chat.credentials import (
-    DEFAULT_ACCESS_NUM,
-    MAX_ACCESS_NUM,
-    Credentials,
-    QuotaExhausted,
-)
+from services.chat.credentials import DEFAULT_ACCESS_NUM, MAX_ACCESS_NUM, Credentials
+from services.chat.identity import CallerKind, current_caller
 from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore
 
+CALLER_KINDS = {
+    CallerKind.OPERATOR: pb.WhoAmIResponse.KIND_OPERATOR,
+    CallerKind.APPLICATION: pb.WhoAmIResponse.KIND_APPLICATION,
+    CallerKind.VISITOR: pb.WhoAmIResponse.KIND_VISITOR,
+}
 MAX_PAGE_SIZE = 100
 MAX_EXPORT_RECORDS = 100_000
 
 
 def _record_id(raw: str) -> int:
     if not raw.isdigit():
-        raise invalid(f"record_id must be a number, got {raw!r}")
+        raise InvalidRequest(f"record_id must be a number, got {raw!r}")
     return int(raw)
 
 
@@ -56,13 +56,13 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         self._running = running
         self._rpc_timeout = rpc_timeout
 
-    async def _chat(self, chat_id: str, caller: pb.Caller, application_id: str = "") -> Any:
+    async def _chat(self, chat_id: str, application_id: str = "") -> Any:
         if not chat_id:
-            raise invalid("chat_id must not be empty")
+            raise InvalidRequest("chat_id must not be empty")
         chat = await self._store.get_chat(chat_id)
         if application_id and chat.application_id != application_id:
-            raise not_found(f"chat {chat_id} does not exist in application {application_id}")
-        require_chat_access(caller, chat)
+            raise NotFound(f"chat {chat_id} does not exist in application {application_id}")
+        require_chat_access(current_caller(), chat)
         return chat
 
     async def _application(self, application_id: str) -> Application:
@@ -72,49 +72,45 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     async def Ask(self, request: pb.AskRequest, context: Context) -> AsyncIterator[pb.AskResponse]:
         question = request.message.strip()
         if not question:
-            raise invalid("message must not be empty")
+            raise InvalidRequest("message must not be empty")
         if not fits_tokens(question, MAX_QUESTION_TOKENS):
-            raise RpcError(
-                grpc.StatusCode.OUT_OF_RANGE, f"the question is longer than {MAX_QUESTION_TOKENS} estimated tokens"
-            )
+            raise TooLong(f"the question is longer than {MAX_QUESTION_TOKENS} estimated tokens")
         if not request.chat_id:
-            raise invalid("chat_id must not be empty")
+            raise InvalidRequest("chat_id must not be empty")
+        caller = current_caller()
         chat, application = await self._store.get_chat_and_application(request.chat_id)
-        require_chat_access(request.caller, chat)
+        require_chat_access(caller, chat)
 
         async def admit_visitor() -> None:
             """Count a visitor's question once it holds the chat, so a refused (409) one costs nothing."""
-            try:
-                await self._credentials.count_question(request.caller.visitor_id, application.id)
-            except QuotaExhausted as exc:
-                raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)) from exc
+            await self._credentials.count_question(caller.visitor_id, application.id)
 
-        admit = admit_visitor if request.caller.kind == pb.Caller.KIND_VISITOR else None
+        admit = admit_visitor if caller.kind is CallerKind.VISITOR else None
         async for event in self._flow.run(application, chat.id, question, request.re_chat, admit):
             yield event
 
     @unary_errors
     async def Stop(self, request: pb.StopRequest, context: Context) -> pb.StopResponse:
-        chat = await self._chat(request.chat_id, request.caller)
+        chat = await self._chat(request.chat_id)
         # Here when the answer runs in this process, else through the lease row to its holder.
         stopped = self._running.stop(chat.id) or await self._leases.request_stop(chat.id)
         return pb.StopResponse(stopped=stopped)
 
     @unary_errors
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GetRecordResponse:
-        chat = await self._chat(request.chat_id, request.caller, request.application_id)
+        chat = await self._chat(request.chat_id, request.application_id)
         record = await self._store.get_record(chat.id, _record_id(request.record_id))
         return pb.GetRecordResponse(record=record_message(record))
 
     @unary_errors
     async def ListRecords(self, request: pb.ListRecordsRequest, context: Context) -> pb.ListRecordsResponse:
-        chat = await self._chat(request.chat_id, request.caller, request.application_id)
+        chat = await self._chat(request.chat_id, request.application_id)
         page = request.page or 1
         size = request.page_size or 20
         if page < 1:
-            raise invalid("page must be 1 or more")
+            raise InvalidRequest("page must be 1 or more")
         if not 1 <= size <= MAX_PAGE_SIZE:
-            raise invalid(f"page size must be between 1 and {MAX_PAGE_SIZE}")
+            raise InvalidRequest(f"page size must be between 1 and {MAX_PAGE_SIZE}")
         records, total = await self._store.list_records(chat.id, page, size)
         return pb.ListRecordsResponse(records=[record_message(r) for r in records], total=total)
 
@@ -127,13 +123,13 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         known = {d.id for d in listed.datasets}
         unknown = [d for d in dataset_ids if d not in known]
         if unknown:
-            raise not_found(f"unknown dataset(s): {', '.join(unknown)}")
+            raise NotFound(f"unknown dataset(s): {', '.join(unknown)}")
 
     @unary_errors
     async def CreateApplication(
         self, request: pb.CreateApplicationRequest, context: Context
     ) -> pb.CreateApplicationResponse:
-        require_operator(request.caller)
+        require_operator(current_caller())
         fields = application_fields(request.application)
         await self._check_datasets(fields["dataset_ids"])
         row = Application(**fields, **({"id": request.application.id} if request.application.id else {}))
@@ -142,7 +138,7 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
 
     @unary_errors
     async def GetApplication(self, request: pb.GetApplicationRequest, context: Context) -> pb.GetApplicationResponse:
-        require_application_access(request.caller, request.application_id)
+        require_application_access(current_caller(), request.application_id)
         return pb.GetApplicationResponse(
             application=application_message(await self._application(request.application_id))
         )
@@ -151,7 +147,7 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     async def UpdateApplication(
         self, request: pb.UpdateApplicationRequest, context: Context
     ) -> pb.UpdateApplicationResponse:
-        require_operator(request.caller)
+        require_operator(current_caller())
         row = await self._application(request.application.id)
         fields = application_fields(request.application)
         await self._check_datasets(fields["dataset_ids"])
@@ -164,21 +160,22 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     async def ListApplications(
         self, request: pb.ListApplicationsRequest, context: Context
     ) -> pb.ListApplicationsResponse:
-        require_operator(request.caller)
+        require_operator(current_caller())
         return pb.ListApplicationsResponse(
             applications=[application_message(a) for a in await self._store.list_applications()]
         )
 
     @unary_errors
     async def OpenChat(self, request: pb.OpenChatRequest, context: Context) -> pb.OpenChatResponse:
-        require_application_access(request.caller, request.application_id)
-        visitor = request.caller.visitor_id if request.caller.kind == pb.Caller.KIND_VISITOR else None
+        require_application_access(current_caller(), request.application_id)
+        caller = current_caller()
+        visitor = caller.visitor_id if caller.kind is CallerKind.VISITOR else None
         chat = await self._store.open_chat(request.application_id, visitor)
         return pb.OpenChatResponse(chat_id=chat.id)
 
     @unary_errors
     async def CreateApiKey(self, request: pb.CreateApiKeyRequest, context: Context) -> pb.CreateApiKeyResponse:
-        require_operator(request.caller)
+        require_operator(current_caller())
         application = await self._application(request.application_id)
         key_id, key = await self._credentials.create_api_key(application.id)
         return pb.CreateApiKeyResponse(id=key_id, key=key)
@@ -187,10 +184,10 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     async def CreateAccessToken(
         self, request: pb.CreateAccessTokenRequest, context: Context
     ) -> pb.CreateAccessTokenResponse:
-        require_operator(request.caller)
+        require_operator(current_caller())
         access_num = request.access_num or DEFAULT_ACCESS_NUM
         if not 1 <= access_num <= MAX_ACCESS_NUM:
-            raise invalid(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {access_num}")
+            raise InvalidRequest(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {access_num}")
         application = await self._application(request.application_id)
         link = await self._credentials.set_access_token(application.id, access_num)
         return pb.CreateAccessTokenResponse(
@@ -202,25 +199,21 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         self, request: pb.AuthenticateVisitorRequest, context: Context
     ) -> pb.AuthenticateVisitorResponse:
         if not request.access_token.strip():
-            raise invalid("access_token must not be empty")
+            raise InvalidRequest("access_token must not be empty")
         visitor, token = await self._credentials.new_visitor(request.access_token.strip())
         return pb.AuthenticateVisitorResponse(token=token, application_id=visitor.application_id, visitor_id=visitor.id)
 
     @unary_errors
-    async def Authenticate(self, request: pb.AuthenticateRequest, context: Context) -> pb.AuthenticateResponse:
-        identity = await self._credentials.identify(request.token) if request.token else None
-        if identity is None:
-            raise RpcError(grpc.StatusCode.UNAUTHENTICATED, "unknown or revoked token")
-        kind = pb.Caller.KIND_VISITOR if identity.kind == "visitor" else pb.Caller.KIND_APPLICATION
-        return pb.AuthenticateResponse(
-            caller=pb.Caller(kind=kind, application_id=identity.application_id, visitor_id=identity.visitor_id)
-        )
-
-    @unary_errors
     async def ExportRecords(self, request: pb.ExportRecordsRequest, context: Context) -> pb.ExportRecordsResponse:
-        if request.caller.kind == pb.Caller.KIND_VISITOR:
-            raise RpcError(grpc.StatusCode.PERMISSION_DENIED, "a visitor cannot export an application's log")
-        require_application_access(request.caller, request.application_id)
+        caller = current_caller()
+        if caller.kind is CallerKind.VISITOR:
+            raise PermissionDenied("a visitor cannot export an application's log")
+        require_application_access(caller, request.application_id)
         application = await self._application(request.application_id)
         records = await self._store.export_records(application.id, MAX_EXPORT_RECORDS)
         return pb.ExportRecordsResponse(records=[record_message(r) for r in records])
+
+    @unary_errors
+    async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> pb.WhoAmIResponse:
+        caller = current_caller()
+        return pb.WhoAmIResponse(kind=CALLER_KINDS[caller.kind], application_id=caller.application_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +12,8 @@ from sqlalchemy.orm import Session
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.lease import ChatBusy, LeaseStore
 from kbcore.db.lookup import require_row
-from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus, utcnow
-from kbcore.rpc import NotFound
+from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus
+from kbcore.errors import NotFound
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ class ChatStore:
         lease must not overwrite the ``interrupted`` its successor wrote. False when it did not."""
         statement = (
             update(ChatRecord)
-            .where(ChatRecord.id == record_id, ChatRecord.status == RecordStatus.RUNNING.value)
+            .where(ChatRecord.id == record_id, ChatRecord.status == RecordStatus.RUNNING)
             .values(**values)
         )
         return await run_write(self._sessions, lambda session: bool(session.execute(statement).rowcount))  # type: ignore[attr-defined]
@@ -124,15 +123,11 @@ class ChatStore:
             return list(rows.all()), int(total or 0)
 
 
-def elapsed_since(started: dt.datetime) -> float:
-    return (utcnow() - started).total_seconds()
-
-
 def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: bool) -> StartedQuestion:
     session.execute(
         update(ChatRecord)
-        .where(ChatRecord.chat_id == chat_id, ChatRecord.status == RecordStatus.RUNNING.value)
-        .values(status=RecordStatus.INTERRUPTED.value, error="the process answering it stopped")
+        .where(ChatRecord.chat_id == chat_id, ChatRecord.status == RecordStatus.RUNNING)
+        .values(status=RecordStatus.INTERRUPTED, error="the process answering it stopped")
     )
     earlier = session.scalar(select(ChatRecord.id).where(ChatRecord.chat_id == chat_id).limit(1))
     if re_chat:
@@ -144,7 +139,7 @@ def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: 
         )
         if last is not None:
             session.execute(update(ChatRecord).where(ChatRecord.id == last).values(in_history=False))
-    record = ChatRecord(chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING.value)
+    record = ChatRecord(chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING)
     session.add(record)
     session.flush()
     session.execute(update(Chat).where(Chat.id == chat_id, Chat.abstract == "").values(abstract=question[:200]))

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from kb.common.v1 import common_pb2
 from kb.context.v1 import context_service_pb2 as pb
-from kbcore.rpc import ROLES
+from kbcore.vocabulary import ROLE
 from services.context.loader import Compacting, CompactResult, ContextInfo, LoadedContext
 
 
-def context_progress() -> pb.LoadContextResponse:
-    return pb.LoadContextResponse(progress=common_pb2.Progress(phase=common_pb2.PHASE_CONTEXT))
-
-
 def compacting(event: Compacting) -> pb.LoadContextResponse:
-    return pb.LoadContextResponse(
-        progress=common_pb2.Progress(phase=common_pb2.PHASE_COMPACTING, compacting_rounds=event.rounds)
-    )
+    return pb.LoadContextResponse(progress=common_pb2.Progress(compacting=common_pb2.Compacting(rounds=event.rounds)))
 
 
 def context_info(info: ContextInfo) -> common_pb2.ContextInfo:
@@ -32,7 +26,7 @@ def context_info(info: ContextInfo) -> common_pb2.ContextInfo:
 def loaded(event: LoadedContext) -> pb.LoadContextResponse:
     return pb.LoadContextResponse(
         context=pb.ConversationContext(
-            messages=[common_pb2.Message(role=ROLES[m.role], content=m.content) for m in event.messages],
+            messages=[common_pb2.Message(role=ROLE.value(m.role), content=m.content) for m in event.messages],
             info=context_info(event.info),
         )
     )

@@ -9,10 +9,11 @@ from sqlalchemy.orm import Session
 
 from kbcore.db.engine import run_read
 from kbcore.db.models import FINISHED_STATUSES, Chat, ChatContextState, ChatRecord
+from kbcore.errors import CorruptData
 from services.context.assemble import Turn
 
 
-class CorruptState(ValueError):
+class CorruptState(CorruptData):
     """The stored compaction state cannot be used (it would feed nonsense to every later turn)."""
 
 
@@ -26,17 +27,8 @@ class HistoryStore:
     async def state(self, chat_id: str) -> ChatContextState:
         return await run_read(self._sessions, lambda session: _state(session, chat_id))
 
-    async def uncompacted_turns(self, chat_id: str, after_id: int, before_id: int | None) -> list[Turn]:
-        """Finished turns with after_id < id < before_id, oldest first.
-
-        Only answered or stopped records count: a running record is the question being asked,
-        and a failed or interrupted one holds whatever an error left behind. Empty answers and
-        answers a re-chat replaced never count either.
-        """
-        return await run_read(self._sessions, lambda session: _turns(session, chat_id, after_id, before_id))
-
     async def read(self, chat_id: str, before_id: int | None) -> tuple[ChatContextState, list[Turn]]:
-        """The watermark and the turns after it (``uncompacted_turns``), in one session."""
+        """The watermark and the finished turns after it (before ``before_id``), in one session."""
 
         def work(session: Session) -> tuple[ChatContextState, list[Turn]]:
             state = _state(session, chat_id)
@@ -88,10 +80,16 @@ def _state(session: Session, chat_id: str) -> ChatContextState:
 
 
 def _turns(session: Session, chat_id: str, after_id: int, before_id: int | None) -> list[Turn]:
+    """Finished turns with after_id < id < before_id, oldest first.
+
+    Only answered or stopped records count: a running record is the question being asked,
+    and a failed or interrupted one holds whatever an error left behind. Empty answers and
+    answers a re-chat replaced never count either.
+    """
     query = select(ChatRecord.id, ChatRecord.question, ChatRecord.answer).where(
         ChatRecord.chat_id == chat_id,
         ChatRecord.id > after_id,
-        ChatRecord.status.in_([s.value for s in FINISHED_STATUSES]),
+        ChatRecord.status.in_(list(FINISHED_STATUSES)),
         ChatRecord.answer != "",
         ChatRecord.in_history.is_(True),
     )

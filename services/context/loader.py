@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.models import ChatContextState
+from kbcore.errors import Unavailable
 from kbcore.models.base import ChatMessage, HistoryTurn, ModelClient, ModelError
 from kbcore.settings import clamp
 from services.context.assemble import Turn, assemble, estimate, messages_tokens
@@ -65,7 +66,7 @@ class CompactResult:
     compacted_now: int
 
 
-class CompactionFailed(Exception):
+class CompactionFailed(Unavailable):
     """The summary model failed during an explicit Compact; what was merged before it stays merged."""
 
 

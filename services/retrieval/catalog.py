@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.lookup import require_row
 from kbcore.db.models import Dataset, Document
-from kbcore.rpc import NotFound
+from kbcore.errors import NotFound
 
 
 class Catalog:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.models import Dataset, Document
+from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_TOP_N
 from kbcore.models.base import ChatMessage
-from kbcore.rpc import ROLE_NAMES, SEARCH_MODE_NAMES, STOP_REASONS, invalid
+from kbcore.vocabulary import ROLE, SEARCH_MODE
 from services.retrieval.loop import Assessed, LoopResult, Retrieving
 from services.retrieval.search import SearchSettings
 from services.retrieval.store.base import Hit, SearchMode
@@ -19,19 +20,19 @@ def search_settings(message: common_pb2.SearchSettings) -> SearchSettings:
     """Unset fields take the defaults; out-of-range numbers are refused, not guessed at."""
     top_n = message.top_n or DEFAULT_SEARCH.top_n
     if not 1 <= top_n <= MAX_TOP_N:
-        raise invalid(f"top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
+        raise InvalidRequest(f"top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
     similarity = message.similarity if message.HasField("similarity") else DEFAULT_SEARCH.similarity
     if not 0.0 <= similarity <= 1.0:
-        raise invalid(f"similarity must be between 0 and 1, got {similarity:g}")
-    mode_name = SEARCH_MODE_NAMES.get(message.search_mode)
-    if message.search_mode and mode_name is None:
-        raise invalid(f"unknown search_mode {message.search_mode}")
+        raise InvalidRequest(f"similarity must be between 0 and 1, got {similarity:g}")
+    mode_name = SEARCH_MODE.name(message.search_mode)
+    if message.search_mode and not mode_name:
+        raise InvalidRequest(f"unknown search_mode {message.search_mode}")
     mode = SearchMode(mode_name) if mode_name else DEFAULT_SEARCH.mode
     return SearchSettings(top_n=top_n, similarity=similarity, mode=mode)
 
 
 def history(messages: list[common_pb2.Message]) -> list[ChatMessage]:
-    return [ChatMessage(ROLE_NAMES.get(m.role, "user"), m.content) for m in messages]
+    return [ChatMessage(ROLE.name(m.role) or "user", m.content) for m in messages]
 
 
 def paragraph(hit: Hit, round_no: int = 0) -> common_pb2.Paragraph:
@@ -49,17 +50,16 @@ def paragraph(hit: Hit, round_no: int = 0) -> common_pb2.Paragraph:
 
 def progress(event: Retrieving | Assessed) -> pb.RetrieveResponse:
     if isinstance(event, Retrieving):
-        message = common_pb2.Progress(phase=common_pb2.PHASE_RETRIEVING, round=event.round, query=event.query)
+        message = common_pb2.Progress(retrieving=common_pb2.Retrieving(round=event.round, query=event.query))
     else:
-        message = common_pb2.Progress(
-            phase=common_pb2.PHASE_ASSESSED, round=event.round, sufficient=event.sufficient, missing=event.missing
-        )
+        assessed = common_pb2.Assessed(round=event.round, sufficient=event.sufficient, missing=event.missing)
+        message = common_pb2.Progress(assessed=assessed)
     return pb.RetrieveResponse(progress=message)
 
 
 def result(outcome: LoopResult) -> pb.RetrieveResponse:
     return pb.RetrieveResponse(
-        result=pb.RetrieveResult(
+        result=common_pb2.RetrievalResult(
             problem_text=outcome.problem_text,
             paragraphs=[paragraph(e.hit, e.round) for e in outcome.evidence],
             rounds=[
@@ -74,7 +74,7 @@ def result(outcome: LoopResult) -> pb.RetrieveResponse:
                 )
                 for r in outcome.rounds
             ],
-            stop_reason=STOP_REASONS[outcome.stop_reason.value],
+            stop_reason=outcome.stop_reason,
             sufficient=outcome.sufficient,
             missing=outcome.missing,
             run_time=outcome.run_time,

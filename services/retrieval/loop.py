@@ -8,13 +8,14 @@ or an assessment that failed. The trace records queries and evidence decisions o
 from __future__ import annotations
 
 import asyncio
-import enum
+import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from kb.common.v1 import common_pb2
 from kbcore.models.base import ChatMessage, EvidenceParagraph, ModelClient, ModelError
 from kbcore.models.question_parts import normalise_query
 from kbcore.tokens import count_tokens, token_bound
@@ -28,17 +29,6 @@ FIRST_QUERY_CHARS = 1000
 NOT_ASSESSED = "尚未完成充分性评估"
 NO_DATASETS = "应用未关联知识库"
 ASSESSMENT_FAILED = "证据充分性评估失败，无法确认已覆盖全部问题"
-
-
-class StopReason(enum.StrEnum):
-    SUFFICIENT = "sufficient"
-    MAX_ROUNDS = "max_rounds"
-    DUPLICATE_QUERY = "duplicate_query"
-    NO_NEW_EVIDENCE = "no_new_evidence"
-    EVIDENCE_BUDGET = "evidence_budget"
-    NO_FOLLOWUP_QUERY = "no_followup_query"
-    NO_DATASETS = "no_datasets"
-    ASSESSMENT_ERROR = "assessment_error"
 
 
 SearchFn = Callable[[str], Awaitable[list[Hit]]]
@@ -86,7 +76,7 @@ class LoopResult:
     problem_text: str
     evidence: list[Evidence]
     rounds: list[RoundTrace]
-    stop_reason: StopReason
+    stop_reason: common_pb2.StopReason
     sufficient: bool
     missing: str
     run_time: float
@@ -101,15 +91,11 @@ def evidence_json(hit: Hit) -> str:
     )
 
 
-def evidence_size(hit: Hit) -> int:
-    """Tokens a paragraph costs in the prompt, estimated on the JSON it is sent as."""
-    return count_tokens(evidence_json(hit))
-
-
 class TokenBudget:
-    """The evidence token budget, deciding exactly as summing ``evidence_size`` would, while
-    tokenizing only near the limit: as long as the byte bounds of what was taken fit, the
-    exact counts fit too (a text has no more tokens than UTF-8 bytes)."""
+    """The evidence token budget, deciding exactly as summing each paragraph's token count (on
+    the JSON it is sent as) would, while tokenizing only near the limit: as long as the byte
+    bounds of what was taken fit, the exact counts fit too (a text has no more tokens than
+    UTF-8 bytes)."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
@@ -139,6 +125,62 @@ def as_model_evidence(evidence: Sequence[Evidence]) -> list[EvidenceParagraph]:
     return [EvidenceParagraph(e.hit.id, e.hit.document_name, e.hit.title, e.hit.content) for e in evidence]
 
 
+@dataclass
+class _Gathered:
+    """What the loop has gathered so far: each step adds to it, and ``run`` reports it."""
+
+    budget: TokenBudget
+    rounds: list[RoundTrace] = field(default_factory=list)
+    evidence: dict[str, Evidence] = field(default_factory=dict)
+    searched: dict[str, str] = field(default_factory=dict)  # normalised → as searched
+    stop: common_pb2.StopReason = common_pb2.STOP_REASON_MAX_ROUNDS
+    sufficient: bool = False
+    missing: str = NOT_ASSESSED
+
+    def fresh(self, queries: Sequence[str]) -> list[str]:
+        """The queries never searched before (compared normalised), now recorded as searched."""
+        fresh: list[str] = []
+        for query in queries:
+            key = normalise_query(query)
+            if key and key not in self.searched:
+                self.searched[key] = query
+                fresh.append(query)
+        return fresh
+
+    def merge(self, round_no: int, results: Sequence[Sequence[Hit]], max_paragraphs: int) -> tuple[list[str], bool]:
+        """Add the round's new paragraphs, in query order then rank order.
+
+        Returns the ids added, and whether the paragraph limit or the token budget turned any
+        paragraph away (the evidence is exhausted then: no later round could add to it)."""
+        added: list[str] = []
+        exhausted = False
+        for hits in results:
+            for hit in hits:
+                if hit.id in self.evidence:
+                    continue
+                if len(self.evidence) >= max_paragraphs or not self.budget.take(evidence_json(hit)):
+                    exhausted = True
+                    continue
+                self.evidence[hit.id] = Evidence(hit, round_no)
+                added.append(hit.id)
+        return added, exhausted
+
+
+def _stop_after(
+    round_no: int, sufficient: bool, exhausted: bool, added: Sequence[str], queries: Sequence[str]
+) -> common_pb2.StopReason | None:
+    """Why the loop ends after an assessed round, the first that holds in this order; None to go on."""
+    if sufficient:
+        return common_pb2.STOP_REASON_SUFFICIENT
+    if exhausted:
+        return common_pb2.STOP_REASON_EVIDENCE_BUDGET
+    if round_no > 1 and not added:
+        return common_pb2.STOP_REASON_NO_NEW_EVIDENCE
+    if not queries:
+        return common_pb2.STOP_REASON_NO_FOLLOWUP_QUERY
+    return None
+
+
 class RetrievalLoop:
     def __init__(self, model: ModelClient, search: SearchFn, limits: LoopLimits) -> None:
         self._model = model
@@ -148,95 +190,90 @@ class RetrievalLoop:
     async def run(
         self, question: str, history: Sequence[ChatMessage], has_datasets: bool
     ) -> AsyncIterator[Retrieving | Assessed | LoopResult]:
+        """Progress events of each round, then the LoopResult (always last, whatever stopped the loop)."""
         started = time.monotonic()
-        rounds: list[RoundTrace] = []
-        evidence: dict[str, Evidence] = {}
-        searched: dict[str, str] = {}  # normalised → as searched
-        budget = TokenBudget(self._limits.evidence_tokens)
-        stop = StopReason.MAX_ROUNDS
-        missing = NOT_ASSESSED
-        sufficient = False
+        gathered = _Gathered(TokenBudget(self._limits.evidence_tokens))
         problem_text, rewrite_error = question, ""
-
         if not has_datasets:
             # No knowledge to search: no rewrite, no assessment, no model call at all.
-            stop, missing = StopReason.NO_DATASETS, NO_DATASETS
+            gathered.stop, gathered.missing = common_pb2.STOP_REASON_NO_DATASETS, NO_DATASETS
         else:
             problem_text, rewrite_error = await self._rewrite(history, question)
-            queries = [problem_text[:FIRST_QUERY_CHARS]]
-            for round_no in range(1, self._limits.max_rounds + 1):
-                fresh: list[str] = []
-                for query in queries:
-                    key = normalise_query(query)
-                    if key and key not in searched:
-                        searched[key] = query
-                        fresh.append(query)
-                if not fresh:
-                    stop = StopReason.DUPLICATE_QUERY
-                    break
-                # The (at most two) queries of a round run concurrently, and start before their
-                # progress events are sent (each send waits for its completion); merging in query
-                # order keeps the evidence order independent of which search finished first.
-                searches = [asyncio.ensure_future(self._search(q)) for q in fresh]
-                try:
-                    for query in fresh:
-                        yield Retrieving(round_no, query)
-                    results = await asyncio.gather(*searches)
-                except BaseException:
-                    for search in searches:
-                        search.cancel()
-                    raise
-                added: list[str] = []
-                exhausted = False
-                for hits in results:
-                    for hit in hits:
-                        if hit.id in evidence:
-                            continue
-                        if len(evidence) >= self._limits.max_paragraphs or not budget.take(evidence_json(hit)):
-                            exhausted = True
-                            continue
-                        evidence[hit.id] = Evidence(hit, round_no)
-                        added.append(hit.id)
-                step = RoundTrace(round_no, fresh, added, len(evidence))
-                rounds.append(step)
-                try:
-                    raw = await self._model.assess(
-                        question, history, as_model_evidence(list(evidence.values())), list(searched.values())
-                    )
-                    decision = parse_assessment(raw)
-                except (ModelError, InvalidAssessment) as exc:
-                    log.warning("assessment failed in round %d: %s", round_no, exc)
-                    stop, missing = StopReason.ASSESSMENT_ERROR, ASSESSMENT_FAILED
-                    sufficient = False
-                    step.sufficient, step.missing = False, missing
-                    break
-                sufficient = decision.sufficient and bool(evidence)  # empty evidence is never sufficient
-                missing = decision.missing
-                queries = list(decision.queries)
-                step.sufficient, step.missing, step.next_queries = sufficient, missing, queries
-                yield Assessed(round_no, sufficient, missing)
-                if sufficient:
-                    stop = StopReason.SUFFICIENT
-                    break
-                if exhausted:
-                    stop = StopReason.EVIDENCE_BUDGET
-                    break
-                if round_no > 1 and not added:
-                    stop = StopReason.NO_NEW_EVIDENCE
-                    break
-                if not queries:
-                    stop = StopReason.NO_FOLLOWUP_QUERY
-                    break
+            # Closed with this generator, so a consumer leaving early cancels the searches at once.
+            async with contextlib.aclosing(self._rounds(question, history, problem_text, gathered)) as rounds:
+                async for event in rounds:
+                    yield event
         yield LoopResult(
             problem_text=problem_text,
-            evidence=list(evidence.values()),
-            rounds=rounds,
-            stop_reason=stop,
-            sufficient=sufficient,
-            missing=missing,
+            evidence=list(gathered.evidence.values()),
+            rounds=gathered.rounds,
+            stop_reason=gathered.stop,
+            sufficient=gathered.sufficient,
+            missing=gathered.missing,
             run_time=time.monotonic() - started,
             rewrite_error=rewrite_error,
         )
+
+    async def _rounds(
+        self, question: str, history: Sequence[ChatMessage], problem_text: str, gathered: _Gathered
+    ) -> AsyncGenerator[Retrieving | Assessed, None]:
+        """Search, then assess, round after round until a stop reason holds (``gathered.stop``).
+
+        The first round searches the standalone question; later ones the assessment's follow-up queries."""
+        queries = [problem_text[:FIRST_QUERY_CHARS]]
+        for round_no in range(1, self._limits.max_rounds + 1):
+            fresh = gathered.fresh(queries)
+            if not fresh:
+                gathered.stop = common_pb2.STOP_REASON_DUPLICATE_QUERY
+                return
+            # The (at most two) queries of a round run concurrently, and start before their
+            # progress events are sent (each send waits for its completion); merging in query
+            # order keeps the evidence order independent of which search finished first.
+            searches = [asyncio.ensure_future(self._search(q)) for q in fresh]
+            try:
+                for query in fresh:
+                    yield Retrieving(round_no, query)
+                results = await asyncio.gather(*searches)
+            except BaseException:
+                for search in searches:
+                    search.cancel()
+                raise
+            added, exhausted = gathered.merge(round_no, results, self._limits.max_paragraphs)
+            step = RoundTrace(round_no, fresh, added, len(gathered.evidence))
+            gathered.rounds.append(step)
+            next_queries = await self._assess(question, history, gathered, step)
+            if next_queries is None:
+                return
+            queries = next_queries
+            yield Assessed(round_no, gathered.sufficient, gathered.missing)
+            stop = _stop_after(round_no, gathered.sufficient, exhausted, added, queries)
+            if stop is not None:
+                gathered.stop = stop
+                return
+
+    async def _assess(
+        self, question: str, history: Sequence[ChatMessage], gathered: _Gathered, step: RoundTrace
+    ) -> list[str] | None:
+        """Ask the model whether the evidence so far answers the question, recording its verdict.
+
+        Returns the follow-up queries it proposes; None when the assessment failed, which stops
+        the loop: an answer must not claim to cover what nobody checked."""
+        try:
+            raw = await self._model.assess(
+                question, history, as_model_evidence(list(gathered.evidence.values())), list(gathered.searched.values())
+            )
+            decision = parse_assessment(raw)
+        except (ModelError, InvalidAssessment) as exc:
+            log.warning("assessment failed in round %d: %s", step.round, exc)
+            gathered.stop, gathered.missing = common_pb2.STOP_REASON_ASSESSMENT_ERROR, ASSESSMENT_FAILED
+            gathered.sufficient = False
+            step.sufficient, step.missing = False, gathered.missing
+            return None
+        gathered.sufficient = decision.sufficient and bool(gathered.evidence)  # empty evidence is never sufficient
+        gathered.missing = decision.missing
+        queries = list(decision.queries)
+        step.sufficient, step.missing, step.next_queries = gathered.sufficient, gathered.missing, queries
+        return queries
 
     async def _rewrite(self, history: Sequence[ChatMessage], question: str) -> tuple[str, str]:
         """The standalone question; the original when there is no history or the model fails."""

@@ -11,18 +11,23 @@ from typing import Any
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.db.models import Document
+from kbcore.errors import InvalidRequest, NotFound
+from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.limits import MAX_NAME_CHARS, MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
-from kbcore.models.base import ModelClient
-from kbcore.rpc import Context, RpcError, invalid, not_found, stream_errors, unary_errors
+from kbcore.models.base import ChatMessage, ModelClient
 from kbcore.tokens import fits_tokens
-from services.retrieval import convert
+from services.retrieval import convert, evaluation
 from services.retrieval.catalog import Catalog
 from services.retrieval.ingest import Ingestor, IngestProgress
-from services.retrieval.loop import FIRST_QUERY_CHARS, LoopLimits, LoopResult, RetrievalLoop
-from services.retrieval.search import Searcher
-from services.retrieval.splitter import SplitParagraph, UnsupportedDocument, decode_text, split_document
+from services.retrieval.loop import FIRST_QUERY_CHARS, Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
+from services.retrieval.search import Searcher, SearchSettings
+from services.retrieval.splitter import SplitParagraph, decode_text, split_document
 
 log = logging.getLogger(__name__)
+
+# Evaluation cases run a few at a time: enough to overlap the model calls, not so many that an
+# evaluation crowds out the chats the same service is answering.
+CONCURRENT_CASES = 4
 
 
 class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
@@ -43,18 +48,66 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     async def _require_known(self, ids: tuple[str, ...]) -> None:
         missing = await self._catalog.missing_datasets(list(ids))
         if missing:
-            raise not_found(f"unknown dataset(s): {', '.join(missing)}")
+            raise NotFound(f"unknown dataset(s): {', '.join(missing)}")
 
     @stream_errors
     async def Retrieve(self, request: pb.RetrieveRequest, context: Context) -> AsyncIterator[pb.RetrieveResponse]:
         question = request.question.strip()
         if not question:
-            raise invalid("question must not be empty")
+            raise InvalidRequest("question must not be empty")
         if not fits_tokens(question, MAX_QUESTION_TOKENS):
-            raise invalid(f"question is longer than {MAX_QUESTION_TOKENS} estimated tokens")
+            raise InvalidRequest(f"question is longer than {MAX_QUESTION_TOKENS} estimated tokens")
         settings = convert.search_settings(request.search)
         history = convert.history(list(request.history))
         dataset_ids = _distinct_ids(request.dataset_ids)
+        async for event in self._loop(question, history, settings, dataset_ids, check_datasets=True):
+            yield convert.result(event) if isinstance(event, LoopResult) else convert.progress(event)
+
+    @unary_errors
+    async def Evaluate(self, request: pb.EvaluateRequest, context: Context) -> pb.EvaluateResponse:
+        cases = evaluation.questions(request)
+        settings = convert.search_settings(request.search)
+        dataset_ids = await self._known_datasets(request.dataset_ids)
+        if not dataset_ids:
+            raise InvalidRequest("dataset_ids must name at least one dataset to evaluate against")
+        gate = asyncio.Semaphore(CONCURRENT_CASES)
+
+        async def run(case: pb.EvalCase, asked: evaluation.EvalQuestion) -> pb.CaseScore:
+            async with gate:
+                outcome = await self._outcome(asked.question, asked.history, settings, dataset_ids)
+            return evaluation.score(case, asked.gold, outcome)
+
+        # A case that fails (a model endpoint down) fails the evaluation and cancels the rest;
+        # its error, not the group's, says why (the caller gets its status code).
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(run(case, asked)) for case, asked in zip(request.cases, cases, strict=True)]
+        except ExceptionGroup as failed:
+            raise failed.exceptions[0] from None
+        scores = [task.result() for task in tasks]
+        return pb.EvaluateResponse(summary=evaluation.summarize(scores), cases=scores)
+
+    async def _outcome(
+        self, question: str, history: list[ChatMessage], settings: SearchSettings, dataset_ids: tuple[str, ...]
+    ) -> LoopResult:
+        """The loop's result for one question on datasets already checked (progress dropped)."""
+        outcome = None
+        async for event in self._loop(question, history, settings, dataset_ids, check_datasets=False):
+            if isinstance(event, LoopResult):
+                outcome = event
+        if outcome is None:
+            raise RuntimeError("the retrieval loop ended without a result")
+        return outcome
+
+    async def _loop(
+        self,
+        question: str,
+        history: list[ChatMessage],
+        settings: SearchSettings,
+        dataset_ids: tuple[str, ...],
+        check_datasets: bool,
+    ) -> AsyncIterator[Retrieving | Assessed | LoopResult]:
+        """The loop for one question: its progress events, then its result."""
         # Without history the loop's first query is the question itself: search it while the
         # datasets are checked. Nothing is said before the check has passed; if it fails, the
         # early search is dropped.
@@ -65,7 +118,8 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         if early is not None:  # its failure is reported where the loop awaits it, or not at all
             early.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
-            await self._require_known(dataset_ids)
+            if check_datasets:
+                await self._require_known(dataset_ids)
         except BaseException:
             if early is not None:
                 early.cancel()
@@ -81,7 +135,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         loop = RetrievalLoop(self._model, search, self._limits)
         try:
             async for event in loop.run(question, history, bool(dataset_ids)):
-                yield convert.result(event) if isinstance(event, LoopResult) else convert.progress(event)
+                yield event
         finally:
             if early is not None:
                 early.cancel()
@@ -90,13 +144,13 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     async def Search(self, request: pb.SearchRequest, context: Context) -> pb.SearchResponse:
         query = request.query.strip()
         if not query:
-            raise invalid("query must not be empty")
+            raise InvalidRequest("query must not be empty")
         if len(query) > MAX_SEARCH_QUERY_CHARS:
-            raise invalid(f"query is longer than {MAX_SEARCH_QUERY_CHARS} characters")
+            raise InvalidRequest(f"query is longer than {MAX_SEARCH_QUERY_CHARS} characters")
         settings = convert.search_settings(request.search)
         dataset_ids = await self._known_datasets(request.dataset_ids)
         if not dataset_ids:
-            raise invalid("dataset_ids must name at least one dataset")
+            raise InvalidRequest("dataset_ids must name at least one dataset")
         hits = await self._searcher.search(dataset_ids, query, settings)
         return pb.SearchResponse(paragraphs=[convert.paragraph(h) for h in hits])
 
@@ -104,9 +158,9 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     async def CreateDataset(self, request: pb.CreateDatasetRequest, context: Context) -> pb.CreateDatasetResponse:
         name = request.name.strip()
         if not name:
-            raise invalid("dataset name must not be empty")
+            raise InvalidRequest("dataset name must not be empty")
         if len(name) > MAX_NAME_CHARS:
-            raise invalid(f"dataset name is longer than {MAX_NAME_CHARS} characters")
+            raise InvalidRequest(f"dataset name is longer than {MAX_NAME_CHARS} characters")
         dataset = await self._catalog.create_dataset(name, request.description, request.id.strip() or None)
         return pb.CreateDatasetResponse(dataset=convert.dataset(dataset))
 
@@ -126,14 +180,11 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     ) -> AsyncIterator[pb.AddDocumentResponse]:
         await self._catalog.get_dataset(request.dataset_id)
         name, paragraphs = _document_source(request)
-        try:
-            async for event in self._ingestor.add(request.dataset_id, name, paragraphs):
-                if isinstance(event, IngestProgress):
-                    yield pb.AddDocumentResponse(progress=pb.IngestProgress(embedded=event.embedded, total=event.total))
-                elif isinstance(event, Document):
-                    yield pb.AddDocumentResponse(document=convert.document(event))
-        except ValueError as exc:
-            raise invalid(str(exc)) from exc
+        async for event in self._ingestor.add(request.dataset_id, name, paragraphs):
+            if isinstance(event, IngestProgress):
+                yield pb.AddDocumentResponse(progress=pb.IngestProgress(embedded=event.embedded, total=event.total))
+            elif isinstance(event, Document):
+                yield pb.AddDocumentResponse(document=convert.document(event))
 
     @unary_errors
     async def ListDocuments(self, request: pb.ListDocumentsRequest, context: Context) -> pb.ListDocumentsResponse:
@@ -149,37 +200,31 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
 def _document_source(request: pb.AddDocumentRequest) -> tuple[str, list[SplitParagraph]]:
     """The document's name and paragraphs, from pre-split paragraphs or a text file."""
     if not request.dataset_id:
-        raise invalid("dataset_id must not be empty")
+        raise InvalidRequest("dataset_id must not be empty")
     source = request.WhichOneof("source")
     if source == "paragraphs":
         name = request.name.strip()
         if not name:
-            raise invalid("a document given as paragraphs needs a name")
+            raise InvalidRequest("a document given as paragraphs needs a name")
         paragraphs = [
             SplitParagraph(p.title.strip(), p.content.strip())
             for p in request.paragraphs.paragraphs
             if p.content.strip()
         ]
         if not paragraphs:
-            raise invalid("the document has no paragraph with content")
+            raise InvalidRequest("the document has no paragraph with content")
     elif source == "file":
-        try:
-            text = decode_text(request.file.filename, request.file.data)
-        except UnsupportedDocument as exc:
-            raise invalid(str(exc)) from exc
+        text = decode_text(request.file.filename, request.file.data)
         paragraphs = split_document(text)
         first_heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
         name = request.name.strip() or first_heading or pathlib.PurePath(request.file.filename).stem
         if not paragraphs:
-            raise invalid(f"{request.file.filename!r} contains no text")
+            raise InvalidRequest(f"{request.file.filename!r} contains no text")
     else:
-        raise invalid("give the document as paragraphs or as a file")
+        raise InvalidRequest("give the document as paragraphs or as a file")
     if len(name) > MAX_NAME_CHARS:
-        raise invalid(f"document name is longer than {MAX_NAME_CHARS} characters")
+        raise InvalidRequest(f"document name is longer than {MAX_NAME_CHARS} characters")
     return name, paragraphs
-
-
-__all__ = ["RetrievalServicer", "RpcError"]
 
 
 def _distinct_ids(dataset_ids: Iterable[str]) -> tuple[str, ...]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kbcore.errors import InvalidRequest
+
 MAX_PARAGRAPH_CHARS = 600
 MAX_TITLE_CHARS = 60
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt")
@@ -25,7 +27,7 @@ class SplitParagraph:
     content: str
 
 
-class UnsupportedDocument(ValueError):
+class UnsupportedDocument(InvalidRequest):
     """The file cannot become paragraphs: wrong type, not UTF-8 text, or no text at all."""
 
 

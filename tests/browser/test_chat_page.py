@@ -9,7 +9,7 @@ from pathlib import Path
 
 from playwright.async_api import Locator, Page, expect
 
-from kbcore.rpc import STOP_REASON_LABELS
+from gateway.labels import STOP_REASON_LABELS
 from tests.browser.conftest import NewPage
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.harness import Stack

@@ -153,9 +153,9 @@ async def test_stop_reaches_an_answer_running_in_another_chat_service_process(
 ) -> None:
     from kb.chat.v1 import chat_service_pb2 as pb
     from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
+    from kbcore.caller_token import bearer, operator_token
     from kbcore.grpc_client import open_channel
     from services.chat.server import ChatDeps, create_server
-    from tools.seed_demo import OPERATOR
 
     slow = ChatReply.stream([f"第{i}段。" for i in range(1, 30)], chunk_delay=0.2)
     fake_model.default = lambda body: slow if request_kind(body) == "generate" else _assess_ok()
@@ -172,7 +172,9 @@ async def test_stop_reaches_an_answer_running_in_another_chat_service_process(
             chat_id = await open_chat(client)
             asking = asyncio.create_task(ask(client, chat_id, QUESTION))
             await _wait_until(lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies))
-            reply = await pb_grpc.ChatServiceStub(channel).Stop(pb.StopRequest(chat_id=chat_id, caller=OPERATOR))
+            reply = await pb_grpc.ChatServiceStub(channel).Stop(
+                pb.StopRequest(chat_id=chat_id), metadata=bearer(operator_token(remote_stack.settings))
+            )
             assert reply.stopped is True, "the other process found the running answer through the lease"
             stopped_at = time.monotonic()
             _, frames = await asking

@@ -12,8 +12,9 @@ through gateway A can only reach chat process A and one sent through B only proc
 
 The model is a local OpenAI-protocol server (tests/fakes) so an answer can be kept running
 (slow stream) or stalled (hang). The test needs PostgreSQL: ``KB_DATABASE_URL`` when it is a
-PostgreSQL URL, else the local test database, else it is skipped. The tests run in file order:
-the second one kills chat process A.
+PostgreSQL URL, else the local test database, else it is skipped. Each test starts its own
+processes and model server (the second one kills chat process A), so they run alone or in any
+order.
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from sqlalchemy import Engine, create_engine, select
 from sqlalchemy.engine import make_url
 
+from kbcore.caller_token import operator_token
 from kbcore.db.engine import sync_url
 from kbcore.db.migrate import upgrade
 from kbcore.db.models import ChatLock, ChatRecord, utcnow
 from kbcore.grpc_client import open_channel
+from kbcore.settings import Settings
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.sse_client import Frame, answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID, seed_demo
@@ -51,7 +54,7 @@ REPO = Path(__file__).resolve().parents[2]
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 LOCK_TTL = 5.0
 START_TIMEOUT = 120.0
-BUSY_MESSAGE = "this chat is already answering a question; wait for it to finish or stop it"
+BUSY_MESSAGE = "this chat is already answering a question or being compacted; wait for it to finish or stop it"
 
 ANSWER_CHUNKS = [f"第{i}段回答。" for i in range(1, 11)]
 CHUNK_DELAY = 0.25  # 10 chunks: the answer holds the lease for at least 2.5 s
@@ -234,7 +237,7 @@ class Processes:
         self.killed.add(label)
 
     def stop(self) -> None:
-        """SIGTERM everything (gateways first), then kill what is left; nothing outlives the module."""
+        """SIGTERM everything (gateways first), then kill what is left; nothing outlives the test."""
         running = [s for s in reversed(self.services.values()) if s.process.poll() is None]
         for service in running:
             service.process.send_signal(signal.SIGTERM)
@@ -260,13 +263,13 @@ class LeaseStack:
         return httpx.AsyncClient(base_url=self[label].url, timeout=60)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def fake_model() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(default=respond) as server:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 async def lease_stack(
     tmp_path_factory: pytest.TempPathFactory, postgres_url: str, db: Engine, fake_model: FakeOpenAI
 ) -> AsyncIterator[LeaseStack]:
@@ -294,7 +297,7 @@ async def lease_stack(
             processes.start(f"chat-{x}", "services.chat", "chat", {"KB_CHAT_PORT": "0", **upstreams}) for x in "ab"
         ]
         await asyncio.gather(*(processes.wait_serving(c) for c in chats))
-        await seed_demo(retrieval.target, chats[0].target)
+        await seed_demo(retrieval.target, chats[0].target, operator_token(Settings.from_env(env)))
         gateways = [
             processes.start(
                 f"gateway-{x}",
@@ -398,7 +401,7 @@ async def test_twenty_simultaneous_questions_on_two_processes_exactly_one_runs(l
 
 async def test_killed_holder_leaves_a_lease_that_expires_and_an_interrupted_record(lease_stack: LeaseStack) -> None:
     chat_a = lease_stack["chat-a"]
-    assert chat_a.process.poll() is None, "chat process A must be alive (this test runs after the first)"
+    assert chat_a.process.poll() is None, "chat process A must be alive"
     async with lease_stack.http("gateway-a") as a, lease_stack.http("gateway-b") as b:
         chat_id = await open_chat(b)
         # Through gateway A, so chat process A holds the lease; the model stalls mid-answer.

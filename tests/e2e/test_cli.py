@@ -11,8 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gateway.cli import AnswerState, ProgressBar, handle_frame
-from kbcore.rpc import STOP_REASON_LABELS
+from cli.ask import AnswerState, handle_frame
+from cli.ingest import ProgressBar
+from gateway.labels import STOP_REASON_LABELS
 from kbcore.sse import SseParser
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -30,7 +31,7 @@ async def run_cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
     env["PYTHONIOENCODING"] = "utf-8"
     return await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "gateway.cli", "--url", stack.url, *args],
+        [sys.executable, "-m", "cli", "--url", stack.url, *args],
         capture_output=True,
         text=True,
         encoding="utf-8",

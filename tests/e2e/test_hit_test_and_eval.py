@@ -7,21 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kbcore.vocabulary import STOP_REASON
 from tests.e2e.test_http_errors import UNKNOWN, assert_envelope
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "samples" / "kb" / "questions.jsonl"
 COMPOUND = "青禾乡2026年的项目支出预算是多少万元？另外，星澜科技规定员工应当在费用发生后多少日内提交报销申请？"
-STOP_REASONS = {
-    "sufficient",
-    "max_rounds",
-    "duplicate_query",
-    "no_new_evidence",
-    "evidence_budget",
-    "no_followup_query",
-    "assessment_error",
-}
+STOP_REASONS = set(STOP_REASON.names) - {"no_datasets"}
 
 
 def cases(kind: str) -> list[dict[str, Any]]:

@@ -29,7 +29,8 @@ async def test_answer_streams_from_the_remote_model_with_the_evidence_prompt(
         assert kinds == ["assess", "generate"], "no history: no rewrite; one assessment; one generation"
         assess, generate = bodies
         assert assess["temperature"] == 0 and assess["response_format"] == {"type": "json_object"}
-        assert (assess["thinking"] == {"type": "disabled"} and "stream" not in assess) or not assess.get("stream")
+        assert assess["thinking"] == {"type": "disabled"}, "auxiliary calls turn reasoning off"
+        assert "stream" not in assess and assess["max_tokens"] == 900
         assert generate["stream"] is True and generate["model"] == "fake-chat"
         system, user = generate["messages"][0]["content"], generate["messages"][-1]["content"]
         assert "检索是否充分：true" in system and "停止原因：sufficient" in system and "不得编造" in system

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from tests.harness import Stack
 from tests.sse_client import answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -52,4 +50,8 @@ async def test_compound_question_streams_progress_then_answer_then_saved_record(
         assert record["context_info"]["enabled"] is True
         cited = {p["document_name"] for p in record["paragraph_list"]}
         assert any("青禾乡" in name for name in cited) and any("星澜" in name for name in cited)
-        assert json.dumps(record, ensure_ascii=False)
+        assert record["problem_text"] == COMPOUND
+        # The evidence the record cites is exactly what its trace says each round added, in that order.
+        traced = [(pid, step["round"]) for step in record["agent_trace"] for pid in step["new_paragraph_ids"]]
+        assert [(p["id"], p["round"]) for p in record["paragraph_list"]] == traced
+        assert record["agent_trace"][-1]["total_evidence"] == len(traced)

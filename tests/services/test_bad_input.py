@@ -9,8 +9,9 @@ from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kb.common.v1 import common_pb2
 from kb.context.v1 import context_service_pb2 as context_pb
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.caller_token import bearer
 from tests.grpc_status import status_of
-from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID, OPERATOR
+from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 UNKNOWN = "00000000-0000-0000-0000-000000000000"
 
@@ -107,41 +108,39 @@ async def test_load_context_refuses_unknown_and_malformed(context) -> None:
     assert code == grpc.StatusCode.INVALID_ARGUMENT
 
 
-async def test_chat_entry_points_refuse_bad_input(chat) -> None:
+async def test_chat_entry_points_refuse_bad_input(chat, operator) -> None:
     chat_id = (
-        await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID, caller=OPERATOR))
+        await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
     ).chat_id
 
-    def ask(message: str, caller: chat_pb.Caller = OPERATOR, target: str = chat_id) -> object:
-        return chat.Ask(chat_pb.AskRequest(chat_id=target, message=message, caller=caller))
+    def ask(message: str, metadata: tuple[tuple[str, str], ...] = operator, target: str = chat_id) -> object:
+        return chat.Ask(chat_pb.AskRequest(chat_id=target, message=message), metadata=metadata)
 
     assert (await status_of(ask("   ")))[0] == grpc.StatusCode.INVALID_ARGUMENT
     code, message = await status_of(ask("问" * 9000))
     assert code == grpc.StatusCode.OUT_OF_RANGE and "4000" in message
     assert (await status_of(ask("年假", target=UNKNOWN)))[0] == grpc.StatusCode.NOT_FOUND
-    assert (await status_of(ask("年假", caller=chat_pb.Caller())))[0] == grpc.StatusCode.UNAUTHENTICATED
-    other_app = chat_pb.Caller(kind=chat_pb.Caller.KIND_APPLICATION, application_id=UNKNOWN)
-    assert (await status_of(ask("年假", caller=other_app)))[0] == grpc.StatusCode.NOT_FOUND
+    assert (await status_of(ask("年假", metadata=())))[0] == grpc.StatusCode.UNAUTHENTICATED
     code, message = await status_of(
-        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="abc", caller=OPERATOR))
+        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="abc"), metadata=operator)
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "record_id" in message
     code, _ = await status_of(
-        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="999999", caller=OPERATOR))
+        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="999999"), metadata=operator)
     )
     assert code == grpc.StatusCode.NOT_FOUND
     code, _ = await status_of(
-        chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id, page_size=1000, caller=OPERATOR))
+        chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id, page_size=1000), metadata=operator)
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    records = await chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id, caller=OPERATOR))
+    records = await chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id), metadata=operator)
     assert records.total == 0, "a refused question must leave no record"
 
 
-async def test_application_admin_refuses_bad_input(chat) -> None:
+async def test_application_admin_refuses_bad_input(chat, operator, stack) -> None:
     def create(**fields) -> object:
         return chat.CreateApplication(
-            chat_pb.CreateApplicationRequest(application=chat_pb.Application(**fields), caller=OPERATOR)
+            chat_pb.CreateApplicationRequest(application=chat_pb.Application(**fields)), metadata=operator
         )
 
     assert (await status_of(create(name="")))[0] == grpc.StatusCode.INVALID_ARGUMENT
@@ -149,18 +148,18 @@ async def test_application_admin_refuses_bad_input(chat) -> None:
     assert code == grpc.StatusCode.NOT_FOUND and UNKNOWN in message
     code, message = await status_of(create(name="x", search=common_pb2.SearchSettings(top_n=1000)))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "top_n" in message
-    visitor = chat_pb.Caller(kind=chat_pb.Caller.KIND_VISITOR, application_id=DEMO_APPLICATION_ID, visitor_id="v")
+    key = await chat.CreateApiKey(chat_pb.CreateApiKeyRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
     code, _ = await status_of(
         chat.CreateApplication(
-            chat_pb.CreateApplicationRequest(application=chat_pb.Application(name="x"), caller=visitor)
+            chat_pb.CreateApplicationRequest(application=chat_pb.Application(name="x")), metadata=bearer(key.key)
         )
     )
     assert code == grpc.StatusCode.PERMISSION_DENIED
-    code, _ = await status_of(chat.OpenChat(chat_pb.OpenChatRequest(application_id=UNKNOWN, caller=OPERATOR)))
+    code, _ = await status_of(chat.OpenChat(chat_pb.OpenChatRequest(application_id=UNKNOWN), metadata=operator))
     assert code == grpc.StatusCode.NOT_FOUND
     code, _ = await status_of(
         chat.UpdateApplication(
-            chat_pb.UpdateApplicationRequest(application=chat_pb.Application(id=UNKNOWN, name="x"), caller=OPERATOR)
+            chat_pb.UpdateApplicationRequest(application=chat_pb.Application(id=UNKNOWN, name="x")), metadata=operator
         )
     )
     assert code == grpc.StatusCode.NOT_FOUND

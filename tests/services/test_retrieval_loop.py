@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from kb.common.v1 import common_pb2
 from kbcore.models.base import ChatMessage
-from services.retrieval.loop import Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving, StopReason
+from services.retrieval.loop import Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
 from services.retrieval.search import Searcher, SearchSettings
 from services.retrieval.store.base import Hit
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
@@ -61,7 +62,7 @@ def search(stack: Stack, store, embedder) -> CountingSearch:
 async def test_insufficient_evidence_triggers_a_second_round_without_repeating_paragraphs(model, fake, search) -> None:
     fake.enqueue(verdict(False, "缺少报销期限", [EXPENSE_Q]), verdict(True))
     events, result = await run(RetrievalLoop(model, search, LoopLimits()), BUDGET_Q)
-    assert result.stop_reason is StopReason.SUFFICIENT and result.sufficient
+    assert result.stop_reason == common_pb2.STOP_REASON_SUFFICIENT and result.sufficient
     assert [r.round for r in result.rounds] == [1, 2]
     assert result.rounds[0].next_queries == [EXPENSE_Q] and result.rounds[1].queries == [EXPENSE_Q]
     ids = [e.hit.id for e in result.evidence]
@@ -74,7 +75,7 @@ async def test_insufficient_evidence_triggers_a_second_round_without_repeating_p
 async def test_a_repeated_query_never_reaches_the_store(model, fake, search) -> None:
     fake.enqueue(verdict(False, "仍缺", [" 青禾乡2026年的项目支出预算，是多少万元 "]))
     _, result = await run(RetrievalLoop(model, search, LoopLimits()), BUDGET_Q)
-    assert result.stop_reason is StopReason.DUPLICATE_QUERY
+    assert result.stop_reason == common_pb2.STOP_REASON_DUPLICATE_QUERY
     assert search.queries == [BUDGET_Q], "the normalised duplicate was not searched"
     assert len(result.rounds) == 1
 
@@ -82,7 +83,7 @@ async def test_a_repeated_query_never_reaches_the_store(model, fake, search) -> 
 async def test_no_new_evidence_stops_the_loop(model, fake, search) -> None:
     fake.enqueue(verdict(False, "缺", ["青禾乡 2026 项目支出 预算 万元"]), verdict(False, "缺", ["另一个查询"]))
     _, result = await run(RetrievalLoop(model, search, LoopLimits()), BUDGET_Q)
-    assert result.stop_reason is StopReason.NO_NEW_EVIDENCE
+    assert result.stop_reason == common_pb2.STOP_REASON_NO_NEW_EVIDENCE
     assert result.rounds[1].new_paragraph_ids == []
     assert len(search.queries) == 2
 
@@ -94,14 +95,14 @@ async def test_empty_evidence_is_never_sufficient(model, fake, stack, store, emb
     fake.enqueue(verdict(True))
     _, result = await run(RetrievalLoop(model, nothing, LoopLimits()), "zzqqxx")
     assert result.evidence == []
-    assert result.sufficient is False and result.stop_reason is StopReason.NO_FOLLOWUP_QUERY
+    assert result.sufficient is False and result.stop_reason == common_pb2.STOP_REASON_NO_FOLLOWUP_QUERY
 
 
 @pytest.mark.parametrize("reply", [ChatReply(content="sure, it is sufficient"), verdict("yes"), ChatReply.error(500)])
 async def test_an_invalid_or_failed_assessment_is_assessment_error(model, fake, search, reply: ChatReply) -> None:
     fake.enqueue(reply)
     _, result = await run(RetrievalLoop(model, search, LoopLimits()), BUDGET_Q)
-    assert result.stop_reason is StopReason.ASSESSMENT_ERROR and result.sufficient is False
+    assert result.stop_reason == common_pb2.STOP_REASON_ASSESSMENT_ERROR and result.sufficient is False
     assert result.rounds[0].sufficient is False and "评估失败" in result.missing
     assert result.evidence, "the evidence found so far is kept for the answer"
 
@@ -111,16 +112,16 @@ async def test_the_round_limit_holds(model, fake, search, max_rounds: int) -> No
     fake.enqueue(*(verdict(False, "缺", [f"查询{i} 年休假 病假 婚假"]) for i in range(6)))
     _, result = await run(RetrievalLoop(model, search, LoopLimits(max_rounds=max_rounds)), BUDGET_Q)
     assert len(result.rounds) == max_rounds
-    assert result.stop_reason in (StopReason.MAX_ROUNDS, StopReason.NO_NEW_EVIDENCE)
+    assert result.stop_reason in (common_pb2.STOP_REASON_MAX_ROUNDS, common_pb2.STOP_REASON_NO_NEW_EVIDENCE)
     if max_rounds == 1:
-        assert result.stop_reason is StopReason.MAX_ROUNDS
+        assert result.stop_reason == common_pb2.STOP_REASON_MAX_ROUNDS
 
 
 async def test_no_datasets_means_no_model_call_at_all(model, fake, search) -> None:
     events, result = await run(
         RetrievalLoop(model, search, LoopLimits()), BUDGET_Q, [ChatMessage("user", "之前的问题")], datasets=False
     )
-    assert result.stop_reason is StopReason.NO_DATASETS and not result.sufficient
+    assert result.stop_reason == common_pb2.STOP_REASON_NO_DATASETS and not result.sufficient
     assert events == [] and search.queries == []
     assert fake.chat_bodies == [], "neither rewrite nor assessment was called"
 
@@ -129,7 +130,7 @@ async def test_the_evidence_budget_stops_the_loop(model, fake, search) -> None:
     search.settings = SearchSettings(top_n=20, similarity=0.0)
     fake.enqueue(verdict(False, "缺", [EXPENSE_Q]))
     _, result = await run(RetrievalLoop(model, search, LoopLimits(evidence_tokens=1000)), BUDGET_Q)
-    assert result.stop_reason is StopReason.EVIDENCE_BUDGET
+    assert result.stop_reason == common_pb2.STOP_REASON_EVIDENCE_BUDGET
     assert 0 < len(result.evidence) < 20
 
 

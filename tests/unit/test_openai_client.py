@@ -144,7 +144,7 @@ async def test_a_truncated_rewrite_is_an_error_not_a_rewrite(fake: FakeOpenAI, c
     fake.enqueue(ChatReply("云岭县行政许可决定期", finish_reason="length"))
     with pytest.raises(ModelError) as caught:
         await client.rewrite(HISTORY, "能延长吗？")
-    assert caught.value.kind == "truncated"
+    assert "token limit" in str(caught.value)
 
 
 async def test_an_error_status_is_unavailable_with_the_status_in_the_message(
@@ -153,7 +153,6 @@ async def test_an_error_status_is_unavailable_with_the_status_in_the_message(
     fake.enqueue(ChatReply.error(500, "upstream exploded"))
     with pytest.raises(ModelError) as caught:
         await client.assess("q", [], EVIDENCE, [])
-    assert caught.value.kind == "unavailable"
     assert "500" in str(caught.value) and "upstream exploded" in str(caught.value)
 
 
@@ -161,7 +160,7 @@ async def test_an_empty_answer_is_a_bad_response(fake: FakeOpenAI, client: OpenA
     fake.enqueue(ChatReply("   "))
     with pytest.raises(ModelError) as caught:
         await client.rewrite(HISTORY, "q")
-    assert caught.value.kind == "bad_response"
+    assert "empty answer" in str(caught.value)
 
 
 async def test_a_slow_endpoint_times_out_as_unavailable(fake: FakeOpenAI) -> None:
@@ -173,7 +172,7 @@ async def test_a_slow_endpoint_times_out_as_unavailable(fake: FakeOpenAI) -> Non
             await model.rewrite(HISTORY, "q")
     finally:
         await model.aclose()
-    assert caught.value.kind == "unavailable" and "0.3s" in str(caught.value)
+    assert "0.3s" in str(caught.value)
     assert time.monotonic() - started < 1.5
 
 
@@ -186,7 +185,7 @@ async def test_an_unreachable_endpoint_is_unavailable() -> None:
             await model.summarize("", [HistoryTurn("q", "a")])
     finally:
         await model.aclose()
-    assert caught.value.kind == "unavailable" and "cannot reach" in str(caught.value)
+    assert "cannot reach" in str(caught.value)
 
 
 # --- streaming answers -------------------------------------------------------------------
@@ -227,7 +226,7 @@ async def test_an_error_status_for_the_answer_is_unavailable(fake: FakeOpenAI, c
     stream = client.generate(request())
     with pytest.raises(ModelError) as caught:
         await stream.deltas.__anext__()
-    assert caught.value.kind == "unavailable" and "503" in str(caught.value)
+    assert "503" in str(caught.value)
 
 
 async def test_an_error_event_mid_stream_raises(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
@@ -240,7 +239,7 @@ async def test_an_error_event_mid_stream_raises(fake: FakeOpenAI, client: OpenAI
         async for delta in client.generate(request()).deltas:
             received.append(delta)
     assert received == ["部分"]
-    assert caught.value.kind == "unavailable" and "model crashed" in str(caught.value)
+    assert "model crashed" in str(caught.value)
 
 
 async def test_a_stream_that_stops_without_finishing_raises(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
@@ -262,7 +261,7 @@ async def test_a_stalled_stream_times_out(fake: FakeOpenAI) -> None:
                 received.append(delta)
     finally:
         await model.aclose()
-    assert received == ["开头"] and caught.value.kind == "unavailable"
+    assert received == ["开头"] and "did not respond within 0.3s" in str(caught.value)
     assert await asyncio.to_thread(fake.wait_for_cancelled_stream, 1.0)  # the client hung up
 
 

@@ -12,10 +12,10 @@ import pytest
 
 from kb.context.v1 import context_service_pb2 as pb
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
-from tests.context.conftest import StartContext
-from tests.context.support import Sessions, add_turns, new_chat, stored_state, summarizer, text_of
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.grpc_status import status_of
+from tests.services.conftest import StartContext
+from tests.services.context_support import Sessions, add_turns, new_chat, stored_state, summarizer, text_of
 
 BUDGET = 600
 
@@ -66,7 +66,7 @@ async def test_compact_rpc_follows_the_load_rules(
     assert reply.compacted_now == 5
     assert (reply.info.recent_rounds, reply.info.compacted_rounds, reply.info.revision) == (2, 5, 1)
     loaded = await context.load(chat, dialogue_number=2)
-    assert loaded.phases == ["context"], "nothing left to compact"
+    assert loaded.phases == [], "nothing left to compact"
     assert loaded.info == reply.info, "Compact reports the context a load now carries"
 
     assert (await context.compact(chat, dialogue_number=0)).info.enabled is False
@@ -96,13 +96,13 @@ async def test_a_running_question_blocks_compaction_by_others(
         assert code == grpc.StatusCode.ABORTED and "answering a question" in message
 
         loaded = await context.load(chat, dialogue_number=2)
-        assert loaded.phases == ["context"], "no compaction while someone else holds the chat"
+        assert loaded.phases == [], "no compaction while someone else holds the chat"
         assert (loaded.info.recent_rounds, loaded.info.revision) == (7, 0)
         assert fake.chat_bodies == []
 
         # The question itself compacts under its own lease, and keeps holding it afterwards.
         loaded = await context.load(chat, dialogue_number=2, lease_holder=question)
-        assert loaded.phases == ["context", "compacting"] and loaded.info.revision == 1
+        assert loaded.phases == ["compacting"] and loaded.info.revision == 1
         assert await leases.is_held_by(chat, question)
     finally:
         await leases.release(chat, question)
@@ -120,9 +120,9 @@ async def test_concurrent_compactions_on_one_chat_one_runs_the_other_is_refused(
         await gate.wait_entered()  # the first compaction holds the lease and is inside the model call
 
         code, message = await status_of(context.stub.Compact(pb.CompactRequest(chat_id=chat, dialogue_number=2)))
-        assert code == grpc.StatusCode.ABORTED and chat in message
+        assert code == grpc.StatusCode.ABORTED and "being compacted" in message
         loaded = await context.load(chat, dialogue_number=2)
-        assert loaded.phases == ["context"] and loaded.info.revision == 0, "a load does not compact alongside"
+        assert loaded.phases == [] and loaded.info.revision == 0, "a load does not compact alongside"
         assert not await leases.try_acquire(chat, new_holder("ask"), "question"), "a question would be refused"
         with pytest.raises(ChatBusy):
             async with leases.hold(chat, new_holder("ask"), "question"):

@@ -17,8 +17,8 @@ from kb.context.v1 import context_service_pb2 as pb
 from kb.context.v1 import context_service_pb2_grpc as pb_grpc
 from kbcore.db.models import Application, Chat, ChatContextState, ChatRecord, RecordStatus
 from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_MARKER, SUMMARY_QUESTION
-from kbcore.rpc import PHASE_NAMES, ROLE_NAMES
 from kbcore.tokens import count_tokens
+from kbcore.vocabulary import ROLE
 from tests.fakes.openai_server import ChatReply, request_kind
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -46,10 +46,10 @@ async def new_chat(sessions: Sessions, dialogue_number: int = 5, dataset_ids: Se
 
 
 async def add_record(
-    sessions: Sessions, chat_id: str, question: str, answer: str, status: RecordStatus = RecordStatus.ANSWERED
+    sessions: Sessions, chat_id: str, question: str, answer: str, status: str = RecordStatus.ANSWERED
 ) -> int:
     async with sessions.begin() as session:
-        record = ChatRecord(chat_id=chat_id, question=question, answer=answer, status=status.value)
+        record = ChatRecord(chat_id=chat_id, question=question, answer=answer, status=status)
         session.add(record)
         await session.flush()
         return record.id
@@ -147,11 +147,9 @@ class ContextClient:
         assert all(r.HasField("progress") for r in progress), "progress events come before the context"
         assert last.HasField("context"), "the stream ends with the context"
         return Loaded(
-            phases=[PHASE_NAMES[r.progress.phase] for r in progress],
-            compacting_rounds=[
-                r.progress.compacting_rounds for r in progress if r.progress.phase == common_pb2.PHASE_COMPACTING
-            ],
-            messages=[(ROLE_NAMES[m.role], m.content) for m in last.context.messages],
+            phases=[str(r.progress.WhichOneof("phase")) for r in progress],
+            compacting_rounds=[r.progress.compacting.rounds for r in progress if r.progress.HasField("compacting")],
+            messages=[(ROLE.name(m.role), m.content) for m in last.context.messages],
             info=last.context.info,
         )
 

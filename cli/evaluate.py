@@ -1,4 +1,4 @@
-"""``python -m gateway.cli eval APP_ID QUESTIONS.jsonl``: recall round by round on your own
+"""``python -m cli eval APP_ID QUESTIONS.jsonl``: recall round by round on your own
 knowledge base, one round against the whole loop (the route does the work; this reads the
 file and prints the figures)."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from gateway.cli_http import CliError, request_data
-from kbcore.rpc import STOP_REASON_LABELS
+from cli.client import CliError, request_data
+from gateway.labels import STOP_REASON_LABELS
 
 
 def read_cases(path: Path) -> list[dict[str, Any]]:

@@ -11,8 +11,10 @@ from kb.context.v1 import context_service_pb2 as pb
 from kbcore.db.models import RecordStatus
 from kbcore.models.prompts import SUMMARY_PREFIX
 from kbcore.tokens import clip_tokens, count_tokens
-from tests.context.conftest import StartContext
-from tests.context.support import (
+from tests.fakes.openai_server import ChatReply, FakeOpenAI
+from tests.grpc_status import status_of
+from tests.services.conftest import StartContext
+from tests.services.context_support import (
     Loaded,
     Sessions,
     add_record,
@@ -25,8 +27,6 @@ from tests.context.support import (
     text_of,
     write_state,
 )
-from tests.fakes.openai_server import ChatReply, FakeOpenAI
-from tests.grpc_status import status_of
 
 BUDGET = 600  # a realistic setting (the minimum is 512) that a handful of turns exceeds
 
@@ -99,7 +99,7 @@ async def test_failed_summary_does_not_advance_the_watermark(
 
     fake.enqueue(ChatReply.error(500, "summarizer down"))
     loaded = await context.load(chat, dialogue_number=2)
-    assert loaded.phases == ["context", "compacting"], "compaction was tried"
+    assert loaded.phases == ["compacting"], "compaction was tried"
     assert await stored_state(sessions, chat) is None
     assert (loaded.info.compacted_rounds, loaded.info.revision, loaded.info.recent_rounds) == (0, 0, 4)
     # Still usable: every turn, clipped per the seed. Three whole turns use up the 600 tokens,
@@ -169,7 +169,7 @@ async def test_dialogue_number_zero_disables_history_and_summary(
 
     for dialogue_number in (0, -3):  # a negative number is clamped to 0, not refused
         loaded = await context.load(chat, dialogue_number=dialogue_number)
-        assert loaded.phases == ["context"]
+        assert loaded.phases == []
         assert loaded.messages == []
         info = loaded.info
         assert not info.enabled and (info.recent_rounds, info.compacted_rounds, info.revision) == (0, 0, 0)
@@ -187,7 +187,7 @@ async def test_small_context_with_more_turns_than_keep_is_not_compacted(
     await add_turns(sessions, chat, turns)
 
     loaded = await context.load(chat, dialogue_number=2)
-    assert loaded.phases == ["context"]
+    assert loaded.phases == []
     assert loaded.turns == turns
     assert (loaded.info.recent_rounds, loaded.info.compacted_rounds, loaded.info.revision) == (10, 0, 0)
     assert fake.chat_bodies == [] and await stored_state(sessions, chat) is None
@@ -214,12 +214,12 @@ async def test_estimate_equal_to_the_budget_does_not_compact_one_token_over_does
     over, turns = await _chat_with_estimate(sessions, BUDGET + 1)
 
     loaded = await context.load(equal, dialogue_number=1)
-    assert loaded.phases == ["context"]
+    assert loaded.phases == []
     assert (loaded.info.recent_rounds, loaded.info.compacted_rounds, loaded.info.revision) == (2, 1, 1)
     assert fake.chat_bodies == []
 
     loaded = await context.load(over, dialogue_number=1)
-    assert loaded.phases == ["context", "compacting"]
+    assert loaded.phases == ["compacting"]
     assert (loaded.info.recent_rounds, loaded.info.compacted_rounds, loaded.info.revision) == (1, 2, 2)
     assert summarized(fake) == [[turns[0][0]]], "only the oldest turn is merged; one stays raw"
 
@@ -233,7 +233,7 @@ async def test_one_overlong_turn_is_clipped_not_compacted(
     await add_turns(sessions, chat, [(question, answer)])
 
     loaded = await context.load(chat)
-    assert loaded.phases == ["context"] and fake.chat_bodies == []
+    assert loaded.phases == [] and fake.chat_bodies == []
     assert (loaded.info.recent_rounds, loaded.info.compacted_rounds, loaded.info.revision) == (1, 0, 0)
     # The seed's split of a 600-token turn budget: question min(400, max(64, 300)), answer the rest.
     assert loaded.turns == [(clip_tokens(question, 300), clip_tokens(answer, 300))]
@@ -248,11 +248,11 @@ async def test_progress_events_arrive_in_order_and_compacting_only_when_compacti
     await add_turns(sessions, chat, turns_of(7, 100))
 
     compacted = await context.load(chat, dialogue_number=2)  # 700 > 600: five turns may be merged
-    assert compacted.phases == ["context", "compacting"] and compacted.compacting_rounds == [5]
+    assert compacted.phases == ["compacting"] and compacted.compacting_rounds == [5]
     assert len(fake.chat_bodies) == 1
 
     reloaded = await context.load(chat, dialogue_number=2)  # within budget now
-    assert reloaded.phases == ["context"] and reloaded.compacting_rounds == []
+    assert reloaded.phases == [] and reloaded.compacting_rounds == []
     assert len(fake.chat_bodies) == 1
 
 

@@ -1,0 +1,7 @@
+"""``python -m cli …``"""
+
+import sys
+
+from cli.main import main
+
+sys.exit(main())

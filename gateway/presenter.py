@@ -1,0 +1,235 @@
+"""The only place that knows MaxKB's HTTP shapes: a record with its trace, a retrieval round,
+a paragraph, a progress payload, an export row, an evaluation's scores, and the application,
+dataset and document objects. Routes call these; adding a field to the wire is the proto plus this module (plus
+the page's JS when people should see it).
+
+Key order, spelling and rounding here are the wire format (the golden test holds them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf.message import Message
+
+from kb.chat.v1 import chat_service_pb2 as chat_pb
+from kb.common.v1 import common_pb2
+from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.vocabulary import RECORD_STATUS, SEARCH_MODE, STOP_REASON, EnumNames
+
+# MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
+SEARCH_MODE_ALIASES = {"embedding": "vector", "blend": "hybrid"}
+SEARCH_MODE_SPELLINGS = (*SEARCH_MODE.names, *SEARCH_MODE_ALIASES)
+DEFAULT_SEARCH_MODE_NAME = "hybrid"
+UNKNOWN_STATUS = "unknown"
+
+EXPORT_COLUMNS = [
+    "chat_id",
+    "record_id",
+    "create_time",
+    "question",
+    "rewritten_question",
+    "answer",
+    "status",
+    "stop_reason",
+    "sufficient",
+    "missing",
+    "rounds",
+    "error",
+]
+
+_ENUM_NAMES: dict[str, EnumNames[Any]] = {"kb.common.v1.StopReason": STOP_REASON}
+
+
+def search_mode(spelling: str) -> common_pb2.SearchMode:
+    """A search mode as the HTTP API spells it (ours or MaxKB's) → the proto value."""
+    return SEARCH_MODE.value(SEARCH_MODE_ALIASES.get(spelling, spelling))
+
+
+def progress_payload(progress: common_pb2.Progress) -> dict[str, Any]:
+    """``{"phase": …}`` and the phase's own fields in proto order (enums by wire name)."""
+    phase = progress.WhichOneof("phase") or "unknown"
+    payload: dict[str, Any] = {"phase": phase}
+    if phase != "unknown":
+        payload.update(_plain(getattr(progress, phase)))
+    return payload
+
+
+def _plain(message: Message) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field in message.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        if field.enum_type is not None:
+            value = _ENUM_NAMES[field.enum_type.full_name].name(value)
+        values[field.name] = value
+    return values
+
+
+def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
+    """A paragraph as the HTTP API and the record details show it (MaxKB's ``similarity``)."""
+    return {
+        "id": paragraph.id,
+        "dataset_id": paragraph.dataset_id,
+        "document_id": paragraph.document_id,
+        "document_name": paragraph.document_name,
+        "title": paragraph.title,
+        "content": paragraph.content,
+        "similarity": round(paragraph.score, 4),
+        "round": paragraph.round,
+    }
+
+
+def round_json(trace: common_pb2.RoundTrace) -> dict[str, Any]:
+    """One retrieval round as the record details and the hit test show it (the seed's shape)."""
+    return {
+        "round": trace.round,
+        "queries": list(trace.queries),
+        "new_paragraph_ids": list(trace.new_paragraph_ids),
+        "total_evidence": trace.total_evidence,
+        "sufficient": trace.sufficient,
+        "missing": trace.missing,
+        "next_queries": list(trace.next_queries),
+    }
+
+
+def retrieval_json(result: common_pb2.RetrievalResult) -> dict[str, Any]:
+    """The multi-round hit test's answer: the loop's rounds and evidence."""
+    return {
+        "problem_text": result.problem_text,
+        "rounds": [round_json(r) for r in result.rounds],
+        "stop_reason": STOP_REASON.name(result.stop_reason),
+        "sufficient": result.sufficient,
+        "missing": result.missing,
+        "run_time": round(result.run_time, 3),
+        "paragraph_list": [paragraph_json(p) for p in result.paragraphs],
+    }
+
+
+def evaluation_json(rewrite: bool, scored: retrieval_pb.EvaluateResponse) -> dict[str, Any]:
+    """The evaluation route's answer: whether follow-ups were rewritten, the summary, then
+    every case in the order it was sent."""
+    return {
+        "rewrite": rewrite,
+        "summary": evaluation_summary_json(scored.summary),
+        "cases": [case_score_json(c) for c in scored.cases],
+    }
+
+
+def evaluation_summary_json(summary: retrieval_pb.EvalSummary) -> dict[str, Any]:
+    """Recall and all-gold cases after each round; rounds used (keyed by the number as a
+    string, in string order) and stop reasons (by wire name, most frequent first)."""
+    return {
+        "cases": summary.cases,
+        "gold": summary.gold_total,
+        "by_round": [
+            {"round": r.round, "recall": round(r.recall, 4), "all_gold": r.all_gold} for r in summary.by_round
+        ],
+        "rounds_used": dict(sorted((str(u.rounds), u.cases) for u in summary.rounds_used)),
+        "stop_reasons": {STOP_REASON.name(s.stop_reason): s.cases for s in summary.stop_reasons},
+    }
+
+
+def case_score_json(score: retrieval_pb.CaseScore) -> dict[str, Any]:
+    return {
+        "id": score.id,
+        "kind": score.kind,
+        "question": score.question,
+        "problem_text": score.problem_text,
+        "gold": score.gold_total,
+        "found_by_round": list(score.found_by_round),
+        "rounds_used": score.rounds_used,
+        "stop_reason": STOP_REASON.name(score.stop_reason),
+    }
+
+
+def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
+    """MaxKB's record fields, plus the details (trace, stop reason, gaps, context) at top level."""
+    retrieval = record.details.retrieval
+    return {
+        "id": record.id,
+        "chat_id": record.chat_id,
+        "problem_text": record.question,
+        "padding_problem_text": retrieval.problem_text,
+        "answer_text": record.answer,
+        "status": RECORD_STATUS.name(record.status) or UNKNOWN_STATUS,
+        "error": record.error,
+        "message_tokens": record.message_tokens,
+        "answer_tokens": record.answer_tokens,
+        "run_time": record.run_time,
+        "create_time": record.created_at,
+        "update_time": record.updated_at,
+        "agent_trace": [round_json(r) for r in retrieval.rounds],
+        "agent_stop_reason": STOP_REASON.name(retrieval.stop_reason),
+        "sufficient": retrieval.sufficient,
+        "missing": retrieval.missing,
+        "rewrite_error": retrieval.rewrite_error,
+        "paragraph_list": [paragraph_json(p) for p in retrieval.paragraphs],
+        "context_info": _plain(record.details.context) if record.details.HasField("context") else {},
+        "search_step": {"step_type": "iterative_search", "run_time": round(retrieval.run_time, 3)},
+        "chat_step": {
+            "model": record.details.chat.model,
+            "offline_model": record.details.chat.offline_model,
+            "message_tokens": record.message_tokens,
+            "answer_tokens": record.answer_tokens,
+            "run_time": round(record.details.chat.run_time, 3),
+        },
+    }
+
+
+def export_row(record: chat_pb.ChatRecord) -> dict[str, Any]:
+    """One CSV row of the conversation log (``EXPORT_COLUMNS``)."""
+    retrieval = record.details.retrieval
+    return {
+        "chat_id": record.chat_id,
+        "record_id": record.id,
+        "create_time": record.created_at,
+        "question": record.question,
+        "rewritten_question": retrieval.problem_text,
+        "answer": record.answer,
+        "status": RECORD_STATUS.name(record.status) or UNKNOWN_STATUS,
+        "stop_reason": STOP_REASON.name(retrieval.stop_reason),
+        "sufficient": retrieval.sufficient,
+        "missing": retrieval.missing,
+        "rounds": len(retrieval.rounds),
+        "error": record.error,
+    }
+
+
+def application_json(a: chat_pb.Application) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "name": a.name,
+        "desc": a.description,
+        "dataset_id_list": list(a.dataset_ids),
+        "dialogue_number": a.dialogue_number,
+        "dataset_setting": {
+            "top_n": a.search.top_n,
+            "similarity": round(a.search.similarity, 4),
+            "search_mode": SEARCH_MODE.name(a.search.search_mode) or DEFAULT_SEARCH_MODE_NAME,
+        },
+        "model_setting": {"prompt": a.model_setting.prompt, "system": a.model_setting.system},
+        "create_time": a.created_at,
+        "update_time": a.updated_at,
+    }
+
+
+def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "name": d.name,
+        "desc": d.description,
+        "document_count": d.document_count,
+        "paragraph_count": d.paragraph_count,
+        "create_time": d.created_at,
+    }
+
+
+def document_json(d: retrieval_pb.Document) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "dataset_id": d.dataset_id,
+        "name": d.name,
+        "paragraph_count": d.paragraph_count,
+        "char_length": d.char_length,
+        "create_time": d.created_at,
+    }

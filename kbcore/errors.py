@@ -1,0 +1,48 @@
+"""Domain errors: what went wrong in words a person understands, with no transport attached.
+
+Services raise these; one table in ``kbcore.grpc_errors`` gives each its gRPC status code, and
+the gateway maps status codes to HTTP. A fault that is not one of these (a crashed embedder, a
+broken store) is an internal error, never the caller's mistake.
+"""
+
+from __future__ import annotations
+
+
+class NotFound(LookupError):
+    """Something a request names does not exist (or the caller may not know that it does)."""
+
+
+class InvalidRequest(Exception):
+    """The request itself is wrong: a missing field, a number out of range, an unreadable file."""
+
+
+class TooLong(Exception):
+    """The input is valid but longer than the service accepts."""
+
+
+class Unauthenticated(Exception):
+    """No credentials, or credentials nobody issued (or that were revoked)."""
+
+
+class PermissionDenied(Exception):
+    """The caller is known but may not do this."""
+
+
+class QuotaExhausted(Exception):
+    """A share link's per-visitor daily question quota is used up."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"this share link allows {limit} questions per visitor per day; try again tomorrow")
+        self.limit = limit
+
+
+class Conflict(Exception):
+    """The request collides with work in progress (a busy chat); it may succeed later."""
+
+
+class CorruptData(Exception):
+    """Stored data cannot be used; retrying will not help."""
+
+
+class Unavailable(Exception):
+    """A dependency (a model endpoint, another service) failed; retrying later may help."""

@@ -1,0 +1,35 @@
+"""A record's details — the retrieval result, the dialogue context and the chat step — as the
+typed ``RecordDetails`` message, and its stored form (the message's JSON in the details column)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+
+from kb.chat.v1 import chat_service_pb2 as pb
+from kb.common.v1 import common_pb2
+
+
+def record_details(
+    retrieval: common_pb2.RetrievalResult | None,
+    context: common_pb2.ContextInfo | None,
+    model: str,
+    offline_model: bool,
+    run_time: float,
+) -> pb.RecordDetails:
+    """What exists of a question's work; a step that never ran stays unset."""
+    details = pb.RecordDetails(chat=pb.ChatStep(model=model, offline_model=offline_model, run_time=run_time))
+    if retrieval is not None:
+        details.retrieval.CopyFrom(retrieval)
+    if context is not None:
+        details.context.CopyFrom(context)
+    return details
+
+
+def stored(details: pb.RecordDetails) -> dict[str, Any]:
+    return json_format.MessageToDict(details, preserving_proto_field_name=True)
+
+
+def loaded(row_details: dict[str, Any] | None) -> pb.RecordDetails:
+    return json_format.ParseDict(row_details or {}, pb.RecordDetails(), ignore_unknown_fields=True)
