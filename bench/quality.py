@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from bench import offline_answers
 from bench.processes import running_stack
 from bench.table import Row
 
@@ -110,6 +111,7 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
             ", ".join(f"{reason} {count}" for reason, count in every["stop_reasons"].items()),
         ),
     ]
+    rows.extend(Row(SECTION, label, value) for label, value in await offline_answers.rows())
     raw = {
         "recall_by_round": {
             f"all questions (top {top_n})": [r["recall"] for r in every["by_round"]],

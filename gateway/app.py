@@ -12,9 +12,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.backends import Backends
+from gateway.body_limits import BodyLimit, BodyTooLarge, body_too_large
+from gateway.edge import EdgeGuard
+from gateway.edge_rules import EdgeRules
 from gateway.errors import ApiError, error_response
+from gateway.openai_wire import OpenAIError
 from gateway.pages import mount_pages
-from gateway.routes import access, applications, chat, datasets, evaluation
+from gateway.routes import access, applications, chat, datasets, evaluation, openai
 from kbcore.caller_token import operator_token
 from kbcore.settings import Settings
 
@@ -37,7 +41,16 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         finally:
             await app.state.backends.close()
 
-    app = FastAPI(title="Multi-round retrieval knowledge-base chat", version="0.1.0", lifespan=lifespan)
+    # /docs and /redoc load their scripts from a CDN, outside the pages' content security
+    # policy: off unless KB_HTTP_DOCS asks; /openapi.json (what tools read) is always served.
+    docs = "/docs" if settings.http_docs else None
+    app = FastAPI(
+        title="Multi-round retrieval knowledge-base chat",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=docs,
+        redoc_url=None,
+    )
     app.state.settings = settings
     app.state.operator_token = operator_token(settings)
     if backends is not None:
@@ -47,12 +60,18 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.message)
 
+    @app.exception_handler(OpenAIError)
+    async def _openai_error(_: Request, exc: OpenAIError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status)
+
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error_response(400, _describe(exc))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, BodyTooLarge):  # the body limit, met while reading
+            return body_too_large(request)
         return error_response(exc.status_code, str(exc.detail))
 
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
@@ -60,10 +79,14 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["*"], allow_credentials=False
         )
+    # Outermost, before CORS and routing: the edge rules, then the body limit.
+    app.add_middleware(BodyLimit)
+    app.add_middleware(EdgeGuard, rules=EdgeRules.from_settings(settings))
     app.include_router(datasets.router)
     app.include_router(chat.router)
     app.include_router(access.router)
     app.include_router(applications.router)
     app.include_router(evaluation.router)
+    app.include_router(openai.router)
     mount_pages(app)
     return app

@@ -15,13 +15,14 @@ from google.protobuf.message import Message
 from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kbcore.vocabulary import RECORD_STATUS, SEARCH_MODE, STOP_REASON, EnumNames
+from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON, EnumNames
 
 # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
 SEARCH_MODE_ALIASES = {"embedding": "vector", "blend": "hybrid"}
 SEARCH_MODE_SPELLINGS = (*SEARCH_MODE.names, *SEARCH_MODE_ALIASES)
 DEFAULT_SEARCH_MODE_NAME = "hybrid"
 UNKNOWN_STATUS = "unknown"
+DEFAULT_SOURCE = RECORD_SOURCE.name(common_pb2.RECORD_SOURCE_CHAT)
 
 EXPORT_COLUMNS = [
     "chat_id",
@@ -36,6 +37,7 @@ EXPORT_COLUMNS = [
     "missing",
     "rounds",
     "error",
+    "source",
 ]
 
 _ENUM_NAMES: dict[str, EnumNames[Any]] = {"kb.common.v1.StopReason": STOP_REASON}
@@ -173,13 +175,26 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
             "answer_tokens": record.answer_tokens,
             "run_time": round(record.details.chat.run_time, 3),
         },
+        "source": RECORD_SOURCE.name(record.source) or DEFAULT_SOURCE,
     }
 
 
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """Text a spreadsheet would run as a formula (``=HYPERLINK(…)`` in a visitor's question)
+    gets a leading apostrophe, which spreadsheets show as plain text (OWASP's CSV-injection
+    advice); numbers and other text are untouched."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
 def export_row(record: chat_pb.ChatRecord) -> dict[str, Any]:
-    """One CSV row of the conversation log (``EXPORT_COLUMNS``)."""
+    """One CSV row of the conversation log (``EXPORT_COLUMNS``), every text cell spreadsheet-safe."""
     retrieval = record.details.retrieval
-    return {
+    row = {
         "chat_id": record.chat_id,
         "record_id": record.id,
         "create_time": record.created_at,
@@ -192,10 +207,16 @@ def export_row(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "missing": retrieval.missing,
         "rounds": len(retrieval.rounds),
         "error": record.error,
+        "source": RECORD_SOURCE.name(record.source) or DEFAULT_SOURCE,
     }
+    return {column: spreadsheet_safe(value) for column, value in row.items()}
 
 
 def application_json(a: chat_pb.Application) -> dict[str, Any]:
+    """The whole application; a visitor's view (no search settings: the chat service keeps the
+    prompts and settings to the operator and the application's keys) has only what a page shows."""
+    if not a.HasField("search"):
+        return {"id": a.id, "name": a.name, "desc": a.description}
     return {
         "id": a.id,
         "name": a.name,

@@ -1,20 +1,25 @@
 """The one table from domain errors to gRPC status codes, applied by the servicer decorators.
 
 A servicer method raises a domain error (``kbcore.errors``); the decorator ends the call with
-the table's code and the error's message. Anything else is a fault of ours: it is logged with
-its traceback and the caller gets INTERNAL with a message that names no internals.
+the table's code and the error's message. A database outage (``kbcore.db.faults``) is the
+domain's Unavailable, with a message that names no server. Anything else is a fault of ours: it
+is logged with its traceback under a short error id, and the caller gets INTERNAL with a
+message that names no internals but carries the id, so an operator can find the traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import grpc
 
 from kbcore import errors
+from kbcore.db.faults import as_unavailable, is_outage
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +27,11 @@ log = logging.getLogger(__name__)
 Context: TypeAlias = Any
 
 INTERNAL_MESSAGE = "internal error; the service log has the details"
+
+
+def internal_message(error_id: str) -> str:
+    return f"internal error (error id {error_id}); the service log has the details"
+
 
 # Most specific first: the first class an error is an instance of decides its code.
 STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
@@ -47,20 +57,33 @@ class RpcError(Exception):
 
 
 def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
-    """The status code and message a caller gets for ``error``."""
+    """The status code and message a caller gets for ``error`` (INTERNAL_MESSAGE, without an
+    id, for a fault: ``as_rpc_error`` logs it and adds one)."""
     if isinstance(error, RpcError):
         return error.code, error.message
+    error = as_unavailable(error)
     for error_type, code in STATUS_CODES:
         if isinstance(error, error_type):
             return code, str(error)
     return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], method: str, error: Exception) -> None:
+def as_rpc_error(error: BaseException, where: str) -> RpcError:
+    """The status for ``error``; a fault of ours is logged here, with its traceback, under a new
+    error id that the caller's message carries."""
     code, message = status_of(error)
-    if code == grpc.StatusCode.INTERNAL:
-        log.error("%s failed", method, exc_info=error)
-    await context.abort(code, message)
+    if code == grpc.StatusCode.INTERNAL and not isinstance(error, RpcError):
+        error_id = uuid.uuid4().hex[:12]
+        log.error("%s failed (error id %s)", where, error_id, exc_info=error)
+        message = internal_message(error_id)
+    elif is_outage(error):
+        log.warning("%s: the database is unavailable: %s", where, error)
+    return RpcError(code, message)
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], method: str, error: Exception) -> None:
+    failure = as_rpc_error(error, method)
+    await context.abort(failure.code, failure.message)
 
 
 def unary_errors(method: Any) -> Any:
@@ -84,8 +107,11 @@ def stream_errors(method: Any) -> Any:
     @functools.wraps(method)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         try:
-            async for item in method(self, request, context):
-                yield item
+            # Closed with the wrapper: a caller that goes away ends the method's own cleanup at
+            # once, not whenever the garbage collector finalizes it.
+            async with contextlib.aclosing(method(self, request, context)) as items:
+                async for item in items:
+                    yield item
         except grpc.aio.AbortError:
             raise
         except Exception as error:

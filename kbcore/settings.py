@@ -90,6 +90,16 @@ class Settings:
         "KB_ADMIN_TOKEN", "", "Operator bearer token; empty = operator routes open to loopback callers only"
     )
     cors_origins: str = _spec("KB_CORS_ORIGINS", "", "Comma-separated origins allowed by CORS; empty = none")
+    allowed_hosts: str = _spec(
+        "KB_ALLOWED_HOSTS",
+        "",
+        "DNS names the gateway answers in `Host` besides localhost and KB_HTTP_HOST (addresses always); `*` = any",
+    )
+    http_docs: bool = _spec(
+        "KB_HTTP_DOCS",
+        False,
+        "Serve Swagger UI at `/docs` (its assets come from a CDN); `/openapi.json` is always served",
+    )
     log_level: str = _spec("KB_LOG_LEVEL", "INFO", "Python log level")
 
     @classmethod

@@ -43,5 +43,6 @@ class EnumNames(Generic[Value]):
 
 STOP_REASON: EnumNames[common_pb2.StopReason] = EnumNames(common_pb2.StopReason)
 RECORD_STATUS: EnumNames[common_pb2.RecordStatus] = EnumNames(common_pb2.RecordStatus)
+RECORD_SOURCE: EnumNames[common_pb2.RecordSource] = EnumNames(common_pb2.RecordSource)
 SEARCH_MODE: EnumNames[common_pb2.SearchMode] = EnumNames(common_pb2.SearchMode)
 ROLE: EnumNames[common_pb2.Role] = EnumNames(common_pb2.Role)

@@ -2,8 +2,9 @@
 
 Migrates the database, starts the context, retrieval and chat services and the gateway,
 waits until each reports SERVING, loads the sample knowledge base and a demo application,
-prints where to go, and stops everything gracefully on Ctrl-C / SIGTERM. With
-``--ephemeral`` every process binds port 0 and reports its port through ``KB_RUN_DIR``.
+prints where to go, restarts a service that dies (``tools.supervise``), and stops everything
+gracefully on Ctrl-C / SIGTERM. With ``--ephemeral`` every process binds port 0 and reports its
+port through ``KB_RUN_DIR``; ``stack.json`` there names the current processes.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ from kbcore.db.migrate import upgrade
 from kbcore.grpc_client import open_channel
 from kbcore.settings import Settings
 from tools.seed_demo import seed_demo
+from tools.supervise import Supervised, Supervisor
 
 log = logging.getLogger("stack")
 START_TIMEOUT = 120.0
+# A restarted process binds the port its predecessor had: the others were told that target.
+PORT_VARIABLES = {"context": "KB_CONTEXT_PORT", "retrieval": "KB_RETRIEVAL_PORT", "chat": "KB_CHAT_PORT"}
 
 
 def _wait_for_port(run_dir: Path, name: str, process: subprocess.Popen[bytes]) -> int:
@@ -62,14 +66,52 @@ class Stack:
         self.settings = settings
         self.run_dir = run_dir
         self.ephemeral = ephemeral
-        self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.services: list[Supervised] = []
         self.env = {**os.environ, "KB_RUN_DIR": str(run_dir), "KB_DATA_DIR": str(settings.data_dir)}
+        self.info: dict[str, object] = {}
+        self.supervisor = Supervisor(self._spawn, self._restarted)
+        self._comebacks: list[asyncio.Task[None]] = []
+
+    @property
+    def processes(self) -> list[tuple[str, subprocess.Popen[bytes]]]:
+        return [(s.name, s.process) for s in self.services]
+
+    def _spawn(self, service: Supervised) -> subprocess.Popen[bytes]:
+        (self.run_dir / f"{service.name}.port").unlink(missing_ok=True)
+        return subprocess.Popen([sys.executable, "-m", service.module], env=service.env)
 
     def _start(self, name: str, module: str, extra: dict[str, str]) -> int:
         env = {**self.env, **extra}
-        process = subprocess.Popen([sys.executable, "-m", module], env=env)
-        self.processes.append((name, process))
-        return _wait_for_port(self.run_dir, name, process)
+        service = Supervised(name, module, env, subprocess.Popen([sys.executable, "-m", module], env=env))
+        self.services.append(service)
+        port = _wait_for_port(self.run_dir, name, service.process)
+        env[PORT_VARIABLES.get(name, "KB_HTTP_PORT")] = str(port)
+        return port
+
+    def supervise(self) -> None:
+        """From now on a service that dies is restarted (before this, it fails the start)."""
+        self.supervisor.watch(self.services)
+
+    def _restarted(self, service: Supervised, died_at: float) -> None:
+        self._comebacks.append(asyncio.create_task(self._came_back(service, died_at)))
+
+    async def _came_back(self, service: Supervised, died_at: float) -> None:
+        try:
+            port = await asyncio.to_thread(_wait_for_port, self.run_dir, service.name, service.process)
+        except RuntimeError as exc:
+            log.warning("%s did not come back: %s", service.name, exc)
+            return
+        log.warning(
+            "%s is listening again on port %d, %.1f s after it died", service.name, port, time.monotonic() - died_at
+        )
+        self.write_info()
+
+    def write_info(self) -> None:
+        """``stack.json``: where everything is and the processes running now."""
+        if self.info:
+            self.info["pids"] = {name: p.pid for name, p in self.processes}
+            self.info["restarts"] = {s.name: s.restarts for s in self.services}
+            (self.run_dir / "stack.json").write_text(json.dumps(self.info))
 
     def _port(self, name: str, configured: int) -> str:
         return "0" if self.ephemeral else str(configured)
@@ -116,6 +158,7 @@ class Stack:
 
     def stop(self) -> bool:
         """SIGTERM every process, newest first; True when each one exited cleanly."""
+        self.supervisor.stop()
         for _, process in reversed(self.processes):
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
@@ -172,7 +215,9 @@ async def run(args: argparse.Namespace) -> int:
             log.info("loading the sample knowledge base (embedding takes a few seconds the first time)")
             seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]), operator_token(settings))
             info.update(application_id=seeded.application_id, dataset_id=seeded.dataset_id, documents=seeded.documents)
-        (run_dir / "stack.json").write_text(json.dumps(info))
+        stack.info = info
+        stack.write_info()
+        stack.supervise()
         if not args.no_seed:
             sys.stdout.write(_banner(info))
             sys.stdout.flush()

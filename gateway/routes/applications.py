@@ -14,7 +14,7 @@ from gateway.errors import ok
 from gateway.presenter import application_json, search_mode
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
-from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
+from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_TOP_N
 
 router = APIRouter(prefix="/api/application", tags=["application"])
 
@@ -34,7 +34,7 @@ class ApplicationIn(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     desc: str = Field(default="", max_length=5000)
     dataset_id_list: list[str] = Field(default_factory=list, max_length=100)
-    dialogue_number: int = Field(default=5)
+    dialogue_number: int = Field(default=5, ge=0, le=MAX_DIALOGUE_NUMBER)
     dataset_setting: DatasetSetting = Field(default_factory=DatasetSetting)
     model_setting: ModelSettingIn = Field(default_factory=ModelSettingIn)
 

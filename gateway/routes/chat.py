@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import grpc
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from gateway import sse
 from gateway.auth import caller_metadata
 from gateway.backends import Backends, backends, call
+from gateway.body_limits import MAX_FORM_DATA_BYTES
 from gateway.errors import ApiError, from_grpc, ok
 from gateway.presenter import progress_payload, record_json
+from gateway.relay import AskStream, batches
 from kb.chat.v1 import chat_service_pb2 as pb
+from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE, MAX_RECORD_ID
 
 router = APIRouter(prefix="/api/application", tags=["chat"])
-
-KEEP_ALIVE_SECONDS = 15.0
 
 
 class AskBody(BaseModel):
@@ -30,22 +30,18 @@ class AskBody(BaseModel):
     re_chat: bool = False
     form_data: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("form_data")
+    @classmethod
+    def _bounded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """It is forwarded to the chat service as JSON: bounded, not a way to ship megabytes."""
+        if len(json.dumps(value, ensure_ascii=False).encode()) > MAX_FORM_DATA_BYTES:
+            raise ValueError(f"form_data is larger than {MAX_FORM_DATA_BYTES // 1024} KiB as JSON")
+        return value
 
-_END = object()
 
-
-async def _pump(stream: grpc.aio.UnaryStreamCall[Any, pb.AskResponse], queue: asyncio.Queue[Any]) -> None:
-    """Move the gRPC stream into a queue, so waiting for the next event can time out into a
-    keep-alive without cancelling the call. ``read()`` (not ``async for``): the first event
-    was already read with it, and grpc forbids mixing the two."""
-    try:
-        while (item := await stream.read()) is not grpc.aio.EOF:
-            queue.put_nowait(item)  # unbounded: never waits
-        queue.put_nowait(_END)
-    except grpc.aio.AioRpcError as exc:
-        queue.put_nowait(exc)
-    except Exception as exc:  # never leave the response waiting on a dead pump
-        queue.put_nowait(exc)
+PageNumber = Annotated[int, Path(ge=1, le=MAX_PAGE)]
+PageSize = Annotated[int, Path(ge=1, le=MAX_PAGE_SIZE)]
+RecordId = Annotated[int, Path(ge=1, le=MAX_RECORD_ID)]
 
 
 def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, chat_id: str, record_id: str) -> bytes:
@@ -59,52 +55,17 @@ def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, chat_id: str, record_id
     return b""
 
 
-async def _frames(
-    stream: grpc.aio.UnaryStreamCall[Any, pb.AskResponse], chat_id: str, record_id: str
-) -> AsyncIterator[bytes]:
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    pump = asyncio.create_task(_pump(stream, queue))
+async def _frames(stream: AskStream, chat_id: str, record_id: str) -> AsyncIterator[bytes]:
     chunk = sse.ChunkFrames(chat_id, record_id)
-    try:
-        while True:
-            if queue.empty():
-                try:
-                    async with asyncio.timeout(KEEP_ALIVE_SECONDS):
-                        item = await queue.get()
-                except TimeoutError:
+    async with contextlib.aclosing(batches(stream)) as events:
+        try:
+            async for batch in events:
+                if batch is None:
                     yield sse.KEEP_ALIVE
-                    continue
-            else:
-                item = queue.get_nowait()
-            # Every event that is already here goes out in one write: the same bytes as one
-            # write each, for a fraction of the cost when the answer streams faster than it is sent.
-            frames: list[bytes] = []
-            while True:
-                if item is _END:
-                    if frames:
-                        yield b"".join(frames)
-                    return
-                if isinstance(item, grpc.aio.AioRpcError):
-                    failure = from_grpc(item)
-                    frames.append(sse.error(failure.status, failure.message))
-                    yield b"".join(frames)
-                    return
-                if isinstance(item, Exception):
-                    frames.append(sse.error(502, f"the answer stream broke: {type(item).__name__}"))
-                    yield b"".join(frames)
-                    return
-                frames.append(_frame(item, chunk, chat_id, record_id))
-                if queue.empty():
-                    break
-                item = queue.get_nowait()
-            yield b"".join(frames)
-    finally:
-        # A browser that went away lands here too: cancelling the call cancels the chat
-        # service's work, which cancels its upstream calls and the model stream.
-        stream.cancel()
-        pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await pump
+                else:
+                    yield b"".join([_frame(item, chunk, chat_id, record_id) for item in batch])
+        except ApiError as failure:
+            yield sse.error(failure.status, failure.message)
 
 
 @router.post("/chat_message/{chat_id}")
@@ -147,7 +108,12 @@ async def stop(chat_id: str, request: Request, b: Annotated[Backends, Depends(ba
 
 @router.get("/{app_id}/chat/{chat_id}/chat_record/{page}/{size}")
 async def list_records(
-    app_id: str, chat_id: str, page: int, size: int, request: Request, b: Annotated[Backends, Depends(backends)]
+    app_id: str,
+    chat_id: str,
+    page: PageNumber,
+    size: PageSize,
+    request: Request,
+    b: Annotated[Backends, Depends(backends)],
 ) -> JSONResponse:
     reply = await call(
         b.chat.ListRecords(
@@ -161,11 +127,11 @@ async def list_records(
 
 @router.get("/{app_id}/chat/{chat_id}/chat_record/{record_id}")
 async def get_record(
-    app_id: str, chat_id: str, record_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
+    app_id: str, chat_id: str, record_id: RecordId, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
     reply = await call(
         b.chat.GetRecord(
-            pb.GetRecordRequest(chat_id=chat_id, record_id=record_id, application_id=app_id),
+            pb.GetRecordRequest(chat_id=chat_id, record_id=str(record_id), application_id=app_id),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),
         )

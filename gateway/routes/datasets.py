@@ -12,6 +12,8 @@ from starlette.datastructures import UploadFile
 
 from gateway.auth import operator_only
 from gateway.backends import Backends, backends, call, last_of, retrieve
+from gateway.body_limits import MAX_UPLOAD_BYTES
+from gateway.edge_rules import is_json, is_multipart
 from gateway.errors import ApiError, ok
 from gateway.presenter import (
     DEFAULT_SEARCH_MODE_NAME,
@@ -27,7 +29,6 @@ from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(operator_only)])
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
 class DatasetIn(BaseModel):
@@ -72,9 +73,13 @@ async def _add_document(b: Backends, request: pb.AddDocumentRequest) -> dict[str
 
 @router.post("/{dataset_id}/document")
 async def add_document(dataset_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    """JSON ``{name, paragraphs:[{title, content}]}``, or multipart with a .md/.txt file in ``file``."""
+    """JSON ``{name, paragraphs:[{title, content}]}``, or multipart with a .md/.txt file in ``file``;
+    any other body type is refused, never read as JSON (a page's ``text/plain`` POST planted a
+    document this way)."""
     content_type = request.headers.get("content-type", "")
-    if content_type.startswith("multipart/form-data"):
+    if not (is_multipart(content_type) or is_json(content_type)):
+        raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
+    if is_multipart(content_type):
         form = await request.form()
         upload = form.get("file")
         if not isinstance(upload, UploadFile) or not upload.filename:

@@ -93,6 +93,12 @@ class LeaseStore:
         )
         return await run_write(self._sessions, lambda session: _changed(session, statement))
 
+    async def expiry(self, chat_id: str) -> dt.datetime | None:
+        """When the chat's lease expires unless renewed; None when nothing holds it. A holder that
+        sees a stop request renews at once, so a later expiry is its acknowledgement."""
+        query = select(ChatLock.expires_at).where(ChatLock.chat_id == chat_id, ChatLock.expires_at >= utcnow())
+        return await run_read(self._sessions, lambda session: session.scalar(query))
+
     async def stop_requested(self, chat_id: str, holder: str) -> bool:
         query = select(ChatLock.stop_requested).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
         return bool(await run_read(self._sessions, lambda session: session.scalar(query)))
@@ -127,7 +133,15 @@ class LeaseStore:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
-            await asyncio.shield(self.release(chat_id, holder))
+            try:
+                await asyncio.shield(self.release(chat_id, holder))
+            except Exception as error:
+                # The work under the lease has ended and said so; a release that fails (the
+                # database is away) must not turn that into an error after the fact. Unrenewed,
+                # the lease expires within its TTL.
+                log.warning(
+                    "releasing the lease on chat %s failed; it expires within %.0f s: %s", chat_id, self.ttl, error
+                )
 
     async def _keep_renewed(self, chat_id: str, holder: str, lost: asyncio.Event) -> None:
         while True:

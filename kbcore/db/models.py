@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from kb.common.v1 import common_pb2
-from kbcore.vocabulary import RECORD_STATUS
+from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS
 
 # SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY.
 RecordId = BigInteger().with_variant(Integer(), "sqlite")
@@ -48,6 +48,13 @@ class RecordStatus:
 
 
 FINISHED_STATUSES = (RecordStatus.ANSWERED, RecordStatus.STOPPED)
+
+
+class RecordSource:
+    """How a record's source is stored: the wire name of ``kb.common.v1.RecordSource``."""
+
+    CHAT = RECORD_SOURCE.name(common_pb2.RECORD_SOURCE_CHAT)
+    OPENAI_API = RECORD_SOURCE.name(common_pb2.RECORD_SOURCE_OPENAI_API)
 
 
 class Base(DeclarativeBase):
@@ -108,6 +115,7 @@ class ChatRecord(Base):
     answer: Mapped[str] = mapped_column(Text, default="")
     status: Mapped[str] = mapped_column(String(16), default=RecordStatus.RUNNING)
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    source: Mapped[str] = mapped_column(String(16), default=RecordSource.CHAT, server_default=RecordSource.CHAT)
     message_tokens: Mapped[int] = mapped_column(Integer, default=0)
     answer_tokens: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str] = mapped_column(Text, default="")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from kbcore.errors import Unavailable
 
@@ -30,6 +30,28 @@ class HistoryTurn:
 
 
 @dataclass(frozen=True)
+class SupportQuote:
+    """One evidence sentence quoted under a question part, with the paragraph it comes from."""
+
+    paragraph_id: str
+    document_name: str
+    sentence: str
+    score: float
+
+
+@dataclass(frozen=True)
+class PartSupport:
+    """A part of the question and the sentences that answer it (or, unverified, come nearest).
+
+    Decided where the embedder is (the retrieval service) and carried to generation, so the
+    offline answer quotes what the assessment judged, without a second copy of the model."""
+
+    part: str
+    quotes: tuple[SupportQuote, ...]
+    verified: bool = True  # False: the quotes are only the nearest evidence, and the part is unverifiable
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """What generation needs: the prompt as a remote model sees it, plus the parts it was built from."""
 
@@ -41,6 +63,7 @@ class GenerationRequest:
     stop_reason: str
     missing: str
     max_tokens: int | None = None
+    support: Sequence[PartSupport] = ()  # per question part, from the retrieval result (offline model)
 
 
 @dataclass
@@ -60,6 +83,24 @@ class GenerationStream:
 
     deltas: AsyncIterator[str]
     usage: Usage = field(default_factory=Usage)
+
+
+class EvidenceMatcher(Protocol):
+    """Similarity of question parts to evidence paragraphs by meaning (the deployment's embedder)."""
+
+    async def similarities(self, parts: Sequence[str], evidence: Sequence[EvidenceParagraph]) -> list[list[float]]:
+        """One row per part, one cosine per paragraph; a paragraph without a vector scores 0."""
+        ...
+
+
+@runtime_checkable
+class EvidenceJudge(Protocol):
+    """A model that says which evidence sentences answer which part (the offline model): the
+    retrieval loop hands its verdict on the final evidence to generation."""
+
+    async def support(
+        self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
+    ) -> list[PartSupport]: ...
 
 
 class ModelClient(Protocol):

@@ -11,30 +11,39 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Sequence
 
 from kbcore.models.base import (
     ChatMessage,
+    EvidenceMatcher,
     EvidenceParagraph,
     GenerationRequest,
     GenerationStream,
     HistoryTurn,
+    PartSupport,
     Usage,
 )
-from kbcore.models.offline_evidence import Need, Passage, best_quotes, is_covered, need, prepare, sentences
+from kbcore.models.offline_evidence import Need, need, prepare, sentences
+from kbcore.models.offline_followup import query_by_example
+from kbcore.models.offline_rewrite import lent_context, standalone_question, with_subject_of
+from kbcore.models.offline_support import judge_parts
 from kbcore.models.offline_terms import has_names, leading_name, subject_terms, terms_of
-from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_MARKER, SUMMARY_QUESTION
+from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_QUESTION
 from kbcore.models.question_parts import normalise_query, split_question
 from kbcore.models.usage import estimate_usage
+
+log = logging.getLogger(__name__)
 
 OFFLINE_MODEL_NAME = "offline-extractive"
 OFFLINE_LABEL = "（离线抽取式模型：未配置大模型，以下内容直接摘自检索资料）"
 
+NEAREST_LEAD = "（未能确认资料回答了这一部分，以下只是资料中最接近的内容）"
+UNVERIFIED_TAIL = "检索到的资料中没有能确认它的内容，本回答不作推测。"
 _MISSING_LIMIT = 400
 _GIST_CHARS = 120
 _REWRITE_TERMS = 5
-_FOLLOWUP_DEPTH = 3  # how many earlier questions may lend a subject to an elliptical follow-up
 _ELLIPTICAL_TERMS = 3  # a part with fewer content words borrows the first part's subject
 _TRAILING_PUNCTUATION = "？?。！!；;，, "
 _PART_HEADER = re.compile(r"^\d+\. ")  # "1. 青禾乡…？": repeats the question, says nothing new
@@ -46,6 +55,24 @@ class OfflineExtractiveModel:
     model_name = OFFLINE_MODEL_NAME
     is_offline = True
 
+    def __init__(self, matcher: EvidenceMatcher | None = None) -> None:
+        """``matcher`` (the retrieval service's embedder) lets parts match paraphrased evidence;
+        without it, as in the chat service, support comes with the request or by shared words."""
+        self._matcher = matcher
+
+    async def support(
+        self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
+    ) -> list[PartSupport]:
+        """Per part of the standalone question, the evidence sentences that answer it."""
+        parts, needs, queries = await asyncio.to_thread(_parts_of, question, history)
+        cosines = None
+        if self._matcher is not None and evidence:
+            try:
+                cosines = await self._matcher.similarities(queries, evidence)
+            except Exception as exc:
+                log.warning("evidence matching by meaning failed, matching words only: %s", exc)
+        return await asyncio.to_thread(judge_parts, parts, needs, prepare(evidence), cosines, queries)
+
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
         return await asyncio.to_thread(standalone_question, history, question)
 
@@ -56,7 +83,8 @@ class OfflineExtractiveModel:
         evidence: Sequence[EvidenceParagraph],
         searched: Sequence[str],
     ) -> str:
-        return await asyncio.to_thread(assess_evidence, question, history, evidence, searched)
+        supports = await self.support(question, history, evidence)
+        return await asyncio.to_thread(assessment_json, question, history, evidence, supports, searched)
 
     async def summarize(self, previous_summary: str, turns: Sequence[HistoryTurn]) -> str:
         return summarize_turns(previous_summary, turns)
@@ -81,71 +109,33 @@ class OfflineExtractiveModel:
         return None
 
 
-# --- rewrite -------------------------------------------------------------------------------
-
-
-def _earlier_questions(history: Sequence[ChatMessage]) -> list[str]:
-    """The user's earlier questions, newest first; a compacted summary contributes its 问： lines."""
-    questions: list[str] = []
-    summary_questions: list[str] = []
-    for message in history:
-        if message.role != "user":
-            continue
-        if message.content.startswith(SUMMARY_MARKER):
-            summary_questions.extend(_summary_questions(message.content))
-        else:
-            questions.append(message.content)
-    return list(reversed(summary_questions + questions))
-
-
-def _summary_questions(summary: str) -> list[str]:
-    found: list[str] = []
-    for line in summary.splitlines():
-        line = line.strip()
-        if line.startswith(SUMMARY_QUESTION):
-            found.append(line[len(SUMMARY_QUESTION) :].split(SUMMARY_ANSWER, 1)[0].strip())
-    return [q for q in found if q]
-
-
-def standalone_question(history: Sequence[ChatMessage], question: str) -> str:
-    """``question`` with the subject it leaves out taken from the questions before it.
-
-    Names in the current question mean the user switched subject, so only the earlier topic
-    words are added then; without history the question is already standalone.
-    """
-    earlier = _earlier_questions(history)[:_FOLLOWUP_DEPTH]
-    if not earlier:
-        return question
-    sources: list[str] = []
-    for previous in earlier:
-        sources.insert(0, previous)
-        if has_names(previous):
-            break
-    added = subject_terms("\n".join(sources), question, limit=_REWRITE_TERMS, skip_names=has_names(question))
-    return f"{' '.join(added)}：{question}" if added else question
-
-
 # --- assess --------------------------------------------------------------------------------
 
 
 def _in_context(part: str, first: str) -> str:
-    """A part too short to stand alone ("增幅是多少？") borrows the first part's subject."""
-    if part == first or has_names(part) or len(terms_of(part)) >= _ELLIPTICAL_TERMS:
+    """A part too short to stand alone ("增幅是多少？") borrows the first part's subject; one
+    that is only a new subject ("青禾乡那边呢？") is the first part asked of that subject."""
+    if part == first or len(terms_of(part)) >= _ELLIPTICAL_TERMS:
         return part
+    if has_names(part):
+        return with_subject_of(first, part)
     added = subject_terms(first, part, limit=_REWRITE_TERMS)
     return f"{' '.join(added)}：{part}" if added else part
 
 
-def _need(part: str, first: str, asked: str) -> Need:
-    return need(_in_context(part, first), part=part, asked=asked)
+def _need(part: str, first: str, asked: str, context: str = "") -> Need:
+    """What ``part`` asks for; words of ``context`` (an earlier question) count as borrowed."""
+    return need(f"{context}\n{_in_context(part, first)}".strip(), part=part, asked=asked)
 
 
 def _query(part: str, first: str) -> str:
     """A standalone search query for ``part``: the question's leading subject is added when missing."""
-    if part == first or has_names(part):
+    if part == first:
         return part
     if len(terms_of(part)) < _ELLIPTICAL_TERMS:
         return _in_context(part, first)
+    if has_names(part):
+        return part
     subject = leading_name(first)
     return f"{subject} {part}" if subject else part
 
@@ -154,16 +144,50 @@ def _bare(part: str) -> str:
     return part.rstrip(_TRAILING_PUNCTUATION)
 
 
+def _parts_of(question: str, history: Sequence[ChatMessage]) -> tuple[list[str], list[Need], list[str]]:
+    """The standalone question's parts, what each asks for, and each as a standalone query."""
+    problem = standalone_question(history, question)
+    parts = split_question(problem)
+    context = lent_context(history, question)
+    needs = [_need(p, parts[0], question, context) for p in parts]
+    return parts, needs, [_matching_query(_query(p, parts[0]), problem, question) for p in parts]
+
+
+def _matching_query(query: str, problem: str, question: str) -> str:
+    """A part in the user's words, with the topic a rewrite lent it shrunk to its key words:
+    what the part is compared with by meaning, so the earlier answer does not outscore this
+    one, and its follow-up search after the first round searched the whole rewrite."""
+    lent = problem[: problem.find(question)] if problem != question and question in problem else ""
+    if not lent or not query.startswith(lent):
+        return query
+    own = query[len(lent) :]
+    subject = subject_terms(lent, own, limit=_REWRITE_TERMS) or [leading_name(lent)]
+    return f"{' '.join(subject)} {own}".strip()
+
+
 def assess_evidence(
     question: str,
     history: Sequence[ChatMessage],
     evidence: Sequence[EvidenceParagraph],
     searched: Sequence[str],
 ) -> str:
-    """The assessment JSON: sufficient only when every part of the question has a covering paragraph."""
-    parts = split_question(standalone_question(history, question))
-    passages = prepare(evidence)
-    uncovered = [p for p in parts if not is_covered(_need(p, parts[0], question), passages)]
+    """The assessment JSON by shared words alone (no matcher): as ``assessment_json``."""
+    parts, needs, _ = _parts_of(question, history)
+    supports = judge_parts(parts, needs, prepare(evidence))
+    return assessment_json(question, history, evidence, supports, searched)
+
+
+def assessment_json(
+    question: str,
+    history: Sequence[ChatMessage],
+    evidence: Sequence[EvidenceParagraph],
+    supports: Sequence[PartSupport],
+    searched: Sequence[str],
+) -> str:
+    """The assessment JSON: sufficient only when every part of the question has a supporting sentence."""
+    problem = standalone_question(history, question)
+    parts = [s.part for s in supports] or split_question(problem)
+    uncovered = [s.part for s in supports if not s.verified] if supports else parts
     sufficient = bool(evidence) and not uncovered
     if sufficient:
         return json.dumps({"sufficient": True, "missing": "", "queries": []}, ensure_ascii=False)
@@ -174,7 +198,11 @@ def assess_evidence(
     done = {normalise_query(s) for s in searched}
     queries: list[str] = []
     for part in uncovered:
-        for candidate in (_query(part, parts[0]), part):
+        example = query_by_example(part, supports, evidence)
+        # The part as the user typed it (with its subject's name) before the part with the topic
+        # a rewrite lent it: the first round already searched the latter, in the whole question.
+        query = _query(part, parts[0])
+        for candidate in (example, _matching_query(query, problem, question), query):
             key = normalise_query(candidate)
             if key and key not in done:
                 done.add(key)
@@ -219,12 +247,17 @@ def summarize_turns(previous_summary: str, turns: Sequence[HistoryTurn]) -> str:
 # --- generate ------------------------------------------------------------------------------
 
 
-def _answer_part(wanted: Need, passages: Sequence[Passage], quoted: dict[str, int], index: int) -> list[str]:
+def _lexical_support(question: str, request: GenerationRequest) -> list[PartSupport]:
+    """Support by shared words, for a request that carries none (no retrieval service judged it)."""
+    parts = split_question(question)
+    needs = [_need(p, parts[0], request.question) for p in parts]
+    return judge_parts(parts, needs, prepare(request.evidence))
+
+
+def _answer_part(support: PartSupport, quoted: dict[str, int], index: int) -> list[str]:
     """Quotes for part ``index``; a sentence already quoted for an earlier part is pointed to, not repeated."""
-    if not is_covered(wanted, passages):
-        return []
     pieces: list[str] = []
-    for quote in best_quotes(wanted, passages):
+    for quote in support.quotes:
         if quote.sentence in quoted:
             pieces.append(f"见第{quoted[quote.sentence]}部分所引资料【{quote.document_name}】。")
             continue
@@ -240,23 +273,23 @@ def compose_answer(request: GenerationRequest) -> list[str]:
     if not request.evidence:
         pieces.append("未检索到与问题相关的资料，无法根据知识库回答：" + question)
         return pieces
-    parts = split_question(question)
-    passages = prepare(request.evidence)
+    supports = list(request.support) or _lexical_support(question, request)
     quoted: dict[str, int] = {}
     unverified: list[str] = []
-    for index, part in enumerate(parts, start=1):
-        quotes = _answer_part(_need(part, parts[0], request.question), passages, quoted, index)
+    for index, support in enumerate(supports, start=1):
+        quotes = _answer_part(support, quoted, index)
+        if not support.verified:
+            unverified.append(_bare(support.part))
         if not quotes:
-            unverified.append(_bare(part))
             continue
-        if len(parts) > 1:
-            pieces.append(f"{index}. {part}\n")
+        if len(supports) > 1:
+            pieces.append(f"{index}. {support.part}\n")
+        if not support.verified:
+            pieces.append(NEAREST_LEAD)
         pieces.extend(quotes)
         pieces.append("\n\n")
     if unverified:
-        pieces.append(
-            "以下部分无法根据资料核实：" + "；".join(unverified) + "。检索到的资料中没有相关内容，本回答不作推测。"
-        )
+        pieces.append("以下部分无法根据资料核实：" + "；".join(unverified) + "。" + UNVERIFIED_TAIL)
     return _strip_trailing_break(pieces)
 
 

@@ -1,7 +1,8 @@
 """Does the evidence answer a question part, and which sentences say so — by term matching alone.
 
-Shared by the offline model's assessment (is every part covered?) and its extractive answer
-(which sentences to quote), so the two never disagree about what the evidence supports.
+The lexical half of ``offline_support``, which decides for the offline model's assessment (is
+every part covered?) and its extractive answer (which sentences to quote) alike, so the two
+never disagree about what the evidence supports.
 A name or a number in the question must be found (names anywhere in the same document's
 retrieved text or its name, numbers in the paragraph or its heading); the remaining words count
 by weight, rare words more than common ones, words only in the heading for less.
@@ -18,8 +19,6 @@ from kbcore.models.offline_terms import Term, contains, match_credit, normalise,
 
 # A part counts as covered when one paragraph holds this share of its weighted content words.
 COVER_THRESHOLD = 0.65
-# A second sentence is quoted when it is nearly as good as the best one.
-SECOND_SENTENCE_RATIO = 0.8
 # Words borrowed from earlier turns or parts set the scene; the user's own words decide.
 BORROWED_WEIGHT = 0.5
 # A word found only in the document name or title says which document, not what the paragraph says.
@@ -59,7 +58,8 @@ def need(text: str, *, part: str, asked: str) -> Need:
         else replace(t, weight=t.weight * BORROWED_WEIGHT, anchor=False, numeric=False)
         for t in terms_of(text)
     )
-    return Need(terms, bool(_ASKS_QUANTITY.search(part)))
+    # "几/多少" in a topic the rewrite lent ("…一次能借几本书，如果超期还书…") was asked before, not now.
+    return Need(terms, bool(_ASKS_QUANTITY.search(part)) and bool(_ASKS_QUANTITY.search(asked)))
 
 
 @dataclass(frozen=True)
@@ -71,13 +71,6 @@ class Passage:
     body: str  # normalised content
     numbers: frozenset[str]  # the numbers written in the content
     document_text: str  # normalised headings and contents of every retrieved paragraph of the same document
-
-
-@dataclass(frozen=True)
-class Quote:
-    sentence: str
-    document_name: str
-    score: float
 
 
 def prepare(evidence: Sequence[EvidenceParagraph]) -> list[Passage]:
@@ -125,23 +118,33 @@ def _has_answer_number(wanted: Need, passage: Passage) -> bool:
     return bool(passage.numbers - asked)
 
 
-def _paragraph_share(wanted: Need, passage: Passage) -> float:
+def eligible(wanted: Need, passage: Passage) -> bool:
+    """The hard conditions no similarity can replace: the part's names and numbers are there,
+    and a "多少/几天" part finds a number of its own."""
     if not _anchors_found(wanted.terms, passage):
-        return 0.0
-    if wanted.asks_quantity and not _has_answer_number(wanted, passage):
+        return False
+    return not (wanted.asks_quantity and not _has_answer_number(wanted, passage))
+
+
+def plausible(wanted: Need, passage: Passage) -> bool:
+    """The looser conditions for a match by meaning: one of the part's names is in the document
+    (a part may name two places, each paragraph only one; jieba also takes glued colloquial
+    words for names), and a "多少/几天" part finds a number of its own."""
+    names = [t for t in wanted.terms if t.anchor and not t.numeric]
+    if names and not any(contains(passage.document_text, t) for t in names):
+        return False
+    return not (wanted.asks_quantity and not _has_answer_number(wanted, passage))
+
+
+def paragraph_share(wanted: Need, passage: Passage) -> float:
+    if not eligible(wanted, passage):
         return 0.0
     return _content_share(wanted.terms, passage.body, passage.heading)
 
 
-def coverage(wanted: Need, passages: Sequence[Passage]) -> float:
-    """The best share of the part's words one paragraph holds; 0 when none has its names and numbers."""
-    if not wanted.terms:
-        return 0.0
-    return max((_paragraph_share(wanted, p) for p in passages), default=0.0)
-
-
-def is_covered(wanted: Need, passages: Sequence[Passage]) -> bool:
-    return coverage(wanted, passages) >= COVER_THRESHOLD
+def is_instruction(sentence: str) -> bool:
+    """Text inside a document that addresses the model: data, never a quote."""
+    return _INSTRUCTION.search(sentence) is not None
 
 
 def sentences(text: str) -> list[str]:
@@ -155,7 +158,7 @@ def sentences(text: str) -> list[str]:
     return result
 
 
-def _sentence_score(wanted: Need, heading: str, sentence: str) -> float:
+def sentence_score(wanted: Need, heading: str, sentence: str) -> float:
     score = _content_share(wanted.terms, normalise(sentence), heading)
     # A number the heading already carries ("…2026年部门预算说明") places every sentence under it.
     numbers = [t for t in wanted.terms if t.numeric and not contains(heading, t)]
@@ -165,26 +168,3 @@ def _sentence_score(wanted: Need, heading: str, sentence: str) -> float:
     if wanted.asks_quantity and any(ch.isdigit() for ch in sentence):
         score += 0.15  # "多少/几天" is answered by a sentence with a number in it
     return score
-
-
-def best_quotes(wanted: Need, passages: Sequence[Passage]) -> list[Quote]:
-    """Up to two sentences from paragraphs that cover the part, best first."""
-    scored: list[Quote] = []
-    for passage in passages:
-        if _paragraph_share(wanted, passage) < COVER_THRESHOLD:
-            continue
-        for sentence in sentences(passage.paragraph.content):
-            if _INSTRUCTION.search(sentence):
-                continue
-            score = _sentence_score(wanted, passage.heading, sentence)
-            scored.append(Quote(sentence, passage.paragraph.document_name, score))
-    scored.sort(key=lambda q: -q.score)  # stable: ties keep evidence order
-    if not scored:
-        return []
-    best = scored[0]
-    quotes = [best]
-    for candidate in scored[1:]:
-        if candidate.sentence != best.sentence and candidate.score >= best.score * SECOND_SENTENCE_RATIO:
-            quotes.append(candidate)
-            break
-    return quotes

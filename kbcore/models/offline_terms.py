@@ -186,6 +186,23 @@ def subject_terms(source: str, target: str, *, limit: int, skip_names: bool = Fa
     return [surface(t.text, source) for t in candidates if t.text in chosen]
 
 
+def proper_subject(text: str) -> str:
+    """The first name in ``text`` that is surely a subject — a place or organisation the tagger
+    knows, or one with an administrative suffix (白石镇) — as written; "" when there is none.
+
+    Stricter than ``leading_name``: jieba glues colloquial pieces (输错, 子爆) into unknown
+    words that look coined, and swapping one of those in for a question's subject would turn
+    "连续输错会怎么样？" into a question about a company called 输错."""
+    names = _proper_nouns(text)
+    for term in terms_of(text):
+        if not term.anchor or term.numeric or term.text.isascii():
+            continue
+        written = surface(term.text, text)
+        if term.text in names or written[-1] in _ADMIN_SUFFIX:
+            return written
+    return ""
+
+
 def has_names(text: str) -> bool:
     """True when ``text`` names its own subject (a place, organisation or product)."""
     return any(t.anchor and not t.numeric for t in terms_of(text))

@@ -8,10 +8,11 @@ the "A和B…分别…" pattern, where one predicate is asked of several subject
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
-from kbcore.models.offline_terms import terms_of
+from kbcore.models.offline_terms import normalise, terms_of
 
 _SENTENCE_END = re.compile(r"(?<=[？?；;。！!])")
 _CLAUSE_CONNECTIVE = re.compile(r"[，,]\s*(?:另外|此外|同时|以及|还有)[，,]?\s*")
@@ -23,6 +24,12 @@ _ENTITY_JOINER = re.compile(r"和|与|及|跟|、")
 _ENTITY_STOP = set("的在对于从把被给向将为是有和与及跟、，,。？?；;：:！!“”\"'‘’（）()《》 \t\u3000")
 _ADMIN_SUFFIX = "县乡镇市区省"
 _RESPECTIVELY = "分别"
+# 各 as "each" before a verb, not 各项/各级/各类/各地… (a determiner).
+_EACH = re.compile(r"分别|各(?![项级类种个地界位自部单样])")
+_PAIR_JOINER = r"(?:和|与|及|跟|同)"
+_COMPARISON = re.compile(
+    r"^(?:那|再)?(?:比一比|比比|比较一下|对比一下)?[，,]?\s*(?:哪|谁)[家边个位样]?(?:更|比较)?[^\s，,。？?！!]{0,4}[？?。！!]?$"
+)
 
 
 def split_question(question: str) -> list[str]:
@@ -34,20 +41,52 @@ def split_question(question: str) -> list[str]:
         for clause in _CLAUSE_CONNECTIVE.split(sentence):
             clause = _LEADING_CONNECTIVE.sub("", clause.strip()).strip()
             if clause and any(ch.isalnum() for ch in clause):
-                parts.extend(_split_respectively(clause))
+                split = _split_respectively(clause)
+                parts.extend(split if len(split) > 1 else _split_each(clause))
     parts = _merge_contentless(parts)
     return parts or [text]
 
 
 def _merge_contentless(parts: list[str]) -> list[str]:
-    """Attach a part with no content words ("还要做什么？", "能待多久？") to the part before it."""
+    """Attach a part with no content words ("还要做什么？", "能待多久？"), or one that only asks
+    to compare what came before ("哪家掏得多？", "比一比谁多。"), to the part before it: the
+    evidence for that part answers it, and it has no evidence of its own to look for."""
     merged: list[str] = []
     for part in parts:
-        if merged and not terms_of(part):
+        if merged and (not terms_of(part) or _COMPARISON.match(part)):
             merged[-1] += part
         else:
             merged.append(part)
     return merged
+
+
+def asks_each(part: str) -> bool:
+    """Whether ``part`` asks something of each of several subjects (各/分别)."""
+    return _EACH.search(part) is not None
+
+
+def _split_each(clause: str) -> list[str]:
+    """ "白石和青禾两边今年…各安排了多少" → one clause per name, the other name left out.
+
+    Colloquial questions say 各 (or 分别) with two names joined by 和/跟/与 and anything
+    between them and the predicate, which ``_split_respectively`` cannot parse; here the two
+    names only have to stand side by side."""
+    trigger = _EACH.search(clause)
+    if trigger is None:
+        return [clause]
+    names = [t.text for t in terms_of(clause) if t.anchor and not t.numeric]
+    text = normalise(clause)
+    for first, second in itertools.pairwise(names):
+        pair = re.search(re.escape(first) + _PAIR_JOINER + re.escape(second), text[: trigger.start()])
+        if pair is None:
+            continue
+        joiner_end = pair.end() - len(second)
+        base = clause[: trigger.start()] + clause[trigger.end() :]
+        return [
+            base[: pair.start() + len(first)] + base[pair.end() :],
+            base[: pair.start()] + base[joiner_end:],
+        ]
+    return [clause]
 
 
 def _split_respectively(clause: str) -> list[str]:

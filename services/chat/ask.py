@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -18,16 +18,17 @@ from kb.common.v1 import common_pb2
 from kb.context.v1 import context_service_pb2, context_service_pb2_grpc
 from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
-from kbcore.db.models import Application, RecordStatus
-from kbcore.grpc_errors import INTERNAL_MESSAGE, RpcError
+from kbcore.db.models import Application, RecordSource, RecordStatus
+from kbcore.grpc_errors import RpcError, as_rpc_error
 from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, ModelClient, ModelError
 from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
-from services.chat.convert import application_message
+from services.chat.convert import application_message, part_support
 from services.chat.details import record_details, stored
 from services.chat.prompt import build_messages
 from services.chat.running import RunningQuestions
+from services.chat.saving import save_outcome
 from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,17 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Question:
+    """What was asked, and what came with it."""
+
+    text: str
+    re_chat: bool = False
+    # The dialogue as the client holds it (OpenAI protocol); None: the chat's stored history.
+    client_history: list[common_pb2.Message] | None = None
+    source: str = RecordSource.CHAT
+
+
+@dataclass(frozen=True)
 class Ending:
     """How a question ended: the record's status and error, and what the caller is told."""
 
@@ -79,12 +91,11 @@ def ending_for(error: BaseException, chat_id: str) -> Ending:
     if isinstance(error, grpc.aio.AioRpcError):
         message = f"an upstream service failed: {error.details()}"
         return Ending(RecordStatus.FAILED, message, RpcError(_upstream_code(error), message))
-    log.error("question on chat %s failed", chat_id, exc_info=error)
-    return Ending(
-        RecordStatus.FAILED,
-        f"internal error: {type(error).__name__}",
-        RpcError(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE),
-    )
+    # A database outage is UNAVAILABLE; anything else is logged under an error id the caller sees.
+    failure = as_rpc_error(error, f"question on chat {chat_id}")
+    if failure.code == grpc.StatusCode.INTERNAL:
+        return Ending(RecordStatus.FAILED, f"internal error: {type(error).__name__} ({failure.message})", failure)
+    return Ending(RecordStatus.FAILED, failure.message, failure)
 
 
 class AskFlow:
@@ -108,20 +119,22 @@ class AskFlow:
         self,
         application: Application,
         chat_id: str,
-        question: str,
-        re_chat: bool,
+        question: Question,
         admit: Callable[[], Awaitable[None]] | None = None,
-    ) -> AsyncIterator[pb.AskResponse]:
+    ) -> AsyncGenerator[pb.AskResponse, None]:
         """``admit`` runs once the chat is held and before the record exists (the quota check)."""
         holder = new_holder("ask")
-        started = await self._begin(chat_id, question, holder, re_chat, admit)
+        started = await self._begin_or_undo(chat_id, question, holder, admit)
         # Nothing awaits between taking the lease and entering ``held``, which releases it.
         async with self._leases.held(chat_id, holder) as lease_lost:
             stop_requested = self._running.register(chat_id)
             watcher = asyncio.create_task(self._watch_for_stop(chat_id, holder, stop_requested, lease_lost))
             try:
-                async for event in self._answer(application, chat_id, question, started, stop_requested):
-                    yield event
+                # Closed here, not by the garbage collector: the record is saved before the lease goes.
+                answer = self._answer(application, chat_id, question, started, stop_requested)
+                async with contextlib.aclosing(answer) as events:
+                    async for event in events:
+                        yield event
             finally:
                 watcher.cancel()
                 self._running.unregister(chat_id, stop_requested)
@@ -129,23 +142,48 @@ class AskFlow:
     async def _begin(
         self,
         chat_id: str,
-        question: str,
+        question: Question,
         holder: str,
-        re_chat: bool,
         admit: Callable[[], Awaitable[None]] | None,
     ) -> StartedQuestion:
         """The chat's lease and the question's record: one transaction, unless a quota check
         has to run between the two (it must not count a question refused as busy)."""
         if admit is None:
-            return await self._store.begin_question(self._leases, chat_id, question, holder, re_chat)
+            return await self._store.begin_question(self._leases, chat_id, *_recorded(question, holder))
         if not await self._leases.try_acquire(chat_id, holder, "question"):
             raise ChatBusy(chat_id)
         try:
             await admit()
-            return await self._store.record_question(chat_id, question, holder, re_chat)
+            return await self._store.record_question(chat_id, *_recorded(question, holder))
         except BaseException:
             await asyncio.shield(self._leases.release(chat_id, holder))
             raise
+
+    async def _begin_or_undo(
+        self,
+        chat_id: str,
+        question: Question,
+        holder: str,
+        admit: Callable[[], Awaitable[None]] | None,
+    ) -> StartedQuestion:
+        """``_begin``, seen through even when the caller goes away while it commits (a client that
+        closes its socket right after the POST): the lease taken and the record inserted are then
+        closed (``stopped``) and released here, not left ``running`` for the lease's lifetime."""
+        begun = asyncio.ensure_future(self._begin(chat_id, question, holder, admit))
+        try:
+            return await asyncio.shield(begun)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._undo_begin(begun, chat_id, holder))
+            raise
+
+    async def _undo_begin(self, begun: asyncio.Future[StartedQuestion], chat_id: str, holder: str) -> None:
+        try:
+            started = await begun
+            values = {"status": RecordStatus.STOPPED, "error": CLIENT_GONE}
+            await save_outcome(self._store, started.record.id, values)
+        finally:
+            await self._leases.release(chat_id, holder)
 
     async def _watch_for_stop(
         self, chat_id: str, holder: str, stop_requested: asyncio.Event, lease_lost: asyncio.Event
@@ -155,8 +193,11 @@ class AskFlow:
         while not stop_requested.is_set():
             await asyncio.sleep(STOP_POLL_SECONDS)
             try:
-                if lease_lost.is_set() or await self._leases.stop_requested(chat_id, holder):
+                if lease_lost.is_set():
                     stop_requested.set()
+                elif await self._leases.stop_requested(chat_id, holder):
+                    stop_requested.set()
+                    await self._leases.renew(chat_id, holder)  # the acknowledgement Stop waits for
             except Exception:  # a database hiccup must not end the answer; the next poll retries
                 log.exception("checking for a stop request on chat %s failed", chat_id)
 
@@ -164,44 +205,47 @@ class AskFlow:
         self,
         application: Application,
         chat_id: str,
-        question: str,
+        asked: Question,
         question_started: StartedQuestion,
         stop_requested: asyncio.Event,
-    ) -> AsyncIterator[pb.AskResponse]:
+    ) -> AsyncGenerator[pb.AskResponse, None]:
         started = time.monotonic()
+        question = asked.text
         record = question_started.record
         # The upstream calls go out before the first event: sending an event waits for the send
         # to complete. The first question of a chat has no history, so it is searched as asked:
         # retrieval runs while the context loads; its events follow the context's.
-        calls = _Calls(self._start_context(application, chat_id, record.id, record.holder))
-        if question_started.first_in_chat:
+        calls = _Calls(self._start_context(application, chat_id, record.id, record.holder, asked.client_history))
+        if question_started.first_in_chat and not asked.client_history:
             calls.retrieve = self._start_retrieve(application, question, [])
+        outcome = Outcome()
+        ending = Ending(RecordStatus.ANSWERED)
         try:
+            # From the first event on, whatever ends the stream closes the record: a caller that
+            # leaves at once leaves a ``stopped`` record, never a ``running`` one.
             yield pb.AskResponse(started=pb.RecordStarted(record_id=str(record.id), chat_id=chat_id))
             # The context phase starts now: said here, not after a round trip to the context service.
             yield pb.AskResponse(progress=common_pb2.Progress(context=common_pb2.ContextLoading()))
-            outcome = Outcome()
-            ending = Ending(RecordStatus.ANSWERED)
-            try:
-                async for event in self._steps(application, question, calls, outcome, stop_requested):
-                    yield event
-                if stop_requested.is_set():
-                    ending = Ending(RecordStatus.STOPPED, "stopped by the user")
-            except GeneratorExit:  # the stream was closed under us: the caller has gone
-                ending = Ending(RecordStatus.STOPPED, CLIENT_GONE)
+            async for event in self._steps(application, question, calls, outcome, stop_requested):
+                yield event
+            if stop_requested.is_set():
+                ending = Ending(RecordStatus.STOPPED, "stopped by the user")
+        except GeneratorExit:  # the stream was closed under us: the caller has gone
+            ending = Ending(RecordStatus.STOPPED, CLIENT_GONE)
+            raise
+        except (Exception, asyncio.CancelledError) as exc:
+            ending = ending_for(exc, chat_id)
+            if ending.raise_ is None:
                 raise
-            except (Exception, asyncio.CancelledError) as exc:
-                ending = ending_for(exc, chat_id)
-                if ending.raise_ is None:
-                    raise
-                raise ending.raise_ from exc
-            finally:
-                # Saved before `done` is sent (and even when the caller has gone), so a follow-up
-                # asked the moment the stream ends always sees this answer.
-                await asyncio.shield(self._save(record.id, outcome, ending, time.monotonic() - started))
-            yield _done(record.id, outcome)
+            raise ending.raise_ from exc
         finally:
-            calls.cancel()
+            calls.cancel()  # a no-op for calls that have finished
+            # Saved before `done` is sent (and even when the caller has gone), so a follow-up
+            # asked the moment the stream ends always sees this answer.
+            unsaved = await asyncio.shield(self._save(record.id, outcome, ending, time.monotonic() - started))
+        if unsaved is not None:  # never `done` for an answer that is not saved: the error instead
+            raise unsaved
+        yield _done(record.id, outcome)
 
     async def _steps(
         self,
@@ -222,7 +266,14 @@ class AskFlow:
         async for event in self._generate(application, question, outcome, stop_requested):
             yield event
 
-    def _start_context(self, application: Application, chat_id: str, record_id: int, holder: str) -> ContextCall:
+    def _start_context(
+        self,
+        application: Application,
+        chat_id: str,
+        record_id: int,
+        holder: str,
+        client_history: list[common_pb2.Message] | None,
+    ) -> ContextCall:
         """The LoadContext call, sent now; its responses wait in the channel until read."""
         request = context_service_pb2.LoadContextRequest(
             chat_id=chat_id,
@@ -230,6 +281,9 @@ class AskFlow:
             dialogue_number=application.dialogue_number,
             lease_holder=holder,
         )
+        if client_history is not None:  # even an empty one: the chat's records must not be read
+            request.client_turns.SetInParent()
+            request.client_turns.messages.extend(client_history)
         return self._up.context.LoadContext(request, timeout=self._settings.ask_timeout)
 
     async def _load_context(self, call: ContextCall, outcome: Outcome) -> AsyncIterator[pb.AskResponse]:
@@ -312,26 +366,23 @@ class AskFlow:
             sufficient=result.sufficient,
             stop_reason=stop_reason,
             missing=result.missing,
+            support=part_support(result),
         )
 
-    async def _save(self, record_id: int, outcome: Outcome, ending: Ending, run_time: float) -> None:
+    async def _save(self, record_id: int, outcome: Outcome, ending: Ending, run_time: float) -> BaseException | None:
+        """The outcome into the record; None when saved, else why not (see ``save_outcome``)."""
         context = outcome.context.info if outcome.context is not None else None
         details = record_details(outcome.retrieval, context, self._model.model_name, self._model.is_offline, run_time)
-        try:
-            saved = await self._store.finish_record(
-                record_id,
-                answer="".join(outcome.answer),
-                status=ending.status,
-                details=stored(details),
-                message_tokens=outcome.message_tokens,
-                answer_tokens=outcome.answer_tokens,
-                error=ending.error,
-                run_time=round(run_time, 3),
-            )
-            if not saved:
-                log.warning("record %s was taken over by another holder; its outcome is not saved", record_id)
-        except Exception:
-            log.exception("could not save record %s", record_id)
+        values = {
+            "answer": "".join(outcome.answer),
+            "status": ending.status,
+            "details": stored(details),
+            "message_tokens": outcome.message_tokens,
+            "answer_tokens": outcome.answer_tokens,
+            "error": ending.error,
+            "run_time": round(run_time, 3),
+        }
+        return await save_outcome(self._store, record_id, values)
 
 
 @dataclass
@@ -379,8 +430,14 @@ def _done(record_id: int, outcome: Outcome) -> pb.AskResponse:
             answer_tokens=outcome.answer_tokens,
             stop_reason=result.stop_reason if result else common_pb2.STOP_REASON_UNSPECIFIED,
             sufficient=result.sufficient if result else False,
+            sources=result.paragraphs if result else [],
         )
     )
+
+
+def _recorded(question: Question, holder: str) -> tuple[str, str, bool, str]:
+    """The record's own fields, in the store's argument order."""
+    return question.text, holder, question.re_chat, question.source
 
 
 def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:

@@ -8,10 +8,12 @@ from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
 from kbcore.db.models import Application, ChatRecord
 from kbcore.errors import InvalidRequest
-from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
+from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_TOP_N
+from kbcore.models.base import PartSupport, SupportQuote
 from kbcore.settings import clamp
-from kbcore.vocabulary import RECORD_STATUS, SEARCH_MODE
+from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
 from services.chat.details import loaded
+from services.chat.prompt import DEFAULT_SYSTEM
 
 
 def _timestamp(value: Any) -> str:
@@ -43,6 +45,12 @@ def application_message(row: Application) -> pb.Application:
     )
 
 
+def public_application(application: pb.Application) -> pb.Application:
+    """What a share-link visitor may read: the chat page's title and description, never the
+    prompts, datasets or search settings (an application has no prologue yet; it would go here)."""
+    return pb.Application(id=application.id, name=application.name, description=application.description)
+
+
 def application_fields(message: pb.Application) -> dict[str, Any]:
     """Validated column values from a message; unset search fields take the defaults."""
     name = message.name.strip()
@@ -63,7 +71,7 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
         "name": name,
         "description": message.description,
         "dataset_ids": list(dict.fromkeys(d.strip() for d in message.dataset_ids if d.strip())),
-        "dialogue_number": int(clamp(message.dialogue_number, 0, 20)),
+        "dialogue_number": int(clamp(message.dialogue_number, 0, MAX_DIALOGUE_NUMBER)),
         "search_setting": {
             "top_n": top_n,
             "similarity": round(float(similarity), 4),
@@ -81,6 +89,7 @@ def record_message(row: ChatRecord) -> pb.ChatRecord:
         answer=row.answer,
         status=RECORD_STATUS.value(row.status, default=common_pb2.RECORD_STATUS_UNSPECIFIED),
         details=loaded(row.details),
+        source=RECORD_SOURCE.value(row.source, default=common_pb2.RECORD_SOURCE_UNSPECIFIED),
         message_tokens=row.message_tokens,
         answer_tokens=row.answer_tokens,
         error=row.error,
@@ -88,3 +97,28 @@ def record_message(row: ChatRecord) -> pb.ChatRecord:
         created_at=_timestamp(row.created_at),
         updated_at=_timestamp(row.updated_at),
     )
+
+
+def part_support(result: common_pb2.RetrievalResult) -> list[PartSupport]:
+    """The retrieval service's verdict on which sentences answer which part (offline model)."""
+    return [
+        PartSupport(
+            part.part,
+            tuple(SupportQuote(q.paragraph_id, q.document_name, q.sentence, q.score) for q in part.quotes),
+            part.verified,
+        )
+        for part in result.part_support
+    ]
+
+
+def with_system_addendum(row: Application, addendum: str) -> Application:
+    """The application as one question sees it: a client's system message follows the
+    application's own system prompt (or the default one), never replacing it. A detached copy:
+    the stored application is not touched."""
+    if not addendum.strip():
+        return row
+    model = dict(row.model_setting or {})
+    model["system"] = (str(model.get("system", "")).strip() or DEFAULT_SYSTEM) + "\n\n" + addendum.strip()
+    copy = Application(**{column.key: getattr(row, column.key) for column in Application.__table__.columns})
+    copy.model_setting = model
+    return copy

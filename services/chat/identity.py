@@ -9,6 +9,7 @@ token, runs without credentials.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -119,8 +120,9 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def identified(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
             reset = await self._identify(token, context)
             try:
-                async for item in behaviour(request, context):
-                    yield item
+                async with contextlib.aclosing(behaviour(request, context)) as items:
+                    async for item in items:
+                        yield item
             finally:
                 _CALLER.reset(reset)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import grpc
@@ -14,6 +15,7 @@ from kbcore.caller_token import operator_token
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
 from kbcore.grpc_client import open_channel
+from kbcore.grpc_guard import EntryGuard
 from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
@@ -24,6 +26,7 @@ from services.chat.identity import CallerInterceptor, CallerResolver
 from services.chat.running import RunningQuestions
 from services.chat.servicer import ChatServicer
 from services.chat.store import ChatStore
+from services.chat.sweeper import keep_sweeping, sweep_once
 
 SERVICE_NAME = chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_name
 # Exchanging a share link for a visitor token is how a visitor gets credentials at all.
@@ -75,4 +78,10 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
         chat_service_pb2_grpc.add_ChatServiceServicer_to_server(servicer, server)
 
     address = f"{settings.grpc_host}:{settings.chat_port if port is None else port}"
-    return await build_server(address, register, [SERVICE_NAME], [identify])
+    # Records a dead process left running are closed before this one serves, then once per TTL.
+    await sweep_once(store)
+    # The guard first: it refuses NUL text before the caller's token is looked up, and maps what
+    # the token lookup raises (a database outage) to the one status table.
+    running_server = await build_server(address, register, [SERVICE_NAME], [EntryGuard(), identify])
+    running_server.background.append(asyncio.create_task(keep_sweeping(store, settings.lock_ttl)))
+    return running_server

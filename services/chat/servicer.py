@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
+from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2
 from kbcore.db.lease import LeaseStore
-from kbcore.db.models import Application
+from kbcore.db.models import Application, RecordSource
 from kbcore.errors import InvalidRequest, NotFound, PermissionDenied, TooLong
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
-from kbcore.limits import MAX_QUESTION_TOKENS
+from kbcore.limits import MAX_PAGE_SIZE, MAX_QUESTION_TOKENS, MAX_RECORD_ID
 from kbcore.tokens import fits_tokens
-from services.chat.access import require_application_access, require_chat_access, require_operator
-from services.chat.ask import AskFlow, Upstreams
-from services.chat.convert import application_fields, application_message, record_message
+from kbcore.vocabulary import RECORD_SOURCE
+from services.chat.access import hiding_absence, require_application_access, require_chat_access, require_operator
+from services.chat.ask import AskFlow, Question, Upstreams
+from services.chat.convert import (
+    application_fields,
+    application_message,
+    public_application,
+    record_message,
+    with_system_addendum,
+)
 from services.chat.credentials import DEFAULT_ACCESS_NUM, MAX_ACCESS_NUM, Credentials
 from services.chat.identity import CallerKind, current_caller
 from services.chat.running import RunningQuestions
@@ -27,13 +38,30 @@ CALLER_KINDS = {
     CallerKind.APPLICATION: pb.WhoAmIResponse.KIND_APPLICATION,
     CallerKind.VISITOR: pb.WhoAmIResponse.KIND_VISITOR,
 }
-MAX_PAGE_SIZE = 100
 MAX_EXPORT_RECORDS = 100_000
 
 
+MAX_CLIENT_MESSAGES = 1000
+# A live holder polls for a stop every second and acknowledges it by renewing its lease.
+STOP_CONFIRM_SECONDS = 3.0
+STOP_CONFIRM_POLL = 0.1
+
+
+def client_history(request: pb.AskRequest) -> list[common_pb2.Message] | None:
+    """The client's own dialogue, checked; None when the chat's stored history applies."""
+    if not request.HasField("client_history"):
+        return None
+    messages = list(request.client_history.messages)
+    if len(messages) > MAX_CLIENT_MESSAGES:
+        raise InvalidRequest(f"at most {MAX_CLIENT_MESSAGES} history messages, got {len(messages)}")
+    if any(m.role not in (common_pb2.ROLE_USER, common_pb2.ROLE_ASSISTANT) for m in messages):
+        raise InvalidRequest("history messages must come from the user or the assistant")
+    return messages
+
+
 def _record_id(raw: str) -> int:
-    if not raw.isdigit():
-        raise InvalidRequest(f"record_id must be a number, got {raw!r}")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and 1 <= int(raw) <= MAX_RECORD_ID):
+        raise InvalidRequest(f"record_id must be a number between 1 and {MAX_RECORD_ID}, got {raw[:40]!r}")
     return int(raw)
 
 
@@ -59,10 +87,12 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
     async def _chat(self, chat_id: str, application_id: str = "") -> Any:
         if not chat_id:
             raise InvalidRequest("chat_id must not be empty")
-        chat = await self._store.get_chat(chat_id)
-        if application_id and chat.application_id != application_id:
-            raise NotFound(f"chat {chat_id} does not exist in application {application_id}")
-        require_chat_access(current_caller(), chat)
+        caller = current_caller()
+        with hiding_absence(caller):
+            chat = await self._store.get_chat(chat_id)
+            if application_id and chat.application_id != application_id:
+                raise NotFound(f"chat {chat_id} does not exist in application {application_id}")
+            require_chat_access(caller, chat)
         return chat
 
     async def _application(self, application_id: str) -> Application:
@@ -78,28 +108,51 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         if not request.chat_id:
             raise InvalidRequest("chat_id must not be empty")
         caller = current_caller()
-        chat, application = await self._store.get_chat_and_application(request.chat_id)
-        require_chat_access(caller, chat)
+        with hiding_absence(caller):
+            chat, application = await self._store.get_chat_and_application(request.chat_id)
+            require_chat_access(caller, chat)
 
         async def admit_visitor() -> None:
             """Count a visitor's question once it holds the chat, so a refused (409) one costs nothing."""
             await self._credentials.count_question(caller.visitor_id, application.id)
 
         admit = admit_visitor if caller.kind is CallerKind.VISITOR else None
-        async for event in self._flow.run(application, chat.id, question, request.re_chat, admit):
-            yield event
+        source = RECORD_SOURCE.name(request.source) or RecordSource.CHAT
+        asked = Question(question, request.re_chat, client_history(request), source)
+        application = with_system_addendum(application, request.system_addendum)
+        async with contextlib.aclosing(self._flow.run(application, chat.id, asked, admit)) as events:
+            async for event in events:
+                yield event
 
     @unary_errors
     async def Stop(self, request: pb.StopRequest, context: Context) -> pb.StopResponse:
         chat = await self._chat(request.chat_id)
         # Here when the answer runs in this process, else through the lease row to its holder.
-        stopped = self._running.stop(chat.id) or await self._leases.request_stop(chat.id)
+        stopped = self._running.stop(chat.id) or await self._stop_elsewhere(chat.id)
         return pb.StopResponse(stopped=stopped)
+
+    async def _stop_elsewhere(self, chat_id: str) -> bool:
+        """Ask the lease's holder to stop and say whether it will: a live holder acknowledges
+        within its poll interval (it renews the lease, or has already let the chat go); one that
+        died (its lease not yet expired) cannot, and the answer is then "not stopped", not a
+        hopeful yes."""
+        asked_at = await self._leases.expiry(chat_id)
+        if asked_at is None or not await self._leases.request_stop(chat_id):
+            return False
+        deadline = time.monotonic() + STOP_CONFIRM_SECONDS
+        while True:
+            expiry = await self._leases.expiry(chat_id)
+            if expiry is None or expiry > asked_at:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(STOP_CONFIRM_POLL)
 
     @unary_errors
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GetRecordResponse:
         chat = await self._chat(request.chat_id, request.application_id)
-        record = await self._store.get_record(chat.id, _record_id(request.record_id))
+        with hiding_absence(current_caller()):
+            record = await self._store.get_record(chat.id, _record_id(request.record_id))
         return pb.GetRecordResponse(record=record_message(record))
 
     @unary_errors
@@ -138,10 +191,14 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
 
     @unary_errors
     async def GetApplication(self, request: pb.GetApplicationRequest, context: Context) -> pb.GetApplicationResponse:
-        require_application_access(current_caller(), request.application_id)
-        return pb.GetApplicationResponse(
-            application=application_message(await self._application(request.application_id))
-        )
+        caller = current_caller()
+        with hiding_absence(caller):
+            require_application_access(caller, request.application_id)
+            application = application_message(await self._application(request.application_id))
+        # A visitor gets what a chat page shows; prompts and search settings are the operator's.
+        if caller.kind is CallerKind.VISITOR:
+            application = public_application(application)
+        return pb.GetApplicationResponse(application=application)
 
     @unary_errors
     async def UpdateApplication(
@@ -167,10 +224,11 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
 
     @unary_errors
     async def OpenChat(self, request: pb.OpenChatRequest, context: Context) -> pb.OpenChatResponse:
-        require_application_access(current_caller(), request.application_id)
         caller = current_caller()
         visitor = caller.visitor_id if caller.kind is CallerKind.VISITOR else None
-        chat = await self._store.open_chat(request.application_id, visitor)
+        with hiding_absence(caller):
+            require_application_access(caller, request.application_id)
+            chat = await self._store.open_chat(request.application_id, visitor)
         return pb.OpenChatResponse(chat_id=chat.id)
 
     @unary_errors
@@ -208,8 +266,9 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         caller = current_caller()
         if caller.kind is CallerKind.VISITOR:
             raise PermissionDenied("a visitor cannot export an application's log")
-        require_application_access(caller, request.application_id)
-        application = await self._application(request.application_id)
+        with hiding_absence(caller):
+            require_application_access(caller, request.application_id)
+            application = await self._application(request.application_id)
         records = await self._store.export_records(application.id, MAX_EXPORT_RECORDS)
         return pb.ExportRecordsResponse(records=[record_message(r) for r in records])
 

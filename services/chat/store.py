@@ -12,8 +12,10 @@ from sqlalchemy.orm import Session
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.lease import ChatBusy, LeaseStore
 from kbcore.db.lookup import require_row
-from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus
+from kbcore.db.models import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, utcnow
 from kbcore.errors import NotFound
+
+INTERRUPTED_ERROR = "the process answering it stopped"
 
 
 @dataclass(frozen=True)
@@ -59,17 +61,27 @@ class ChatStore:
         return row[0], row[1]
 
     # records
-    async def record_question(self, chat_id: str, question: str, holder: str, re_chat: bool) -> StartedQuestion:
+    async def record_question(
+        self, chat_id: str, question: str, holder: str, re_chat: bool, source: str = RecordSource.CHAT
+    ) -> StartedQuestion:
         """Insert the question as ``running`` before anything else runs, so nothing is lost; the
         caller already holds the chat's lease.
 
         Taking the lease proved that any earlier holder is gone, so records it left running are
         marked ``interrupted`` here; a re-chat takes the previous answer out of the history.
         """
-        return await run_write(self._sessions, lambda session: _start(session, chat_id, question, holder, re_chat))
+        return await run_write(
+            self._sessions, lambda session: _start(session, chat_id, question, holder, re_chat, source)
+        )
 
     async def begin_question(
-        self, leases: LeaseStore, chat_id: str, question: str, holder: str, re_chat: bool
+        self,
+        leases: LeaseStore,
+        chat_id: str,
+        question: str,
+        holder: str,
+        re_chat: bool,
+        source: str = RecordSource.CHAT,
     ) -> StartedQuestion:
         """Take the chat's lease and insert the record in one transaction (ChatBusy when the
         chat is held): one commit instead of two before the answer can start."""
@@ -77,7 +89,7 @@ class ChatStore:
         def work(session: Session) -> StartedQuestion:
             if not leases.acquire(session, chat_id, holder, "question"):
                 raise ChatBusy(chat_id)
-            return _start(session, chat_id, question, holder, re_chat)
+            return _start(session, chat_id, question, holder, re_chat, source)
 
         return await run_write(self._sessions, work)
 
@@ -90,6 +102,28 @@ class ChatStore:
             .values(**values)
         )
         return await run_write(self._sessions, lambda session: bool(session.execute(statement).rowcount))  # type: ignore[attr-defined]
+
+    async def sweep_interrupted(self) -> int:
+        """Mark ``interrupted`` every ``running`` record whose holder no longer holds its chat (it
+        died: its lease expired or is gone), keeping what was saved; how many were marked. A
+        record and its lease are written in one transaction, so a question being started is
+        never caught here; one whose holder lost its lease had already lost its claim to save."""
+        live = (
+            select(ChatLock.chat_id)
+            .where(
+                ChatLock.chat_id == ChatRecord.chat_id,
+                ChatLock.holder == ChatRecord.holder,
+                ChatLock.expires_at >= utcnow(),
+            )
+            .exists()
+        )
+        statement = (
+            update(ChatRecord)
+            .where(ChatRecord.status == RecordStatus.RUNNING, ~live)
+            .values(status=RecordStatus.INTERRUPTED, error=INTERRUPTED_ERROR)
+            .execution_options(synchronize_session=False)
+        )
+        return await run_write(self._sessions, lambda session: int(session.execute(statement).rowcount))  # type: ignore[attr-defined]
 
     async def get_record(self, chat_id: str, record_id: int) -> ChatRecord:
         async with self._sessions() as session:
@@ -123,11 +157,11 @@ class ChatStore:
             return list(rows.all()), int(total or 0)
 
 
-def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: bool) -> StartedQuestion:
+def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: bool, source: str) -> StartedQuestion:
     session.execute(
         update(ChatRecord)
         .where(ChatRecord.chat_id == chat_id, ChatRecord.status == RecordStatus.RUNNING)
-        .values(status=RecordStatus.INTERRUPTED, error="the process answering it stopped")
+        .values(status=RecordStatus.INTERRUPTED, error=INTERRUPTED_ERROR)
     )
     earlier = session.scalar(select(ChatRecord.id).where(ChatRecord.chat_id == chat_id).limit(1))
     if re_chat:
@@ -139,7 +173,7 @@ def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: 
         )
         if last is not None:
             session.execute(update(ChatRecord).where(ChatRecord.id == last).values(in_history=False))
-    record = ChatRecord(chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING)
+    record = ChatRecord(chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING, source=source)
     session.add(record)
     session.flush()
     session.execute(update(Chat).where(Chat.id == chat_id, Chat.abstract == "").values(abstract=question[:200]))

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kb.common.v1 import common_pb2
 from kb.context.v1 import context_service_pb2 as pb
+from kbcore.models.base import ChatMessage
 from kbcore.vocabulary import ROLE
 from services.context.loader import Compacting, CompactResult, ContextInfo, LoadedContext
+
+
+def messages(given: Sequence[common_pb2.Message]) -> list[ChatMessage]:
+    return [ChatMessage(ROLE.name(m.role) or "user", m.content) for m in given]
 
 
 def compacting(event: Compacting) -> pb.LoadContextResponse:

@@ -122,6 +122,37 @@ class ContextLoader:
             )
         return CompactResult(self._loaded(result.state, result.turns).info, result.rounds)
 
+    async def load_given(
+        self, messages: Sequence[ChatMessage], dialogue_number: int | None
+    ) -> AsyncIterator[Compacting | LoadedContext]:
+        """The same rules over turns a client sent (the OpenAI protocol keeps history client-side):
+        over budget, the oldest turns are summarised in memory; nothing is written anywhere."""
+        keep = keep_rounds(dialogue_number)
+        if keep == 0:
+            yield self._disabled()
+            return
+        state = ChatContextState(summary="", through_record_id=0, compacted_rounds=0, revision=0)
+        turns = pair_turns(messages)
+        if self._needs_compaction(state, turns, keep):
+            yield Compacting(len(turns) - keep)
+            while len(turns) > keep and estimate(state.summary, turns) > self._budget:
+                batch = turns[: min(COMPACTION_BATCH, len(turns) - keep)]
+                try:
+                    summary = await self._model.summarize(
+                        state.summary, [HistoryTurn(t.question, t.answer) for t in batch]
+                    )
+                except ModelError as exc:  # as for stored history: clip instead of failing the question
+                    log.warning("summary of a client's history failed; clipping instead: %s", exc)
+                    break
+                if not summary.strip():
+                    break
+                merged = state.compacted_rounds + len(batch)
+                state = ChatContextState(
+                    summary=summary.strip(), through_record_id=0, compacted_rounds=merged, revision=0
+                )
+                turns = turns[len(batch) :]
+        yield self._loaded(state, turns)
+
     def _disabled(self) -> LoadedContext:
         return LoadedContext([], ContextInfo(enabled=False, token_budget=self._budget))
 
@@ -196,3 +227,19 @@ class ContextLoader:
                 break
             state, turns, merged = advanced, turns[len(batch) :], merged + len(batch)
         return Compacted(state, turns, merged)
+
+
+def pair_turns(messages: Sequence[ChatMessage]) -> list[Turn]:
+    """User/assistant messages as turns, in order: a question without an answer keeps an empty
+    answer, an answer without a question an empty question; other roles are not history."""
+    turns: list[Turn] = []
+    for message in messages:
+        if message.role == "user":
+            turns.append(Turn(len(turns) + 1, message.content, ""))
+        elif message.role == "assistant":
+            if turns and not turns[-1].answer:
+                last = turns[-1]
+                turns[-1] = Turn(last.id, last.question, message.content)
+            else:
+                turns.append(Turn(len(turns) + 1, "", message.content))
+    return turns

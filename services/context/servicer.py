@@ -28,13 +28,17 @@ class ContextServicer(pb_grpc.ContextServiceServicer):
     async def LoadContext(
         self, request: pb.LoadContextRequest, context: Context
     ) -> AsyncIterator[pb.LoadContextResponse]:
-        if request.before_record_id < 0:
-            raise InvalidRequest("before_record_id must not be negative")
-        await self._check_chat(request.chat_id)
         dialogue_number = request.dialogue_number if request.HasField("dialogue_number") else None
-        async for event in self._loader.load(
-            request.chat_id, request.before_record_id or None, dialogue_number, request.lease_holder
-        ):
+        if request.HasField("client_turns"):
+            events = self._loader.load_given(convert.messages(request.client_turns.messages), dialogue_number)
+        else:
+            if request.before_record_id < 0:
+                raise InvalidRequest("before_record_id must not be negative")
+            await self._check_chat(request.chat_id)
+            events = self._loader.load(
+                request.chat_id, request.before_record_id or None, dialogue_number, request.lease_holder
+            )
+        async for event in events:
             yield convert.compacting(event) if isinstance(event, Compacting) else convert.loaded(event)
 
     @unary_errors

@@ -7,7 +7,7 @@ from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.models import Dataset, Document
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_TOP_N
-from kbcore.models.base import ChatMessage
+from kbcore.models.base import ChatMessage, PartSupport
 from kbcore.vocabulary import ROLE, SEARCH_MODE
 from services.retrieval.loop import Assessed, LoopResult, Retrieving
 from services.retrieval.search import SearchSettings
@@ -79,7 +79,21 @@ def result(outcome: LoopResult) -> pb.RetrieveResponse:
             missing=outcome.missing,
             run_time=outcome.run_time,
             rewrite_error=outcome.rewrite_error,
+            part_support=[part_support(s) for s in outcome.support],
         )
+    )
+
+
+def part_support(support: PartSupport) -> common_pb2.PartSupport:
+    return common_pb2.PartSupport(
+        part=support.part,
+        verified=support.verified,
+        quotes=[
+            common_pb2.SupportQuote(
+                paragraph_id=q.paragraph_id, document_name=q.document_name, sentence=q.sentence, score=q.score
+            )
+            for q in support.quotes
+        ],
     )
 
 

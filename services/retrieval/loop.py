@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass, field
 
 from kb.common.v1 import common_pb2
-from kbcore.models.base import ChatMessage, EvidenceParagraph, ModelClient, ModelError
+from kbcore.models.base import ChatMessage, EvidenceJudge, EvidenceParagraph, ModelClient, ModelError, PartSupport
 from kbcore.models.question_parts import normalise_query
 from kbcore.tokens import count_tokens, token_bound
 from services.retrieval.assessment import InvalidAssessment, parse_assessment
@@ -81,6 +81,7 @@ class LoopResult:
     missing: str
     run_time: float
     rewrite_error: str = ""
+    support: list[PartSupport] = field(default_factory=list)  # offline model: which sentences answer which part
 
 
 def evidence_json(hit: Hit) -> str:
@@ -203,6 +204,7 @@ class RetrievalLoop:
             async with contextlib.aclosing(self._rounds(question, history, problem_text, gathered)) as rounds:
                 async for event in rounds:
                     yield event
+        support = await self._support(question, history, gathered)
         yield LoopResult(
             problem_text=problem_text,
             evidence=list(gathered.evidence.values()),
@@ -212,7 +214,19 @@ class RetrievalLoop:
             missing=gathered.missing,
             run_time=time.monotonic() - started,
             rewrite_error=rewrite_error,
+            support=support,
         )
+
+    async def _support(self, question: str, history: Sequence[ChatMessage], gathered: _Gathered) -> list[PartSupport]:
+        """The offline model's verdict on the final evidence, for its answer in the chat service
+        (which has no embedder); nothing for a remote model, which reads the evidence itself."""
+        if not isinstance(self._model, EvidenceJudge) or not gathered.evidence:
+            return []
+        try:
+            return await self._model.support(question, history, as_model_evidence(list(gathered.evidence.values())))
+        except ModelError as exc:  # the embeddings endpoint failed: the answer falls back to shared words
+            log.warning("evidence support failed: %s", exc)
+            return []
 
     async def _rounds(
         self, question: str, history: Sequence[ChatMessage], problem_text: str, gathered: _Gathered

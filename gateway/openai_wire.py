@@ -1,0 +1,216 @@
+"""The OpenAI chat-completions wire format: what a request may hold, and the shapes of the
+answer (chunks, the whole completion, errors). Only this module knows them; the route in
+``gateway/routes/openai.py`` translates between them and the chat service's ``Ask``.
+
+A request is checked here before anything runs, and every refusal is an OpenAI-shaped error
+that names the field, so SDKs raise their own exception classes with the right status.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from gateway.presenter import paragraph_json
+from kb.common.v1 import common_pb2
+
+MAX_MESSAGES = 1000
+OBJECT_OWNER = "kb-chat"
+# Fields of OpenAI's API that this endpoint cannot honour: refused by name, never ignored.
+UNSUPPORTED = ("tools", "tool_choice", "functions", "function_call", "audio", "modalities", "prediction")
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+class OpenAIError(Exception):
+    """A refusal in OpenAI's error shape."""
+
+    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        kind = ERROR_TYPES.get(self.status, "server_error" if self.status >= 500 else "invalid_request_error")
+        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+
+class StreamOptions(BaseModel):
+    include_usage: StrictBool = False
+
+
+class CompletionIn(BaseModel):
+    """A chat-completions request; our own additions are ``chat_id``, ``show_rounds`` and ``references``."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(default="", max_length=200)
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    stream: StrictBool = False
+    stream_options: StreamOptions | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    n: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    user: str | None = Field(default=None, max_length=256)
+    # Ours: continue a chat kept by the server (its history, not the messages sent); show the
+    # retrieval rounds as reasoning; append numbered references to the answer.
+    chat_id: str | None = Field(default=None, max_length=64)
+    show_rounds: StrictBool = True
+    references: StrictBool = False
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The request as the chat service needs it."""
+
+    question: str
+    history: list[common_pb2.Message]
+    system: str
+
+
+def parse_request(body: bytes) -> CompletionIn:
+    try:
+        request = CompletionIn.model_validate_json(body)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        field = ".".join(str(p) for p in problem.get("loc", ()))
+        raise OpenAIError(400, f"{field or 'body'}: {problem.get('msg', 'invalid')}", param=field or None) from exc
+    unsupported = [name for name in UNSUPPORTED if (request.model_extra or {}).get(name) not in (None, [], {})]
+    if unsupported:
+        raise OpenAIError(
+            400, f"{unsupported[0]} is not supported by a knowledge-base application", param=unsupported[0]
+        )
+    if request.n is not None and request.n > 1:
+        raise OpenAIError(400, "n must be 1: an application gives one answer per question", param="n")
+    return request
+
+
+def _text(message: MessageIn, index: int) -> str:
+    """A message's text: a string, or the text parts of a list (other parts are refused by name)."""
+    if message.content is None:
+        return ""
+    if isinstance(message.content, str):
+        return message.content
+    texts = []
+    for part in message.content:
+        if part.type != "text":
+            raise OpenAIError(
+                400, f"messages[{index}]: {part.type} content is not supported, only text", param=f"messages.{index}"
+            )
+        texts.append(part.text or "")
+    return "".join(texts)
+
+
+def conversation(request: CompletionIn) -> Conversation:
+    """The last user message is the question; earlier user/assistant turns are the history;
+    system (and developer) messages are appended to the application's system prompt."""
+    messages = request.messages
+    if messages[-1].role != "user":
+        raise OpenAIError(400, "the last message must come from the user: it is the question", param="messages")
+    question = _text(messages[-1], len(messages) - 1).strip()
+    if not question:
+        raise OpenAIError(400, "the last user message is empty", param="messages")
+    history: list[common_pb2.Message] = []
+    system: list[str] = []
+    roles = {"user": common_pb2.ROLE_USER, "assistant": common_pb2.ROLE_ASSISTANT}
+    for index, message in enumerate(messages[:-1]):
+        text = _text(message, index)
+        if message.role in ("system", "developer"):
+            system.append(text)
+        elif message.role in roles:
+            history.append(common_pb2.Message(role=roles[message.role], content=text))
+    return Conversation(question, history, "\n".join(s for s in system if s.strip()))
+
+
+def source_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
+    shown = paragraph_json(paragraph)
+    return {key: shown[key] for key in ("id", "document_name", "title", "similarity", "round", "content")}
+
+
+def references(sources: Sequence[common_pb2.Paragraph]) -> str:
+    """Numbered Markdown references, one per document and title, in evidence order."""
+    seen: dict[tuple[str, str], int] = {}
+    for paragraph in sources:
+        seen.setdefault((paragraph.document_name, paragraph.title), len(seen) + 1)
+    lines = [f"[{n}] {name}" + (f" · {title}" if title and title != name else "") for (name, title), n in seen.items()]
+    return "\n\n参考资料：\n" + "\n".join(lines) if lines else ""
+
+
+class Completion:
+    """The fixed parts of one completion's chunks, and the builders for each kind."""
+
+    def __init__(self, model: str, chat_id: str, record_id: str) -> None:
+        self.id = f"chatcmpl-{record_id}"
+        self.model = model
+        self.chat_id = chat_id
+        self.created = int(time.time())
+
+    def _head(self, kind: str) -> dict[str, Any]:
+        return {"id": self.id, "object": kind, "created": self.created, "model": self.model, "chat_id": self.chat_id}
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        body = {
+            **self._head("chat.completion.chunk"),
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return sse_data({**body, **extra})
+
+    def usage_chunk(self, usage: dict[str, int]) -> bytes:
+        return sse_data({**self._head("chat.completion.chunk"), "choices": [], "usage": usage})
+
+    def whole(
+        self, content: str, reasoning: str, usage: dict[str, int], sources: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        message = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+        return {
+            **self._head("chat.completion"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": usage,
+            "sources": sources,
+        }
+
+
+def usage_json(done: Any) -> dict[str, int]:
+    return {
+        "prompt_tokens": done.message_tokens,
+        "completion_tokens": done.answer_tokens,
+        "total_tokens": done.message_tokens + done.answer_tokens,
+    }
+
+
+def sse_data(payload: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(payload, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+def model_json(application_id: str, name: str, created: int = 0) -> dict[str, Any]:
+    return {"id": application_id, "object": "model", "created": created, "owned_by": OBJECT_OWNER, "name": name}

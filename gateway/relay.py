@@ -1,0 +1,79 @@
+"""Relaying the chat service's answer stream to an HTTP client, shared by the chat route and
+the OpenAI-compatible route: events that are already waiting come as one batch (one write for
+the client instead of one per event), a quiet stream turns into keep-alive ticks, and the gRPC
+call is cancelled the moment the client goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator
+from typing import Any, TypeAlias
+
+import grpc
+
+from gateway.errors import ApiError, from_grpc
+from kb.chat.v1 import chat_service_pb2 as pb
+
+KEEP_ALIVE_SECONDS = 15.0
+AskStream: TypeAlias = "grpc.aio.UnaryStreamCall[Any, pb.AskResponse]"
+_END = object()
+
+
+async def _pump(stream: AskStream, queue: asyncio.Queue[Any]) -> None:
+    """Move the gRPC stream into a queue, so waiting for the next event can time out into a
+    keep-alive without cancelling the call. ``read()`` (not ``async for``): the first event
+    was already read with it, and grpc forbids mixing the two."""
+    try:
+        while (item := await stream.read()) is not grpc.aio.EOF:
+            queue.put_nowait(item)  # unbounded: never waits
+        queue.put_nowait(_END)
+    except Exception as exc:  # never leave the response waiting on a dead pump
+        queue.put_nowait(exc)
+
+
+def _failure(error: BaseException) -> ApiError:
+    if isinstance(error, grpc.aio.AioRpcError):
+        return from_grpc(error)
+    return ApiError(502, f"the answer stream broke: {type(error).__name__}")
+
+
+async def batches(stream: AskStream) -> AsyncGenerator[list[pb.AskResponse] | None, None]:
+    """The stream's events in batches of what is already waiting; ``None`` after
+    ``KEEP_ALIVE_SECONDS`` of silence; ``ApiError`` when the stream fails. Use it under
+    ``contextlib.aclosing`` so a client that leaves cancels the call at once."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    pump = asyncio.create_task(_pump(stream, queue))
+    try:
+        while True:
+            if queue.empty():
+                try:
+                    async with asyncio.timeout(KEEP_ALIVE_SECONDS):
+                        item = await queue.get()
+                except TimeoutError:
+                    yield None
+                    continue
+            else:
+                item = queue.get_nowait()
+            batch: list[pb.AskResponse] = []
+            while True:
+                if item is _END:
+                    if batch:
+                        yield batch
+                    return
+                if isinstance(item, BaseException):
+                    if batch:
+                        yield batch
+                    raise _failure(item)
+                batch.append(item)
+                if queue.empty():
+                    break
+                item = queue.get_nowait()
+            yield batch
+    finally:
+        # Cancelling the call cancels the chat service's work, which cancels its upstream
+        # calls and the model stream.
+        stream.cancel()
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump

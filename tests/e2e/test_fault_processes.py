@@ -1,0 +1,237 @@
+"""Issue 17, D2: the local stack as processes (``python -m tools.stack --ephemeral``, the
+``make run`` launcher) under kill -9. The retrieval service, then the chat service, is killed
+mid-answer; for each:
+
+(a) the client's last frame is ``event:error`` (503), never ``is_end`` for an unsaved answer;
+(b) the record's final status is not ``running`` once the stack has recovered;
+(c) the supervisor restarts the service and a question is answered again within 10 s of the
+    kill, without a human.
+
+The model is a local OpenAI-protocol server, so an answer can be held in the phase where the
+kill lands: assessment (retrieval) stalls, or generation streams slowly (chat).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.sse_client import Frame, ask
+from tools.seed_demo import DEMO_APPLICATION_ID
+
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+LOCK_TTL = 5.0
+RECOVERY_LIMIT = 10.0
+STALL_ASSESS = "【评估时卡住】"
+SLOW_ANSWER = "【慢慢回答】"
+QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
+ANSWER_CHUNKS = ["ICU每天探视时间为16:00至16:30", "【云岭县人民医院住院患者探视与陪护管理规定】。"]
+
+
+def respond(body: dict[str, Any]) -> ChatReply:
+    kind = request_kind(body)
+    text = json.dumps(body["messages"], ensure_ascii=False)
+    if kind == "assess":
+        verdict = ChatReply(content=json.dumps({"sufficient": True, "missing": "", "queries": []}))
+        return dataclasses_replace(verdict, delay=8.0) if STALL_ASSESS in text else verdict
+    if kind == "rewrite":
+        return ChatReply(content=QUESTION)
+    if kind == "summarize":
+        return ChatReply(content="问：较早的问题｜答：较早的回答")
+    if SLOW_ANSWER in str(body["messages"][-1]["content"]):
+        return ChatReply.stream([f"第{i}段。" for i in range(40)], chunk_delay=0.25)
+    return ChatReply.stream(ANSWER_CHUNKS)
+
+
+def dataclasses_replace(reply: ChatReply, **changes: Any) -> ChatReply:
+    import dataclasses
+
+    return dataclasses.replace(reply, **changes)
+
+
+@dataclass
+class ProcessStack:
+    process: subprocess.Popen[bytes]
+    run_dir: Path
+    data_dir: Path
+    log: Path
+    fake: FakeOpenAI
+
+    @property
+    def info(self) -> dict[str, Any]:
+        info: dict[str, Any] = json.loads((self.run_dir / "stack.json").read_text())
+        return info
+
+    @property
+    def url(self) -> str:
+        return str(self.info["url"])
+
+    def kill(self, name: str) -> float:
+        """kill -9 the service now running as ``name``; the moment it died."""
+        pid = int(self.info["pids"][name])
+        os.kill(pid, signal.SIGKILL)
+        return time.monotonic()
+
+    def running_records(self) -> int:
+        with sqlite3.connect(self.data_dir / "kb.sqlite3") as db:
+            return int(db.execute("SELECT count(*) FROM chat_record WHERE status = 'running'").fetchone()[0])
+
+    def statuses(self, chat_id: str) -> list[str]:
+        with sqlite3.connect(self.data_dir / "kb.sqlite3") as db:
+            rows = db.execute("SELECT status FROM chat_record WHERE chat_id = ? ORDER BY id", (chat_id,)).fetchall()
+        return [str(row[0]) for row in rows]
+
+
+@pytest.fixture(scope="module")
+def process_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessStack]:
+    data_dir = tmp_path_factory.mktemp("fault-stack")
+    run_dir = data_dir / "run"
+    run_dir.mkdir()
+    log = data_dir / "stack.log"
+    with FakeOpenAI(default=respond) as fake:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+        env = {
+            **base,
+            "KB_DATA_DIR": str(data_dir),
+            "KB_RUN_DIR": str(run_dir),
+            "KB_LOCK_TTL": str(LOCK_TTL),
+            "KB_MODEL_BASE_URL": fake.base_url,
+            "KB_MODEL_API_KEY": "test-key",
+            "KB_MODEL_CHAT": "fake-chat",
+            "KB_LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+        }
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=out, stderr=out
+            )
+        stack = ProcessStack(process, run_dir, data_dir, log, fake)
+        try:
+            deadline = time.monotonic() + 240
+            while not (run_dir / "stack.json").exists():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("the stack did not start:\n" + log.read_text(errors="replace"))
+                time.sleep(0.2)
+            yield stack
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=60)
+
+
+async def open_chat(client: httpx.AsyncClient) -> str:
+    response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
+    assert response.status_code == 200, response.text
+    return str(response.json()["data"])
+
+
+async def wait_for(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
+
+
+async def answers_again(url: str, killed_at: float) -> float:
+    """Seconds from the kill until a question on a new chat is answered in full."""
+    async with httpx.AsyncClient(base_url=url, timeout=15) as client:
+        while True:
+            try:
+                response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
+                if response.status_code == 200:
+                    answered, frames = await ask(client, str(response.json()["data"]), QUESTION)
+                    if answered.status_code == 200 and frames and frames[-1].data.get("is_end") is True:
+                        return time.monotonic() - killed_at
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() - killed_at < RECOVERY_LIMIT, "not answering again within 10 s of the kill"
+            await asyncio.sleep(0.2)
+
+
+def assert_error_last(frames: list[Frame]) -> None:
+    assert frames, "the stream ended with no frame"
+    assert not [f for f in frames if f.kind == "chunk" and f.data["is_end"]], "is_end for an unsaved answer"
+    assert frames[-1].kind == "error", frames[-3:]
+    assert frames[-1].data["code"] == 503, frames[-1].data
+
+
+async def kill_mid_answer(
+    stack: ProcessStack, name: str, marker: str, reached: Any, after: float = 0.0
+) -> tuple[list[Frame], str, float]:
+    """Ask a question carrying ``marker``, kill ``name`` once ``reached()``; the frames, the
+    chat and the moment of the kill."""
+    async with httpx.AsyncClient(base_url=stack.url, timeout=60) as client:
+        chat_id = await open_chat(client)
+        asking = asyncio.ensure_future(ask(client, chat_id, f"{QUESTION}{marker}"))
+        await wait_for(reached, 60, f"the answer never reached the phase where {name} is killed")
+        await asyncio.sleep(after)
+        killed_at = stack.kill(name)
+        response, frames = await asyncio.wait_for(asking, 30)
+    assert response.status_code == 200
+    return frames, chat_id, killed_at
+
+
+def generating(fake: FakeOpenAI, marker: str) -> bool:
+    return any(request_kind(b) == "generate" and marker in json.dumps(b, ensure_ascii=False) for b in fake.chat_bodies)
+
+
+def assessing(fake: FakeOpenAI, marker: str) -> bool:
+    return any(request_kind(b) == "assess" and marker in json.dumps(b, ensure_ascii=False) for b in fake.chat_bodies)
+
+
+async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the_stack_recovers(
+    process_stack: ProcessStack,
+) -> None:
+    """D2 (and D1/D7 across a crash): see the module docstring."""
+    stack = process_stack
+    figures: dict[str, float] = {}
+
+    # Retrieval dies while it waits for the assessment: the chat service lives and saves the failure.
+    frames, chat_id, killed_at = await kill_mid_answer(
+        stack, "retrieval", STALL_ASSESS, lambda: assessing(stack.fake, STALL_ASSESS)
+    )
+    assert_error_last(frames)
+    assert stack.statuses(chat_id) == ["failed"]
+    figures["retrieval"] = await answers_again(stack.url, killed_at)
+
+    # Chat dies mid-generation, with chunks already streamed: nothing can save them, the client
+    # must not be told the answer ended, and the record is closed once the dead lease expires.
+    stack.fake.reset()
+    frames, chat_id, killed_at = await kill_mid_answer(
+        stack, "chat", SLOW_ANSWER, lambda: generating(stack.fake, SLOW_ANSWER), after=1.0
+    )
+    assert_error_last(frames)
+    assert [f for f in frames if f.kind == "chunk"], "the kill came mid-answer, after chunks were streamed"
+    figures["chat"] = await answers_again(stack.url, killed_at)
+    deadline = time.monotonic() + 3 * LOCK_TTL
+    while stack.running_records() and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert stack.statuses(chat_id) == ["interrupted"]
+    assert stack.running_records() == 0, "records left running after recovery"
+    closed_after = time.monotonic() - killed_at
+
+    restarts = stack.info["restarts"]
+    assert restarts["retrieval"] >= 1 and restarts["chat"] >= 1, restarts
+    log = stack.log.read_text(errors="replace")
+    assert "retrieval (pid" in log and "restarting it in" in log and "chat restarted" in log
+    print(
+        f"\nD2: kill -9 → answering again: retrieval {figures['retrieval']:.2f} s, chat {figures['chat']:.2f} s; "
+        f"killed chat's record interrupted {closed_after:.1f} s after the kill (lease TTL {LOCK_TTL:g} s); "
+        f"0 records running, 0 is_end for unsaved answers"
+    )

@@ -1,0 +1,164 @@
+"""Issue 17, the fault part, against the in-process stack over HTTP: an answer is announced
+ended only once it is saved (D1), and a client that leaves at once leaves no ``running`` record
+(D7). The process-level faults (kill -9, the supervisor: D2) are in test_fault_processes.py.
+
+Each test prints what the issue asks to measure: records left ``running`` and answers announced
+ended but not saved (both must be 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+
+from kbcore.db.models import ChatLock, ChatRecord
+from services.chat.store import ChatStore
+from tests.harness import Stack
+from tests.sse_client import Frame, answer_text, ask
+from tools.seed_demo import DEMO_APPLICATION_ID
+
+pytestmark = pytest.mark.fault
+
+EARLY_LEAVERS = 20
+QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
+# What a refused PostgreSQL connection says: host, port and statement, never for a client.
+REFUSED = 'connection to server at "db.internal" (10.0.0.5), port 5432 failed: Connection refused'
+
+
+class FailingSaves:
+    """ChatStore.finish_record that fails like a refused database connection ``failures`` times,
+    then saves as usual: the injected write failure of D1."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls = 0
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        original = ChatStore.finish_record
+
+        async def finish_record(store: ChatStore, record_id: int, **values: Any) -> bool:
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise OperationalError("UPDATE chat_record SET answer=%(answer)s", {}, ConnectionRefusedError(REFUSED))
+            return await original(store, record_id, **values)
+
+        monkeypatch.setattr(ChatStore, "finish_record", finish_record)
+
+
+async def open_chat(client: Any) -> str:
+    response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
+    assert response.status_code == 200, response.text
+    return str(response.json()["data"])
+
+
+async def statuses(client: Any, chat_id: str) -> list[str]:
+    response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/20")
+    assert response.status_code == 200, response.text
+    return [r["status"] for r in response.json()["data"]["records"]]
+
+
+def ended(frames: list[Frame]) -> bool:
+    return any(f.kind == "chunk" and f.data["is_end"] for f in frames)
+
+
+async def test_a_save_that_fails_briefly_is_retried_and_the_answer_ends_saved(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D1: two refused writes of the record, then the database is back: the retry saves the
+    answer, and only then is ``is_end`` sent (before: the error was swallowed, ``is_end`` went
+    out and the record stayed ``running`` with no answer)."""
+    saves = FailingSaves(2)
+    saves.install(monkeypatch)
+    async with stack.http() as client:
+        chat_id = await open_chat(client)
+        response, frames = await ask(client, chat_id, QUESTION)
+        assert response.status_code == 200
+        assert frames[-1].kind == "chunk" and frames[-1].data["is_end"] is True, frames[-3:]
+        assert not [f for f in frames if f.kind == "error"]
+        assert saves.calls == 3
+        records = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/20")).json()[
+            "data"
+        ]["records"]
+        assert [r["status"] for r in records] == ["answered"]
+        assert records[0]["answer_text"] == answer_text(frames), "what the client was shown is what was saved"
+
+
+async def test_an_answer_that_cannot_be_saved_ends_with_an_error_instead_of_is_end(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D1: the database refuses every write of the record: the client's last frame is
+    ``event:error`` 503 and no ``is_end`` was sent at all (before: ``is_end``, then the record
+    stayed ``running`` with an empty answer). The lease is released all the same, so once the
+    database is back the chat answers again and the unsaved record reads ``interrupted``."""
+    saves = FailingSaves(10**6)
+    saves.install(monkeypatch)
+    async with stack.http() as client:
+        chat_id = await open_chat(client)
+        started = time.monotonic()
+        response, frames = await ask(client, chat_id, QUESTION)
+        took = time.monotonic() - started
+        assert response.status_code == 200
+        assert not ended(frames), "is_end announced for an answer that was not saved"
+        assert frames[-1].kind == "error", frames[-3:]
+        assert frames[-1].data["code"] == 503, frames[-1].data
+        assert "could not be saved" in frames[-1].data["message"]
+        assert "5432" not in frames[-1].raw.decode() and "db.internal" not in frames[-1].raw.decode()
+        assert 4 <= saves.calls <= 6, f"a few attempts, not {saves.calls}"
+        monkeypatch.undo()  # the database is back
+
+        again, frames = await ask(client, chat_id, QUESTION)
+        assert again.status_code == 200, "the chat is not left busy"
+        assert ended(frames)
+        assert await statuses(client, chat_id) == ["interrupted", "answered"]
+    print(f"\nD1: unsaved answer refused after {saves.calls} attempts in {took:.2f} s; 0 is_end for unsaved answers")
+
+
+async def _leave_early(url: str, chat_id: str, wait_for_first_bytes: bool) -> None:
+    """POST a question over a raw socket and close it at once, or on the first bytes back."""
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    body = json.dumps({"message": QUESTION}, ensure_ascii=False).encode()
+    head = (
+        f"POST /api/application/chat_message/{chat_id} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    writer.write(head.encode() + body)
+    await writer.drain()
+    if wait_for_first_bytes:
+        await asyncio.wait_for(reader.read(1), 30)
+    writer.transport.abort()  # no FIN handshake: the socket is simply gone
+
+
+async def test_clients_that_leave_right_after_the_post_leave_no_running_record(stack: Stack, sessions: Any) -> None:
+    """D7: 20 clients at once close their socket right after the POST (half before any byte
+    comes back, half on the first one). Once the dust settles no record is ``running`` and no
+    lease is left: each answer either completed and was saved, or was saved ``stopped``
+    (before: some stayed ``running`` with no lease, for good)."""
+    async with stack.http() as client:
+        chats = [await open_chat(client) for _ in range(EARLY_LEAVERS)]
+    await asyncio.gather(*(_leave_early(stack.url, c, i % 2 == 1) for i, c in enumerate(chats)))
+
+    deadline = time.monotonic() + 20
+    while True:
+        async with sessions() as session:
+            rows = (await session.execute(select(ChatRecord.status).where(ChatRecord.chat_id.in_(chats)))).all()
+            leases = (await session.execute(select(ChatLock.chat_id).where(ChatLock.chat_id.in_(chats)))).all()
+        running = [r for r in rows if r.status == "running"]
+        if (not running and not leases) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    found = sorted(r.status for r in rows)
+    assert not running, f"{len(running)} record(s) left running: {found}"
+    assert not leases, f"{len(leases)} lease(s) left behind"
+    assert set(found) <= {"answered", "stopped"}, found
+    assert len(found) >= EARLY_LEAVERS // 2, f"the questions must have started: {found}"
+    print(
+        f"\nD7: {EARLY_LEAVERS} early disconnects → {found.count('answered')} answered, {found.count('stopped')} stopped, 0 running"
+    )
