@@ -26,7 +26,7 @@ class Searcher:
         vector = None
         if settings.mode is not SearchMode.KEYWORD:
             vector = await self._embedder.embed_query(text)
-        hits = await self._store.search(
+        return await self._store.search(
             SearchQuery(
                 dataset_ids=dataset_ids,
                 text=text,
@@ -36,6 +36,3 @@ class Searcher:
                 similarity=settings.similarity,
             )
         )
-        # Equal scores (common with rank fusion) are ordered by document and position, not by
-        # the random ids the engine breaks ties with, so the same question reads the same evidence.
-        return sorted(hits, key=lambda hit: (-hit.score, hit.document_name, hit.position))

@@ -110,13 +110,13 @@ def _request(plan: SearchPlan) -> qe.QueryRequest:
     if not plan.fuse:
         if plan.dense is not None:
             return qe.QueryRequest(
-                limit=plan.limit,
+                limit=plan.fetch,
                 query=dense_query,
                 filter=only,
                 score_threshold=plan.dense.threshold,
                 with_payload=True,
             )
-        return qe.QueryRequest(limit=plan.limit, query=sparse_query, filter=only, params=idf, with_payload=True)
+        return qe.QueryRequest(limit=plan.fetch, query=sparse_query, filter=only, params=idf, with_payload=True)
     prefetches = []
     if plan.dense is not None:
         prefetches.append(
@@ -125,7 +125,7 @@ def _request(plan: SearchPlan) -> qe.QueryRequest:
     if plan.sparse is not None:
         prefetches.append(qe.Prefetch(limit=plan.candidates, query=sparse_query, filter=only, params=idf))
     return qe.QueryRequest(
-        limit=plan.limit,
+        limit=plan.fetch,
         # The 0.9.0 stub types the query as "Fusion", not its nested Rrf class that the call takes.
         query=qe.Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type]
         prefetches=prefetches,
@@ -207,7 +207,7 @@ class EdgeVectorStore:
         if plan is None:
             return []
         found = self._live().query(_request(plan))
-        return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in found])
+        return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in found], plan.limit)
 
     async def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:

@@ -86,10 +86,12 @@ def dense_of_records(records: Iterable[tuple[object, object]]) -> dict[str, list
     return found
 
 
-def ranked(hits: list[Hit]) -> list[Hit]:
-    """Best first, exact score ties broken by id: engines order ties arbitrarily (edge even from one
-    call to the next, e.g. the two legs' winners in hybrid), and callers deserve repeatable results."""
-    return sorted(hits, key=lambda h: (-h.score, h.id))
+def ranked(hits: list[Hit], limit: int) -> list[Hit]:
+    """The best ``limit``, exact score ties broken by document and position (then id): engines
+    order ties arbitrarily (edge even from one call to the next, e.g. the two legs' winners in
+    hybrid), and the same question deserves the same evidence, at the cut too (the plan fetches a
+    little more than the limit for that) and across deployments (ids are random per document)."""
+    return sorted(hits, key=lambda h: (-h.score, h.document_name, h.position, h.id))[:limit]
 
 
 def batches(points: Sequence[ParagraphPoint]) -> list[Sequence[ParagraphPoint]]:

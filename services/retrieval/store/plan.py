@@ -15,6 +15,9 @@ from services.retrieval.store.sparse import SparseTerms, query_vector
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the weight of the very top ranks
 MIN_CANDIDATES = 20
+# Hits asked beyond the limit, so that scores tied at the cut are decided by ``layout.ranked``
+# (stable, by id) and not by the engine, which orders ties arbitrarily, even between two calls.
+TIE_ROOM = 5
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,11 @@ class SearchPlan:
     fuse: bool  # RRF over the legs present, instead of one leg's raw scores
     limit: int  # final number of hits
     candidates: int  # per leg, when fused
+
+    @property
+    def fetch(self) -> int:
+        """What the engine returns: the limit and room for ties at the cut."""
+        return self.limit + TIE_ROOM
 
 
 def candidates_for(limit: int) -> int:

@@ -160,7 +160,7 @@ class QdrantServerStore:
             return []
         await self.ensure_collection()
         response = await self._query(plan)
-        return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in response.points])
+        return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in response.points], plan.limit)
 
     async def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:
@@ -216,7 +216,7 @@ class QdrantServerStore:
             query_filter=None if plan.fuse else only,
             search_params=params,
             score_threshold=threshold,
-            limit=plan.limit,
+            limit=plan.fetch,
             with_payload=True,
         )
 
