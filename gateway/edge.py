@@ -15,9 +15,10 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.edge_rules import EdgeRules, body_type_refusal
+from gateway.errors import envelope
+from gateway.openai_wire import OpenAIError
 
 NOSNIFF = (b"x-content-type-options", b"nosniff")
-OPENAI_ERROR_TYPES = {400: "invalid_request_error", 403: "permission_error", 413: "invalid_request_error"}
 OPENAI_ERROR_CODES = {413: "request_too_large", 415: "unsupported_media_type"}
 
 
@@ -29,9 +30,8 @@ def is_openai_path(path: str) -> bool:
 
 def refusal_body(path: str, status: int, message: str) -> dict[str, Any]:
     if is_openai_path(path):
-        kind = OPENAI_ERROR_TYPES.get(status, "invalid_request_error")
-        return {"error": {"message": message, "type": kind, "param": None, "code": OPENAI_ERROR_CODES.get(status)}}
-    return {"code": status, "message": message, "data": None}
+        return OpenAIError(status, message, code=OPENAI_ERROR_CODES.get(status)).body()
+    return envelope(None, message, status)
 
 
 def _has_body(headers: Headers) -> bool:
