@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 
 from kbcore.errors import InvalidRequest
 from kbcore.grpc_errors import as_rpc_error
+from kbcore.grpc_handlers import rewrapped
 
 NUL = "\x00"
 
@@ -66,19 +67,7 @@ class EntryGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return handler
         method: str = details.method
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _guarded_unary(handler.unary_unary, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                _guarded_stream(handler.unary_stream, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        return rewrapped(handler, lambda b: _guarded_unary(b, method), lambda b: _guarded_stream(b, method))
 
 
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], method: str, error: BaseException) -> None:

@@ -21,6 +21,7 @@ import grpc
 
 from kbcore.caller_token import token_in
 from kbcore.errors import Unauthenticated
+from kbcore.grpc_handlers import rewrapped
 from services.chat.credentials import Credentials
 
 
@@ -85,19 +86,7 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None or not method.startswith(self._prefix) or method in self._public:
             return handler
         token = token_in(details.invocation_metadata)
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(handler.unary_unary, token),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                self._stream(handler.unary_stream, token),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        raise RuntimeError(f"{method}: only unary and server-streaming methods are served")
+        return rewrapped(handler, lambda b: self._unary(b, token), lambda b: self._stream(b, token))
 
     async def _identify(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> contextvars.Token[Caller]:
         try:
