@@ -14,7 +14,7 @@ from typing import Any
 from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
 from kbcore.settings import Settings
-from tools.seed_demo import seed_demo
+from tools.seed_demo import FIXED_DEMO_IDS, seed_demo
 from tools.stack import Stack
 
 
@@ -33,7 +33,8 @@ async def running_stack(extra_env: Mapping[str, str]) -> AsyncIterator[tuple[dic
     running.env = env
     try:
         info = await running.start()
-        seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]), operator_token(settings))
+        targets = str(info["retrieval_target"]), str(info["chat_target"])
+        seeded = await seed_demo(*targets, operator_token(settings), ids=FIXED_DEMO_IDS)
         yield info, seeded.application_id
     finally:
         running.stop()

@@ -19,6 +19,7 @@ from gateway.errors import ApiError, error_response
 from gateway.openai_wire import OpenAIError
 from gateway.pages import mount_pages
 from gateway.routes import access, applications, chat, datasets, evaluation, openai
+from gateway.signin_limit import SignInLimiter
 from kbcore.caller_token import operator_token
 from kbcore.settings import Settings
 
@@ -53,6 +54,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.operator_token = operator_token(settings)
+    app.state.signin_limiter = SignInLimiter(settings.signins_per_ip)
     if backends is not None:
         app.state.backends = backends
 

@@ -36,6 +36,11 @@ class QuotaExhausted(Exception):
         self.limit = limit
 
 
+class RateLimited(Exception):
+    """Too many requests of one kind (visitor sign-ins through a share link), or a limit shared by
+    many callers (a share link's daily questions from all its visitors) is used up."""
+
+
 class Conflict(Exception):
     """The request collides with work in progress (a busy chat); it may succeed later."""
 

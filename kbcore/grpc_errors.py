@@ -41,6 +41,7 @@ STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (errors.Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (errors.PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
     (errors.QuotaExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (errors.RateLimited, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (errors.Conflict, grpc.StatusCode.ABORTED),
     (errors.CorruptData, grpc.StatusCode.DATA_LOSS),
     (errors.Unavailable, grpc.StatusCode.UNAVAILABLE),

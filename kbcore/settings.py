@@ -72,6 +72,35 @@ class Settings:
         "KB_CONTEXT_RECENT_TOKENS", 6000, "Token budget of summary + recent turns; over it, compaction runs", 512, 16000
     )
     lock_ttl: float = _spec("KB_LOCK_TTL", 30.0, "Seconds a chat lease lives unless renewed", 5, 600)
+    # share links (issue 17, D6: sign-in is anonymous, so it is limited and its rows bounded)
+    visitor_token_days: float = _spec(
+        "KB_VISITOR_TOKEN_DAYS",
+        7.0,
+        "Days a visitor token works; then the visitor opens the share link again",
+        0.001,
+        365,
+    )
+    visitors_per_link: int = _spec(
+        "KB_VISITORS_PER_LINK",
+        1000,
+        "Live visitors a share link keeps; a sign-in past it drops the oldest",
+        1,
+        100_000,
+    )
+    signins_per_link: int = _spec(
+        "KB_SIGNINS_PER_LINK",
+        60,
+        "Visitor sign-ins per share link per minute, all processes together; 429 past it",
+        1,
+        100_000,
+    )
+    signins_per_ip: int = _spec(
+        "KB_SIGNINS_PER_IP",
+        10,
+        "Visitor sign-ins per client address per minute, counted by each gateway; 429 past it",
+        1,
+        10_000,
+    )
     # network
     grpc_host: str = _spec("KB_GRPC_HOST", "127.0.0.1", "Address the gRPC services listen on")
     context_port: int = _spec("KB_CONTEXT_PORT", 50051, "Context service port (0 = any free port)", 0, 65535)

@@ -25,7 +25,7 @@ from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
 from tests.fakes.openai_server import FakeOpenAI, client_for
 from tests.harness import Stack, start_stack
-from tools.seed_demo import seed_demo
+from tools.seed_demo import FIXED_DEMO_IDS, seed_demo
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_QUESTIONS = REPO / "samples" / "kb" / "questions.jsonl"
@@ -58,7 +58,16 @@ def database_url(data_dir: Path) -> str:
 
 @pytest.fixture(scope="session")
 def settings(data_dir: Path, database_url: str) -> Settings:
-    return Settings(data_dir=data_dir, database_url=database_url, context_port=0, retrieval_port=0, chat_port=0)
+    # Every test signs in from 127.0.0.1 through one gateway: the per-address sign-in limit is
+    # tested on a gateway of its own (tests/e2e/test_share_link_limits.py).
+    return Settings(
+        data_dir=data_dir,
+        database_url=database_url,
+        context_port=0,
+        retrieval_port=0,
+        chat_port=0,
+        signins_per_ip=10_000,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -97,7 +106,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     """The stack on the offline model, with the sample knowledge base and demo application."""
     running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)
-    await seed_demo(running.retrieval_target, running.chat_target, operator_token(settings))
+    await seed_demo(running.retrieval_target, running.chat_target, operator_token(settings), ids=FIXED_DEMO_IDS)
     yield running
     await running.stop()
 

@@ -15,12 +15,15 @@ from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
 from kbcore.caller_token import bearer
 from kbcore.grpc_client import open_channel
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N
+from tools.demo_ids import DemoIds
 
 log = logging.getLogger(__name__)
 
 SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "samples" / "kb" / "docs"
 DEMO_DATASET_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "kb-chat/demo-dataset"))
 DEMO_APPLICATION_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "kb-chat/demo-application"))
+# Fixed ids for tests and the bench only; ``make run`` seeds random ones (``tools.demo_ids``).
+FIXED_DEMO_IDS = DemoIds(DEMO_DATASET_ID, DEMO_APPLICATION_ID)
 
 
 @dataclass(frozen=True)
@@ -31,9 +34,16 @@ class Seeded:
 
 
 async def seed_demo(
-    retrieval_target: str, chat_target: str, operator: str, docs: Path = SAMPLE_DOCS, timeout: float = 600
+    retrieval_target: str,
+    chat_target: str,
+    operator: str,
+    *,
+    ids: DemoIds,
+    docs: Path = SAMPLE_DOCS,
+    timeout: float = 600,
 ) -> Seeded:
-    """Load the sample documents and create the demo application; ``operator`` is the operator token."""
+    """Load the sample documents and create the demo application under ``ids`` (no default, so
+    no caller gets the guessable fixed ids by accident); ``operator`` is the operator token."""
     retrieval_channel = open_channel(retrieval_target)
     chat_channel = open_channel(chat_target)
     try:
@@ -41,14 +51,14 @@ async def seed_demo(
         chat = chat_grpc.ChatServiceStub(chat_channel)
         await retrieval.CreateDataset(
             retrieval_pb.CreateDatasetRequest(
-                id=DEMO_DATASET_ID, name="示例知识库", description="云岭县、星澜科技等 16 份虚构中文文档"
+                id=ids.dataset_id, name="示例知识库", description="云岭县、星澜科技等 16 份虚构中文文档"
             ),
             timeout=timeout,
         )
         files = sorted(docs.glob("*.md"))
         for index, path in enumerate(files, 1):
             request = retrieval_pb.AddDocumentRequest(
-                dataset_id=DEMO_DATASET_ID, file=retrieval_pb.FileContent(filename=path.name, data=path.read_bytes())
+                dataset_id=ids.dataset_id, file=retrieval_pb.FileContent(filename=path.name, data=path.read_bytes())
             )
             async for event in retrieval.AddDocument(request, timeout=timeout):
                 if event.HasField("document"):
@@ -62,10 +72,10 @@ async def seed_demo(
         await chat.CreateApplication(
             chat_pb.CreateApplicationRequest(
                 application=chat_pb.Application(
-                    id=DEMO_APPLICATION_ID,
+                    id=ids.application_id,
                     name="示例知识库问答",
                     description="多轮检索演示应用",
-                    dataset_ids=[DEMO_DATASET_ID],
+                    dataset_ids=[ids.dataset_id],
                     dialogue_number=5,
                     search=common_pb2.SearchSettings(
                         top_n=DEFAULT_TOP_N, similarity=DEFAULT_SIMILARITY, search_mode=common_pb2.SEARCH_MODE_HYBRID
@@ -75,7 +85,7 @@ async def seed_demo(
             timeout=timeout,
             metadata=bearer(operator),
         )
-        return Seeded(DEMO_DATASET_ID, DEMO_APPLICATION_ID, len(files))
+        return Seeded(ids.dataset_id, ids.application_id, len(files))
     finally:
         await retrieval_channel.close()
         await chat_channel.close()

@@ -28,6 +28,7 @@ from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
 from kbcore.grpc_client import open_channel
 from kbcore.settings import Settings
+from tools.demo_ids import persisted_demo_ids
 from tools.seed_demo import seed_demo
 from tools.supervise import Supervised, Supervisor
 
@@ -213,7 +214,9 @@ async def run(args: argparse.Namespace) -> int:
         info = await stack.start()
         if not args.no_seed:
             log.info("loading the sample knowledge base (embedding takes a few seconds the first time)")
-            seeded = await seed_demo(str(info["retrieval_target"]), str(info["chat_target"]), operator_token(settings))
+            ids = persisted_demo_ids(settings.data_dir)
+            targets = str(info["retrieval_target"]), str(info["chat_target"])
+            seeded = await seed_demo(*targets, operator_token(settings), ids=ids)
             info.update(application_id=seeded.application_id, dataset_id=seeded.dataset_id, documents=seeded.documents)
         stack.info = info
         stack.write_info()

@@ -15,22 +15,27 @@ from gateway.auth import caller_metadata
 from gateway.backends import Backends, backends, call
 from gateway.errors import ok
 from gateway.presenter import EXPORT_COLUMNS, export_row
+from gateway.signin_limit import signin_admitted
 from kb.chat.v1 import chat_service_pb2 as pb
 
 router = APIRouter(prefix="/api/application", tags=["access"])
 
 
 class AccessTokenIn(BaseModel):
-    access_num: int = Field(default=100, ge=1, le=100_000)
+    access_num: int = Field(default=100, ge=1, le=100_000, description="questions per visitor per UTC day")
+    daily_cap: int = Field(
+        default=1000, ge=1, le=10_000_000, description="questions per UTC day from all the link's visitors together"
+    )
 
 
 class AuthenticationIn(BaseModel):
     access_token: str = Field(min_length=1, max_length=64)
 
 
-@router.post("/authentication")
+@router.post("/authentication", dependencies=[Depends(signin_admitted)])
 async def authenticate(body: AuthenticationIn, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    """A share-link holder becomes a visitor; the token it gets sees only its own chats."""
+    """A share-link holder becomes a visitor; the token it gets sees only its own chats. Limited
+    per client address here and per share link in the chat service (429 past either)."""
     reply = await call(
         b.chat.AuthenticateVisitor(pb.AuthenticateVisitorRequest(access_token=body.access_token), timeout=b.rpc_timeout)
     )
@@ -51,16 +56,23 @@ async def create_access_token(
     app_id: str, request: Request, b: Annotated[Backends, Depends(backends)], body: AccessTokenIn | None = None
 ) -> JSONResponse:
     metadata = caller_metadata(request)
-    access_num = (body or AccessTokenIn()).access_num
+    wanted = body or AccessTokenIn()
     reply = await call(
         b.chat.CreateAccessToken(
-            pb.CreateAccessTokenRequest(application_id=app_id, access_num=access_num),
+            pb.CreateAccessTokenRequest(
+                application_id=app_id, access_num=wanted.access_num, daily_cap=wanted.daily_cap
+            ),
             timeout=b.rpc_timeout,
             metadata=metadata,
         )
     )
     return ok(
-        {"application_id": reply.application_id, "access_token": reply.access_token, "access_num": reply.access_num}
+        {
+            "application_id": reply.application_id,
+            "access_token": reply.access_token,
+            "access_num": reply.access_num,
+            "daily_cap": reply.daily_cap,
+        }
     )
 
 

@@ -25,6 +25,9 @@ from kbcore.errors import Conflict
 
 log = logging.getLogger(__name__)
 
+RELEASE_EVERY = 0.5
+_releasing: set[asyncio.Task[None]] = set()
+
 
 class ChatBusy(Conflict):
     """Another question or compaction holds this chat: refused, never queued."""
@@ -137,11 +140,25 @@ class LeaseStore:
                 await asyncio.shield(self.release(chat_id, holder))
             except Exception as error:
                 # The work under the lease has ended and said so; a release that fails (the
-                # database is away) must not turn that into an error after the fact. Unrenewed,
-                # the lease expires within its TTL.
-                log.warning(
-                    "releasing the lease on chat %s failed; it expires within %.0f s: %s", chat_id, self.ttl, error
-                )
+                # database is away) must not turn that into an error after the fact. It is tried
+                # again in the background, so the chat is free once the database takes writes
+                # again rather than when the unrenewed lease expires.
+                log.warning("releasing the lease on chat %s failed; retrying in the background: %s", chat_id, error)
+                self._release_later(chat_id, holder)
+
+    def _release_later(self, chat_id: str, holder: str) -> None:
+        task = asyncio.create_task(self._keep_releasing(chat_id, holder))
+        _releasing.add(task)
+        task.add_done_callback(_releasing.discard)
+
+    async def _keep_releasing(self, chat_id: str, holder: str) -> None:
+        """Every half second until released, or until the lease has expired by itself."""
+        deadline = asyncio.get_running_loop().time() + self.ttl
+        while asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(RELEASE_EVERY)
+            with contextlib.suppress(Exception):
+                await self.release(chat_id, holder)
+                return
 
     async def _keep_renewed(self, chat_id: str, holder: str, lost: asyncio.Event) -> None:
         while True:

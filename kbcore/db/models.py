@@ -172,6 +172,8 @@ class AccessToken(Base):
     application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), unique=True)
     access_token: Mapped[str] = mapped_column(String(64), unique=True)
     access_num: Mapped[int] = mapped_column(Integer, default=100)  # questions per visitor per day
+    # Questions per UTC day from all visitors together: fresh visitor tokens cannot multiply it.
+    daily_cap: Mapped[int] = mapped_column(Integer, default=1000, server_default="1000")
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
@@ -191,3 +193,13 @@ class VisitorDailyUsage(Base):
     visitor_id: Mapped[str] = mapped_column(ForeignKey("application_visitor.id", ondelete="CASCADE"), primary_key=True)
     day: Mapped[str] = mapped_column(String(10), primary_key=True)  # UTC date, YYYY-MM-DD
     questions: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RateWindow(Base):
+    """A fixed-window counter shared by every process (``services.chat.windows``): hits of ``key``
+    in ``window`` (a UTC minute or day), raised only while under the limit, in one statement."""
+
+    __tablename__ = "rate_window"
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    window: Mapped[str] = mapped_column(String(16), primary_key=True)
+    hits: Mapped[int] = mapped_column(Integer, default=0)

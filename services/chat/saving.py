@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from kbcore.db.faults import is_outage
+from kbcore.db.models import RecordStatus
 from kbcore.errors import Unavailable
 from services.chat.store import ChatStore
 
@@ -22,6 +23,11 @@ log = logging.getLogger(__name__)
 RETRY_DELAYS = (0.2, 0.5, 1.0)
 NOT_SAVED = "the answer could not be saved because the database is unavailable; ask again shortly"
 TAKEN_OVER = "the answer was not saved: this chat was taken over by another process; ask again"
+# After the client was told: the record is closed in the background, every second for two minutes
+# (the sweep closes it later still, should the outage last longer).
+CLOSE_EVERY = 1.0
+CLOSE_FOR = 120.0
+_closing: set[asyncio.Task[None]] = set()
 
 
 async def save_outcome(store: ChatStore, record_id: int, values: dict[str, Any]) -> BaseException | None:
@@ -39,7 +45,31 @@ async def save_outcome(store: ChatStore, record_id: int, values: dict[str, Any])
                 return error
             if delay is None:
                 log.error("could not save record %s after %d attempts: %s", record_id, attempt, error)
+                close_later(store, record_id, {**values, "status": RecordStatus.INTERRUPTED, "error": NOT_SAVED})
                 return Unavailable(NOT_SAVED)
             log.warning("saving record %s failed (attempt %d), retrying: %s", record_id, attempt, error)
             await asyncio.sleep(delay)
     raise AssertionError("unreachable: the last attempt returns")
+
+
+def close_later(store: ChatStore, record_id: int, values: dict[str, Any]) -> None:
+    """Close the unsaved record ``interrupted``, with the answer the client was shown, as soon
+    as the database takes writes again (a full disk with space back): not left ``running``
+    until the next sweep, a lease TTL later."""
+    task = asyncio.create_task(_close(store, record_id, values))
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
+
+
+async def _close(store: ChatStore, record_id: int, values: dict[str, Any]) -> None:
+    deadline = asyncio.get_running_loop().time() + CLOSE_FOR
+    while asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(CLOSE_EVERY)
+        try:
+            await store.finish_record(record_id, **values)  # a no-op once another closed it
+            log.warning("record %s, not saved when it ended, is now closed as interrupted", record_id)
+            return
+        except Exception as error:
+            if not is_outage(error):
+                log.exception("could not close record %s", record_id)
+                return

@@ -27,6 +27,7 @@ from services.chat.running import RunningQuestions
 from services.chat.servicer import ChatServicer
 from services.chat.store import ChatStore
 from services.chat.sweeper import keep_sweeping, sweep_once
+from services.chat.visitors import VisitorPolicy
 
 SERVICE_NAME = chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_name
 # Exchanging a share link for a visitor token is how a visitor gets credentials at all.
@@ -69,7 +70,7 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     running = RunningQuestions()
     leases = LeaseStore(deps.sessions, settings.lock_ttl)
     flow = AskFlow(settings, store, leases, upstreams, deps.model, running)
-    credentials = Credentials(deps.sessions)
+    credentials = Credentials(deps.sessions, VisitorPolicy.from_settings(settings))
     servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, credentials, leases)
     resolver = CallerResolver(operator_token(settings), credentials)
     identify = CallerInterceptor(SERVICE_NAME, resolver, PUBLIC_METHODS)

@@ -28,7 +28,7 @@ from services.chat.convert import (
     record_message,
     with_system_addendum,
 )
-from services.chat.credentials import DEFAULT_ACCESS_NUM, MAX_ACCESS_NUM, Credentials
+from services.chat.credentials import DEFAULT_ACCESS_NUM, DEFAULT_DAILY_CAP, MAX_ACCESS_NUM, MAX_DAILY_CAP, Credentials
 from services.chat.identity import CallerKind, current_caller
 from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore
@@ -246,10 +246,16 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         access_num = request.access_num or DEFAULT_ACCESS_NUM
         if not 1 <= access_num <= MAX_ACCESS_NUM:
             raise InvalidRequest(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {access_num}")
+        daily_cap = request.daily_cap or DEFAULT_DAILY_CAP
+        if not 1 <= daily_cap <= MAX_DAILY_CAP:
+            raise InvalidRequest(f"daily_cap must be between 1 and {MAX_DAILY_CAP}, got {daily_cap}")
         application = await self._application(request.application_id)
-        link = await self._credentials.set_access_token(application.id, access_num)
+        link = await self._credentials.set_access_token(application.id, access_num, daily_cap)
         return pb.CreateAccessTokenResponse(
-            application_id=application.id, access_token=link.access_token, access_num=link.access_num
+            application_id=application.id,
+            access_token=link.access_token,
+            access_num=link.access_num,
+            daily_cap=link.daily_cap,
         )
 
     @unary_errors

@@ -59,6 +59,9 @@ class Catalog:
                 raise NotFound(f"dataset {dataset_id} does not exist")
             for document in (await session.scalars(select(Document).where(Document.dataset_id == dataset_id))).all():
                 await session.delete(document)
+            # The mappers know no order between the two tables: unflushed, the dataset's DELETE
+            # could run first and cascade, leaving the documents' DELETE matching no row.
+            await session.flush()
             await session.delete(dataset)
 
     async def find_document(self, dataset_id: str, name: str) -> Document | None:

@@ -46,7 +46,7 @@ from kbcore.grpc_client import open_channel
 from kbcore.settings import Settings
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.sse_client import Frame, answer_text, ask
-from tools.seed_demo import DEMO_APPLICATION_ID, seed_demo
+from tools.seed_demo import DEMO_APPLICATION_ID, FIXED_DEMO_IDS, seed_demo
 
 pytestmark = pytest.mark.slow
 
@@ -297,7 +297,7 @@ async def lease_stack(
             processes.start(f"chat-{x}", "services.chat", "chat", {"KB_CHAT_PORT": "0", **upstreams}) for x in "ab"
         ]
         await asyncio.gather(*(processes.wait_serving(c) for c in chats))
-        await seed_demo(retrieval.target, chats[0].target, operator_token(Settings.from_env(env)))
+        await seed_demo(retrieval.target, chats[0].target, operator_token(Settings.from_env(env)), ids=FIXED_DEMO_IDS)
         gateways = [
             processes.start(
                 f"gateway-{x}",

@@ -1,6 +1,6 @@
 """Issue 17, D2: the local stack as processes (``python -m tools.stack --ephemeral``, the
-``make run`` launcher) under kill -9. The retrieval service, then the chat service, is killed
-mid-answer; for each:
+``make run`` launcher) under kill -9. The retrieval service, then the chat service, then the
+context service is killed mid-answer; for each:
 
 (a) the client's last frame is ``event:error`` (503), never ``is_end`` for an unsaved answer;
 (b) the record's final status is not ``running`` once the stack has recovered;
@@ -8,7 +8,8 @@ mid-answer; for each:
     kill, without a human.
 
 The model is a local OpenAI-protocol server, so an answer can be held in the phase where the
-kill lands: assessment (retrieval) stalls, or generation streams slowly (chat).
+kill lands: assessment (retrieval) stalls, generation streams slowly (chat), or the summary
+of a long chat's older turns stalls (context: it compacts history over ``KB_CONTEXT_RECENT_TOKENS``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import pytest
 
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.sse_client import Frame, ask
-from tools.seed_demo import DEMO_APPLICATION_ID
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -40,6 +40,10 @@ LOCK_TTL = 5.0
 RECOVERY_LIMIT = 10.0
 STALL_ASSESS = "【评估时卡住】"
 SLOW_ANSWER = "【慢慢回答】"
+STALL_SUMMARY = "【总结时卡住】"
+RECENT_TOKENS = 512
+# Older turns long enough that six of them are over RECENT_TOKENS: the seventh question compacts.
+PADDING = "请结合上面的资料详细说明探视和陪护的各项规定，" * 8
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 ANSWER_CHUNKS = ["ICU每天探视时间为16:00至16:30", "【云岭县人民医院住院患者探视与陪护管理规定】。"]
 
@@ -53,7 +57,8 @@ def respond(body: dict[str, Any]) -> ChatReply:
     if kind == "rewrite":
         return ChatReply(content=QUESTION)
     if kind == "summarize":
-        return ChatReply(content="问：较早的问题｜答：较早的回答")
+        summary = ChatReply(content="问：较早的问题｜答：较早的回答")
+        return dataclasses_replace(summary, delay=8.0) if STALL_SUMMARY in text else summary
     if SLOW_ANSWER in str(body["messages"][-1]["content"]):
         return ChatReply.stream([f"第{i}段。" for i in range(40)], chunk_delay=0.25)
     return ChatReply.stream(ANSWER_CHUNKS)
@@ -77,6 +82,11 @@ class ProcessStack:
     def info(self) -> dict[str, Any]:
         info: dict[str, Any] = json.loads((self.run_dir / "stack.json").read_text())
         return info
+
+    @property
+    def app_id(self) -> str:
+        """The demo application, under the random id ``make run`` drew for this data folder."""
+        return str(self.info["application_id"])
 
     @property
     def url(self) -> str:
@@ -111,6 +121,7 @@ def process_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessS
             "KB_DATA_DIR": str(data_dir),
             "KB_RUN_DIR": str(run_dir),
             "KB_LOCK_TTL": str(LOCK_TTL),
+            "KB_CONTEXT_RECENT_TOKENS": str(RECENT_TOKENS),
             "KB_MODEL_BASE_URL": fake.base_url,
             "KB_MODEL_API_KEY": "test-key",
             "KB_MODEL_CHAT": "fake-chat",
@@ -135,8 +146,8 @@ def process_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessS
                 process.wait(timeout=60)
 
 
-async def open_chat(client: httpx.AsyncClient) -> str:
-    response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
+async def open_chat(client: httpx.AsyncClient, app_id: str) -> str:
+    response = await client.get(f"/api/application/{app_id}/chat/open")
     assert response.status_code == 200, response.text
     return str(response.json()["data"])
 
@@ -148,12 +159,12 @@ async def wait_for(condition: Any, timeout: float, what: str) -> None:
         await asyncio.sleep(0.05)
 
 
-async def answers_again(url: str, killed_at: float) -> float:
+async def answers_again(stack: ProcessStack, killed_at: float) -> float:
     """Seconds from the kill until a question on a new chat is answered in full."""
-    async with httpx.AsyncClient(base_url=url, timeout=15) as client:
+    async with httpx.AsyncClient(base_url=stack.url, timeout=15) as client:
         while True:
             try:
-                response = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
+                response = await client.get(f"/api/application/{stack.app_id}/chat/open")
                 if response.status_code == 200:
                     answered, frames = await ask(client, str(response.json()["data"]), QUESTION)
                     if answered.status_code == 200 and frames and frames[-1].data.get("is_end") is True:
@@ -177,7 +188,7 @@ async def kill_mid_answer(
     """Ask a question carrying ``marker``, kill ``name`` once ``reached()``; the frames, the
     chat and the moment of the kill."""
     async with httpx.AsyncClient(base_url=stack.url, timeout=60) as client:
-        chat_id = await open_chat(client)
+        chat_id = await open_chat(client, stack.app_id)
         asking = asyncio.ensure_future(ask(client, chat_id, f"{QUESTION}{marker}"))
         await wait_for(reached, 60, f"the answer never reached the phase where {name} is killed")
         await asyncio.sleep(after)
@@ -185,6 +196,12 @@ async def kill_mid_answer(
         response, frames = await asyncio.wait_for(asking, 30)
     assert response.status_code == 200
     return frames, chat_id, killed_at
+
+
+def summarizing(fake: FakeOpenAI) -> bool:
+    return any(
+        request_kind(b) == "summarize" and STALL_SUMMARY in json.dumps(b, ensure_ascii=False) for b in fake.chat_bodies
+    )
 
 
 def generating(fake: FakeOpenAI, marker: str) -> bool:
@@ -208,7 +225,7 @@ async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the
     )
     assert_error_last(frames)
     assert stack.statuses(chat_id) == ["failed"]
-    figures["retrieval"] = await answers_again(stack.url, killed_at)
+    figures["retrieval"] = await answers_again(stack, killed_at)
 
     # Chat dies mid-generation, with chunks already streamed: nothing can save them, the client
     # must not be told the answer ended, and the record is closed once the dead lease expires.
@@ -218,7 +235,7 @@ async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the
     )
     assert_error_last(frames)
     assert [f for f in frames if f.kind == "chunk"], "the kill came mid-answer, after chunks were streamed"
-    figures["chat"] = await answers_again(stack.url, killed_at)
+    figures["chat"] = await answers_again(stack, killed_at)
     deadline = time.monotonic() + 3 * LOCK_TTL
     while stack.running_records() and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
@@ -235,3 +252,43 @@ async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the
         f"killed chat's record interrupted {closed_after:.1f} s after the kill (lease TTL {LOCK_TTL:g} s); "
         f"0 records running, 0 is_end for unsaved answers"
     )
+
+
+async def long_chat(stack: ProcessStack) -> str:
+    """A chat with six answered turns over the context budget, the first carrying STALL_SUMMARY."""
+    async with httpx.AsyncClient(base_url=stack.url, timeout=60) as client:
+        chat_id = await open_chat(client, stack.app_id)
+        for turn in range(6):
+            marker = STALL_SUMMARY if turn == 0 else ""
+            response, frames = await ask(client, chat_id, f"{QUESTION}{marker}{PADDING}{turn}")
+            assert response.status_code == 200 and frames[-1].data.get("is_end") is True, frames[-3:]
+    return chat_id
+
+
+async def test_kill_9_of_context_mid_answer_ends_in_an_error_and_the_stack_recovers(
+    process_stack: ProcessStack,
+) -> None:
+    """D2 for the context service: killed while it compacts a long chat's history (the summary
+    call stalls), the answer ends in ``event:error`` 503, its record is closed, and the
+    supervisor has the stack answering again within 10 s."""
+    stack = process_stack
+    stack.fake.reset()
+    chat_id = await long_chat(stack)
+    assert not summarizing(stack.fake), "six turns must not compact yet"
+    async with httpx.AsyncClient(base_url=stack.url, timeout=60) as client:
+        asking = asyncio.ensure_future(ask(client, chat_id, QUESTION))
+        await wait_for(lambda: summarizing(stack.fake), 60, "the seventh question never compacted the history")
+        killed_at = stack.kill("context")
+        response, frames = await asyncio.wait_for(asking, 30)
+    assert response.status_code == 200
+    assert_error_last(frames)
+    recovered = await answers_again(stack, killed_at)
+    deadline = time.monotonic() + 3 * LOCK_TTL
+    while stack.running_records() and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    statuses = stack.statuses(chat_id)
+    assert len(statuses) == 7 and statuses[-1] != "running", statuses
+    assert stack.running_records() == 0, "records left running after recovery"
+    assert stack.info["restarts"]["context"] >= 1, stack.info["restarts"]
+    assert "context (pid" in stack.log.read_text(errors="replace")
+    print(f"\nD2: kill -9 of context → answering again after {recovered:.2f} s; its record {statuses[-1]}")

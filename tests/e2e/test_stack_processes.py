@@ -16,6 +16,8 @@ import httpx
 import pytest
 
 from tests.sse_client import answer_text, parse_frames
+from tools.demo_ids import DEMO_IDS_FILE
+from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天？县图书馆成人读者证的借期是多少天？"
@@ -41,6 +43,7 @@ def process_stack(
             raise AssertionError("the stack did not start:\n" + (data_dir / "stack.log").read_text())
         time.sleep(0.2)
     info = json.loads(info_file.read_text())
+    info["data_dir"] = str(data_dir)
     yield info, process
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
@@ -65,6 +68,17 @@ def test_compound_question_through_separate_processes(
         record_id = frames[-1].data["chat_record_id"]
         record = client.get(f"/api/application/{app}/chat/{chat_id}/chat_record/{record_id}").json()["data"]
         assert record["agent_trace"] and record["agent_stop_reason"] and record["context_info"]["enabled"] is True
+
+
+def test_make_run_seeds_the_demo_under_random_ids_kept_in_the_data_folder(
+    process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
+) -> None:
+    """Issue 17, D3: no guessable (uuid5) demo ids for a forged request to aim at; the ids drawn
+    are stored in the data folder, so a restart seeds the same application again."""
+    info, _ = process_stack
+    assert info["application_id"] != DEMO_APPLICATION_ID and info["dataset_id"] != DEMO_DATASET_ID
+    stored = json.loads((Path(str(info["data_dir"])) / DEMO_IDS_FILE).read_text())
+    assert stored == {"dataset_id": info["dataset_id"], "application_id": info["application_id"]}
 
 
 def test_sigterm_stops_every_process_gracefully(

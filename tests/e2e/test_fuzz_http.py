@@ -1,0 +1,287 @@
+"""Issue 17: the HTTP API fuzzed from its own ``/openapi.json`` with schemathesis (README, Checks:
+why schemathesis), as the operator (loopback, no token) and with an application API key.
+
+Every operation in the schema is fuzzed; none is skipped. Three of them read their body
+themselves (a document upload takes JSON or multipart, the two OpenAI routes parse OpenAI's
+shape), so the schema has no body for them: the test describes their bodies from the same
+pydantic models the routes use before fuzzing, rather than fuzzing them bodiless. Cases come
+from three sources per operation: valid by the schema, invalid by the schema (negative mode),
+and valid with the path's ids replaced by ids that exist, so the code behind the 404s runs too;
+the routes whose valid bodies a generator rarely hits (a question a route accepts, an evaluation
+case, a share link's token) also get one known-good body each, aimed at those ids.
+
+The run is bounded (a fixed number of examples per operation, a deterministic seed; about 30 s)
+and asserts two things of every response: no 5xx (neither as the status nor as an error a
+stream carries after its 200), and no internal text in the body (a traceback, SQL, a driver's
+name, a path of the checkout, an exception class name) unless the request itself carried that
+text. The gateway's own log is watched too: an exception that escaped to the ASGI server is a
+finding even when the client saw only a cut stream. It runs on a stack of its own: deleting what it finds must
+not take the demo application from the rest of the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import pytest
+import requests
+import schemathesis
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.core.result import Ok
+
+from gateway.openai_wire import CompletionIn
+from gateway.routes.datasets import DocumentIn
+from tests.e2e.private_stack import Seeded, private_stack
+
+pytestmark = pytest.mark.fuzz
+
+REPO = Path(__file__).resolve().parents[2]
+OPERATOR_EXAMPLES = 30
+KEY_EXAMPLES = 12
+TIME_BUDGET = 40.0
+LEAK = re.compile(
+    r"Traceback|File \"|sqlalchemy|psycopg|sqlite3|aiosqlite|asyncpg|\bSELECT\b[^\n]*\bFROM\b|INSERT INTO|"
+    r"UPDATE \w+ SET|DELETE FROM|" + re.escape(str(REPO)) + r"|\.py\b|\b[A-Z][A-Za-z]*(?:Error|Exception)\b"
+)
+# A 5xx that a stream carries after its 200: MaxKB's event:error, or OpenAI's error chunk.
+STREAMED_5XX = re.compile(r'event:error\ndata:\{"code":\s*5\d\d|"type":\s*"server_error"')
+# Bodies the routes read themselves, described from the models they validate with.
+READ_BY_THE_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", "/api/dataset/{dataset_id}/document"): {
+        "application/json": DocumentIn,
+        "multipart/form-data": {
+            "type": "object",
+            "required": ["file"],
+            "properties": {"file": {"type": "string", "format": "binary"}, "name": {"type": "string"}},
+        },
+    },
+    ("POST", "/api/application/{app_id}/chat/completions"): {"application/json": CompletionIn},
+    ("POST", "/v1/chat/completions"): {"application/json": CompletionIn},
+}
+
+
+QUESTION = "重症医学科每天的探视时间是几点？"
+
+
+def known_bodies(app_id: str, access_token: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """One body per route that a random one would almost never get past validation."""
+    completion = {"model": app_id, "messages": [{"role": "user", "content": QUESTION}]}
+    return {
+        ("POST", "/api/application/{app_id}/chat/completions"): completion,
+        ("POST", "/v1/chat/completions"): {**completion, "stream": True},
+        ("POST", "/api/application/{app_id}/eval"): {
+            "cases": [{"turns": [{"question": QUESTION, "gold": [{"must_contain": "16:00"}]}]}]
+        },
+        ("POST", "/api/application/authentication"): {"access_token": access_token},
+    }
+
+
+class EscapedErrors(logging.Handler):
+    """Collects what uvicorn logs at ERROR: an exception no route turned into a response."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(
+            f"{record.getMessage()}: {record.exc_info[1]!r}" if record.exc_info else record.getMessage()
+        )
+
+
+@dataclass
+class Tally:
+    """What the run did and found, across both callers."""
+
+    requests: int = 0
+    unsendable: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)  # operations that answered 2xx at least once
+    fuzzed: set[str] = field(default_factory=set)
+
+
+def with_route_bodies(spec: dict[str, Any]) -> dict[str, Any]:
+    """The schema with a request body for each operation that reads its own."""
+    components = spec.setdefault("components", {}).setdefault("schemas", {})
+    for (method, path), media in READ_BY_THE_ROUTE.items():
+        content = {}
+        for media_type, model in media.items():
+            if isinstance(model, dict):
+                content[media_type] = {"schema": model}
+                continue
+            schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(schema.pop("$defs", {}))
+            content[media_type] = {"schema": schema}
+        spec["paths"][path][method.lower()]["requestBody"] = {"required": True, "content": content}
+    return spec
+
+
+def leaked(case: Any, body: str) -> str | None:
+    """Internal text in ``body`` that the request did not carry itself (an echo is no leak)."""
+    sent = repr((case.path_parameters, case.query, case.body, case.headers))
+    for match in LEAK.finditer(body):
+        if match.group(0) not in sent:
+            return match.group(0)
+    return None
+
+
+def check(case: Any, response: requests.Response, tally: Tally, caller: str) -> None:
+    tally.requests += 1
+    tally.statuses[response.status_code] = tally.statuses.get(response.status_code, 0) + 1
+    if response.status_code < 300:
+        tally.answered.add(f"{case.method} {case.path}")
+    where = f"{caller} {case.method} {case.formatted_path} query={case.query} body={str(case.body)[:200]!r}"
+    if response.status_code >= 500 or STREAMED_5XX.search(response.text):
+        tally.findings.append(f"{response.status_code} for {where}: {response.text[-300:]}")
+    found = leaked(case, response.text)
+    if found:
+        tally.findings.append(f"leak {found!r} for {where}: {response.text[:300]}")
+
+
+def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
+    """Ids that exist, for the path: a chat of the caller's with one answered record."""
+    url = seeded.stack.url
+    chat_id = str(
+        requests.get(f"{url}/api/application/{seeded.app_id}/chat/open", headers=headers, timeout=30).json()["data"]
+    )
+    asked = requests.post(
+        f"{url}/api/application/chat_message/{chat_id}", json={"message": QUESTION}, headers=headers, timeout=60
+    )
+    assert asked.status_code == 200, asked.text
+    ids = {"dataset_id": seeded.dataset_id, "document_id": seeded.document_id, "app_id": seeded.app_id}
+    return {**ids, "chat_id": chat_id, "record_id": "1", "page": "1", "size": "20"}
+
+
+def case_strategy(operation: Any, ids: dict[str, str], bodies: dict[tuple[str, str], Any]) -> st.SearchStrategy[Any]:
+    """Valid cases, invalid cases, valid cases aimed at ids that exist, and the known-good body."""
+    names = {p.name for p in operation.path_parameters}
+    real = {k: v for k, v in ids.items() if k in names}
+    strategies = [operation.as_strategy(GenerationMode.POSITIVE), operation.as_strategy(GenerationMode.NEGATIVE)]
+    if real:
+        strategies.append(operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real))
+    body = bodies.get((operation.method.upper(), operation.path))
+    if body is not None:
+        strategies.append(operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real, body=body))
+    return st.one_of(strategies)
+
+
+def fuzz_operation(
+    operation: Any, strategy: st.SearchStrategy[Any], send: Callable[[Any], None], examples: int
+) -> None:
+    """Up to ``examples`` cases, derandomised; findings are collected, not raised, so nothing
+    is shrunk and the run stays within its time."""
+
+    @hypothesis.settings(
+        max_examples=examples,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )
+    @hypothesis.given(case=strategy)
+    def run(case: Any) -> None:
+        send(case)
+
+    run()
+
+
+def mutation_order(operation: Any) -> tuple[int, int]:
+    """Reads and creations first, then updates, then deletions (a document before its
+    dataset), so the real ids stay real, and unchanged, for as long as possible."""
+    rank = {"PUT": 1, "DELETE": 2}.get(operation.method.upper(), 0)
+    return rank, -operation.path.count("/") if rank == 2 else 0
+
+
+def fuzz_as(seeded: Seeded, spec: dict[str, Any], headers: dict[str, str], examples: int, tally: Tally) -> None:
+    """One caller over every operation, in ``mutation_order``."""
+    schema = schemathesis.openapi.from_dict(spec)
+    operations = []
+    for result in schema.get_all_operations():  # an operation it cannot read fails the run: none is skipped
+        assert isinstance(result, Ok), f"schemathesis cannot read an operation: {result.err()}"
+        operations.append(result.ok())
+    operations.sort(key=mutation_order)
+    ids = real_ids(seeded, headers)
+    bodies = known_bodies(seeded.app_id, seeded.access_token)
+    session = requests.Session()
+    caller = "key" if headers else "operator"
+
+    def send(case: Any) -> None:
+        try:
+            response = case.call(base_url=seeded.stack.url, session=session, headers=headers, timeout=60)
+        except (requests.RequestException, ValueError):  # e.g. a header value no client can send
+            tally.unsendable += 1
+            return
+        check(case, response, tally, caller)
+
+    for operation in operations:
+        tally.fuzzed.add(f"{operation.method.upper()} {operation.path}")
+        fuzz_operation(operation, case_strategy(operation, ids, bodies), send, examples)
+
+
+@pytest.fixture(scope="module")
+async def fuzzed_stack(tmp_path_factory: pytest.TempPathFactory, embedder, offline_model) -> AsyncIterator[Seeded]:
+    async with private_stack(tmp_path_factory.mktemp("fuzz"), embedder=embedder, model=offline_model) as seeded:
+        yield seeded
+
+
+async def test_fuzzing_every_route_finds_no_5xx_and_no_internal_text(fuzzed_stack: Seeded) -> None:
+    async with fuzzed_stack.stack.http() as client:
+        spec = with_route_bodies((await client.get("/openapi.json")).json())
+    operations = sum(len(methods) for methods in spec["paths"].values())
+    tally = Tally()
+    escaped = EscapedErrors()
+    logging.getLogger("uvicorn.error").addHandler(escaped)
+    started = time.monotonic()
+    try:  # the stack serves in this event loop; the fuzzer's blocking client runs in a thread
+        key = {"Authorization": f"Bearer {fuzzed_stack.api_key}"}
+        await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, key, KEY_EXAMPLES, tally)
+        await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, {}, OPERATOR_EXAMPLES, tally)
+    finally:
+        logging.getLogger("uvicorn.error").removeHandler(escaped)
+    took = time.monotonic() - started
+    print(
+        f"\nfuzz: {tally.requests} requests over {operations} operations in {took:.1f} s "
+        f"({tally.unsendable} unsendable cases); statuses {dict(sorted(tally.statuses.items()))}; "
+        f"{len(tally.answered)} operations answered 2xx at least once"
+    )
+    listed = {f"{method.upper()} {path}" for path, methods in spec["paths"].items() for method in methods}
+    print(f"never 2xx: {sorted(listed - tally.answered)}")
+    assert tally.fuzzed == listed, f"operations not fuzzed: {sorted(listed - tally.fuzzed)}"
+    assert not tally.findings, "\n".join(tally.findings[:20])
+    assert not escaped.messages, "\n".join(escaped.messages[:20])
+    assert tally.requests >= operations * (KEY_EXAMPLES + OPERATOR_EXAMPLES) // 2, "most cases must have been sent"
+    assert took < TIME_BUDGET, f"the fuzz run took {took:.1f} s"
+    # Not a run of 404s: all but a few operations got past validation and access to real work.
+    assert len(listed - tally.answered) <= 3, sorted(listed - tally.answered)
+
+
+def test_the_detectors_see_what_they_are_for() -> None:
+    """The run can fail: internal text and a streamed 5xx are caught, an echo of the request is not."""
+
+    @dataclass
+    class Sent:
+        path_parameters: dict[str, str] = field(default_factory=dict)
+        query: None = None
+        headers: None = None
+        body: dict[str, str] = field(default_factory=lambda: {"message": "KeyError"})
+
+    assert leaked(Sent(), 'Traceback (most recent call last):\n  File "x"') == "Traceback"
+    assert leaked(Sent(), f"{REPO}/services/chat/ask.py") is not None
+    assert leaked(Sent(), "(sqlite3.OperationalError) database or disk is full") is not None
+    assert leaked(Sent(), "UPDATE chat_record SET answer=?") == "UPDATE chat_record SET"
+    assert leaked(Sent(), '{"message": "unknown field KeyError"}') is None, "the request's own text echoed back"
+    assert leaked(Sent(), '{"code":404,"message":"not found","data":null}') is None
+    assert STREAMED_5XX.search('event:error\ndata:{"code":500,"message":"internal error"}\n\n')
+    assert STREAMED_5XX.search('data: {"error": {"message": "x", "type": "server_error"}}')
+    assert not STREAMED_5XX.search('event:error\ndata:{"code":409,"message":"busy"}\n\n')
