@@ -98,7 +98,8 @@ async def main(only: list[str]) -> str:
         "",
         *render(rows),
         "",
-        *draw(raw),
+        # Charts belong to RESULTS.md, which only a full run writes: a partial run leaves them alone.
+        *(draw(raw) if not only else []),
         "",
     ]
     return "\n".join(lines)
