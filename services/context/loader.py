@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
@@ -24,6 +24,7 @@ from services.context.history import HistoryStore
 
 log = logging.getLogger(__name__)
 
+Advance = Callable[[ChatContextState, str, int, int], Awaitable[ChatContextState | None]]
 DEFAULT_KEEP = 5
 MAX_KEEP = 20
 COMPACTION_BATCH = 8
@@ -135,22 +136,8 @@ class ContextLoader:
         turns = pair_turns(messages)
         if self._needs_compaction(state, turns, keep):
             yield Compacting(len(turns) - keep)
-            while len(turns) > keep and estimate(state.summary, turns) > self._budget:
-                batch = turns[: min(COMPACTION_BATCH, len(turns) - keep)]
-                try:
-                    summary = await self._model.summarize(
-                        state.summary, [HistoryTurn(t.question, t.answer) for t in batch]
-                    )
-                except ModelError as exc:  # as for stored history: clip instead of failing the question
-                    log.warning("summary of a client's history failed; clipping instead: %s", exc)
-                    break
-                if not summary.strip():
-                    break
-                merged = state.compacted_rounds + len(batch)
-                state = ChatContextState(
-                    summary=summary.strip(), through_record_id=0, compacted_rounds=merged, revision=0
-                )
-                turns = turns[len(batch) :]
+            result = await self._compact(state, turns, keep, _advance_in_memory)
+            state, turns = result.state, result.turns
         yield self._loaded(state, turns)
 
     def _disabled(self) -> LoadedContext:
@@ -187,7 +174,7 @@ class ContextLoader:
             yield Compacted(state, turns)
             return
         yield Compacting(len(turns) - keep)
-        result = await self._compact(state, turns, keep)
+        result = await self._compact(state, turns, keep, self._history.advance)
         if result.state.revision != (await self._history.state(chat_id)).revision:
             # Another writer moved the watermark: read again so no turn is both in the summary
             # and in the recent turns.
@@ -210,7 +197,10 @@ class ContextLoader:
         async with lease:
             yield True
 
-    async def _compact(self, state: ChatContextState, turns: list[Turn], keep: int) -> Compacted:
+    async def _compact(self, state: ChatContextState, turns: list[Turn], keep: int, advance: Advance) -> Compacted:
+        """Merge the oldest turns into the summary, batch by batch, while over budget; ``advance``
+        keeps each new summary (in the chat's row, or only in memory for a client's history) and
+        answers None when someone else moved the watermark meanwhile."""
         merged = 0
         while len(turns) > keep and estimate(state.summary, turns) > self._budget:
             batch = turns[: min(COMPACTION_BATCH, len(turns) - keep)]
@@ -222,11 +212,20 @@ class ContextLoader:
             if not summary.strip():
                 log.warning("summary came back empty; the watermark stays at %d", state.through_record_id)
                 return Compacted(state, turns, merged, "the model returned an empty summary")
-            advanced = await self._history.advance(state, summary.strip(), batch[-1].id, len(batch))
+            advanced = await advance(state, summary.strip(), batch[-1].id, len(batch))
             if advanced is None:  # someone else compacted this chat meanwhile
                 break
             state, turns, merged = advanced, turns[len(batch) :], merged + len(batch)
         return Compacted(state, turns, merged)
+
+
+async def _advance_in_memory(
+    old: ChatContextState, summary: str, through_id: int, rounds: int
+) -> ChatContextState | None:
+    """A summary of a client's own history: used for this question, written nowhere."""
+    return ChatContextState(
+        summary=summary, through_record_id=through_id, compacted_rounds=old.compacted_rounds + rounds, revision=0
+    )
 
 
 def pair_turns(messages: Sequence[ChatMessage]) -> list[Turn]:

@@ -140,6 +140,17 @@ class ContextClient:
         self, chat_id: str, before: int = 0, dialogue_number: int | None = None, lease_holder: str = ""
     ) -> Loaded:
         request = pb.LoadContextRequest(chat_id=chat_id, before_record_id=before, lease_holder=lease_holder)
+        return await self._load(request, dialogue_number)
+
+    async def load_given(self, turns: Sequence[tuple[str, str]], dialogue_number: int | None = None) -> Loaded:
+        """LoadContext over turns the client holds (no chat): the OpenAI protocol's history."""
+        request = pb.LoadContextRequest()
+        for question, answer in turns:
+            request.client_turns.messages.add(role=common_pb2.ROLE_USER, content=question)
+            request.client_turns.messages.add(role=common_pb2.ROLE_ASSISTANT, content=answer)
+        return await self._load(request, dialogue_number)
+
+    async def _load(self, request: pb.LoadContextRequest, dialogue_number: int | None) -> Loaded:
         if dialogue_number is not None:
             request.dialogue_number = dialogue_number
         responses = [r async for r in self.stub.LoadContext(request, timeout=30)]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import grpc
+from sqlalchemy import func, select
 
 from kb.context.v1 import context_service_pb2 as pb
-from kbcore.db.models import RecordStatus
+from kbcore.db.models import ChatContextState, RecordStatus
 from kbcore.models.prompts import SUMMARY_PREFIX
 from kbcore.tokens import clip_tokens, count_tokens
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
@@ -325,3 +326,26 @@ async def test_corrupted_summary_row_is_data_loss_with_a_readable_message(
     healthy = await new_chat(sessions)
     await add_turns(sessions, healthy, turns_of(1, 50))
     assert (await context.load(healthy)).info.recent_rounds == 1, "the service keeps serving other chats"
+
+
+async def test_a_clients_own_history_is_compacted_by_the_same_rules_and_written_nowhere(
+    start_context: StartContext, sessions: Sessions, fake: FakeOpenAI
+) -> None:
+    context = await start_context(BUDGET)
+    turns = turns_of(4, 200)  # 800 > 600: as for a stored chat, the oldest two are merged
+    async with sessions() as session:
+        states_before = await session.scalar(select(func.count()).select_from(ChatContextState))
+
+    loaded = await context.load_given(turns, dialogue_number=2)
+
+    assert loaded.phases == ["compacting"] and loaded.compacting_rounds == [2]
+    assert loaded.summaries == [SUMMARY_PREFIX + summary_of(turns[:2])]
+    assert loaded.turns == turns[2:]
+    assert (loaded.info.compacted_rounds, loaded.info.revision, loaded.info.recent_rounds) == (2, 0, 2)
+    async with sessions() as session:
+        assert await session.scalar(select(func.count()).select_from(ChatContextState)) == states_before
+
+    fake.enqueue(ChatReply.error(500, "summarizer down"))
+    clipped = await context.load_given(turns, dialogue_number=2)
+    assert clipped.phases == ["compacting"] and clipped.summaries == [], "a failed summary clips instead"
+    assert clipped.info.recent_rounds == 4
