@@ -32,6 +32,20 @@ async def _pump(stream: AskStream, queue: asyncio.Queue[Any]) -> None:
         queue.put_nowait(exc)
 
 
+async def started(stream: AskStream) -> pb.RecordStarted:
+    """The answer's first event, which names its record. Refusals (bad input, unknown chat,
+    busy, too long) come before it, so the caller answers them with their HTTP status rather
+    than as a 200 stream."""
+    try:
+        first: pb.AskResponse = await stream.read()
+    except grpc.aio.AioRpcError as exc:
+        raise from_grpc(exc) from exc
+    if first is grpc.aio.EOF or first.WhichOneof("event") != "started":
+        stream.cancel()
+        raise ApiError(502, "the chat service ended the answer before it started")
+    return first.started
+
+
 def _failure(error: BaseException) -> ApiError:
     if isinstance(error, grpc.aio.AioRpcError):
         return from_grpc(error)

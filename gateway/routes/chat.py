@@ -7,7 +7,6 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-import grpc
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, field_validator
@@ -16,9 +15,9 @@ from gateway import sse
 from gateway.auth import caller_metadata
 from gateway.backends import Backends, backends, call
 from gateway.body_limits import MAX_FORM_DATA_BYTES
-from gateway.errors import ApiError, from_grpc, ok
+from gateway.errors import ApiError, ok
 from gateway.presenter import progress_payload, record_json
-from gateway.relay import AskStream, batches
+from gateway.relay import AskStream, batches, started
 from kb.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE, MAX_RECORD_ID
 
@@ -82,17 +81,9 @@ async def chat_message(
         timeout=b.ask_timeout,
         metadata=caller_metadata(request),
     )
-    # Refusals (bad input, unknown chat, busy, too long) come before the first event and
-    # are answered with their HTTP status, not as a 200 stream.
-    try:
-        first = await stream.read()
-    except grpc.aio.AioRpcError as exc:
-        raise from_grpc(exc) from exc
-    if first is grpc.aio.EOF or first.WhichOneof("event") != "started":
-        stream.cancel()
-        raise ApiError(502, "the chat service ended the answer before it started")
+    first = await started(stream)
     return StreamingResponse(
-        _frames(stream, chat_id, first.started.record_id),
+        _frames(stream, chat_id, first.record_id),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -14,13 +14,12 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-import grpc
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from gateway.auth import Metadata, caller_metadata
 from gateway.backends import Backends, backends, call
-from gateway.errors import ApiError, from_grpc
+from gateway.errors import ApiError
 from gateway.labels import progress_line
 from gateway.openai_wire import (
     DONE,
@@ -36,7 +35,7 @@ from gateway.openai_wire import (
     usage_json,
 )
 from gateway.presenter import progress_payload
-from gateway.relay import AskStream, batches
+from gateway.relay import AskStream, batches, started
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
 
@@ -111,10 +110,10 @@ async def _complete(request: Request, b: Backends, app_id: str | None) -> Respon
             ask.client_history.SetInParent()
             ask.client_history.messages.extend(asked.history)
         stream = b.chat.Ask(ask, timeout=b.ask_timeout, metadata=metadata)
-        started = await _started(stream)
+        first = await started(stream)
     except ApiError as exc:
         raise _refusal(exc) from exc
-    completion = Completion(body.model or application.id, ask.chat_id, started.record_id)
+    completion = Completion(body.model or application.id, ask.chat_id, first.record_id)
     if body.stream:
         return StreamingResponse(
             _stream(stream, completion, body),
@@ -161,17 +160,6 @@ async def _open_chat(b: Backends, metadata: Metadata, app_id: str) -> str:
         b.chat.OpenChat(pb.OpenChatRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata)
     )
     return reply.chat_id
-
-
-async def _started(stream: AskStream) -> pb.RecordStarted:
-    try:
-        first: pb.AskResponse = await stream.read()
-    except grpc.aio.AioRpcError as exc:
-        raise from_grpc(exc) from exc
-    if first is grpc.aio.EOF or first.WhichOneof("event") != "started":
-        stream.cancel()
-        raise ApiError(502, "the chat service ended the answer before it started")
-    return first.started
 
 
 def _frames(item: pb.AskResponse, completion: Completion, body: CompletionIn) -> bytes:
