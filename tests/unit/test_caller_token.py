@@ -18,7 +18,8 @@ def _read(folder: str) -> str:
 def test_processes_starting_together_all_read_one_complete_token(tmp_path: Path) -> None:
     for attempt in range(5):
         folder = tmp_path / f"data{attempt}"
-        with multiprocessing.get_context("fork").Pool(8) as pool:
+        # spawn, not fork: forking a process that runs gRPC threads (the rest of the suite) can hang.
+        with multiprocessing.get_context("spawn").Pool(8) as pool:
             tokens = pool.map(_read, [str(folder)] * 16)
         assert len(set(tokens)) == 1 and len(tokens[0]) == 48, tokens
         assert stat.S_IMODE((folder / LOCAL_TOKEN_FILE).stat().st_mode) == 0o600
