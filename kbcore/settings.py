@@ -101,6 +101,37 @@ class Settings:
         1,
         10_000,
     )
+    # documents (issue 13: parsing and background ingestion)
+    upload_max_mb: int = _spec(
+        "KB_UPLOAD_MAX_MB", 50, "Largest uploaded file (or archive), MiB; larger ones get 413 before being stored", 1, 1024
+    )
+    ingest_lease_seconds: float = _spec(
+        "KB_INGEST_LEASE_SECONDS",
+        30.0,
+        "Seconds an ingestion job stays claimed by a retrieval process unless renewed; a crashed one's job is taken over after it",
+        1,
+        600,
+    )
+    ingest_poll_seconds: float = _spec(
+        "KB_INGEST_POLL_SECONDS", 1.0, "How often an idle retrieval process looks for queued ingestion jobs", 0.05, 60
+    )
+    ingest_max_paragraphs: int = _spec(
+        "KB_INGEST_MAX_PARAGRAPHS",
+        20000,
+        "Paragraphs one document may have (a spreadsheet row is one); more is refused with a message",
+        100,
+        1_000_000,
+    )
+    archive_max_files: int = _spec("KB_ARCHIVE_MAX_FILES", 200, "Files taken from one uploaded .zip", 1, 10_000)
+    archive_max_mb: int = _spec(
+        "KB_ARCHIVE_MAX_MB", 200, "Total uncompressed size of one .zip's files, MiB (zip bombs stop here)", 1, 10_000
+    )
+    fetch_timeout: float = _spec("KB_FETCH_TIMEOUT", 15.0, "Seconds to fetch a web page to ingest", 1, 300)
+    fetch_allow_hosts: str = _spec(
+        "KB_FETCH_ALLOW_HOSTS",
+        "",
+        "Comma-separated hosts or networks (CIDR) a web page may be fetched from although private or loopback",
+    )
     # network
     grpc_host: str = _spec("KB_GRPC_HOST", "127.0.0.1", "Address the gRPC services listen on")
     context_port: int = _spec("KB_CONTEXT_PORT", 50051, "Context service port (0 = any free port)", 0, 65535)

@@ -11,6 +11,7 @@ import re
 from typing import Any, Generic, TypeVar, cast
 
 from kb.common.v1 import common_pb2
+from kb.retrieval.v1 import retrieval_service_pb2
 
 Value = TypeVar("Value", bound=int)
 
@@ -46,3 +47,4 @@ RECORD_STATUS: EnumNames[common_pb2.RecordStatus] = EnumNames(common_pb2.RecordS
 RECORD_SOURCE: EnumNames[common_pb2.RecordSource] = EnumNames(common_pb2.RecordSource)
 SEARCH_MODE: EnumNames[common_pb2.SearchMode] = EnumNames(common_pb2.SearchMode)
 ROLE: EnumNames[common_pb2.Role] = EnumNames(common_pb2.Role)
+DOCUMENT_STATUS: EnumNames[retrieval_service_pb2.DocumentStatus] = EnumNames(retrieval_service_pb2.DocumentStatus)

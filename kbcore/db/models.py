@@ -15,6 +15,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -79,6 +80,43 @@ class Document(Base):
     paragraph_count: Mapped[int] = mapped_column(Integer, default=0)
     char_length: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # Ingestion (issue 13): the wire name of kb.retrieval.v1.DocumentStatus, why the newest job
+    # failed, the version the vector store serves (0 = none yet), the newest job, and what it was.
+    status: Mapped[str] = mapped_column(String(16), default="ready")
+    error: Mapped[str] = mapped_column(Text, default="")
+    active_version: Mapped[int] = mapped_column(Integer, default=0)
+    job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    source_type: Mapped[str] = mapped_column(String(16), default="")
+    source_hash: Mapped[str] = mapped_column(String(64), default="")
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class IngestJob(Base):
+    """One upload of one document: the original bytes (readable by every replica, unlike a local
+    file), the version it builds, and who works on it until when (a lease, like ``chat_lock``)."""
+
+    __tablename__ = "ingest_job"
+    __table_args__ = (Index("ix_ingest_job_state_created", "state", "created_at"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
+    dataset_id: Mapped[str] = mapped_column(String(36))
+    # The vector store the job writes into: only processes using that store claim it, so a
+    # process with a store of its own (a mistake, or a test) never takes another store's job.
+    store_key: Mapped[str] = mapped_column(String(300))
+    version: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    filename: Mapped[str] = mapped_column(String(300))
+    source_type: Mapped[str] = mapped_column(String(16))
+    source: Mapped[bytes] = mapped_column(LargeBinary)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    holder: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
 
 class Application(Base):

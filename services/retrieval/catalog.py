@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.lookup import require_row
-from kbcore.db.models import Dataset, Document
+from kbcore.db.models import Application, Dataset, Document
 from kbcore.errors import NotFound
 
 
@@ -52,7 +52,10 @@ class Catalog:
             )
             return [(d, int(docs or 0), int(paras or 0)) for d, docs, paras in rows.all()]
 
-    async def delete_dataset(self, dataset_id: str) -> None:
+    async def delete_dataset(self, dataset_id: str) -> list[Application]:
+        """Delete the dataset and its documents, and take it out of every application that uses it,
+        in one transaction: an application never names a dataset that no longer exists (its next
+        question would fail). Returns the applications that changed."""
         async with self._sessions.begin() as session:
             dataset = await session.get(Dataset, dataset_id)
             if dataset is None:
@@ -63,24 +66,14 @@ class Catalog:
             # could run first and cascade, leaving the documents' DELETE matching no row.
             await session.flush()
             await session.delete(dataset)
-
-    async def find_document(self, dataset_id: str, name: str) -> Document | None:
-        async with self._sessions() as session:
-            return await session.scalar(
-                select(Document).where(Document.dataset_id == dataset_id, Document.name == name)
-            )
-
-    async def save_document(self, document: Document) -> Document:
-        async with self._sessions.begin() as session:
-            return await session.merge(document)
-
-    async def list_documents(self, dataset_id: str) -> list[Document]:
-        await self.get_dataset(dataset_id)
-        async with self._sessions() as session:
-            rows = await session.scalars(
-                select(Document).where(Document.dataset_id == dataset_id).order_by(Document.created_at, Document.name)
-            )
-            return list(rows.all())
+            detached = []
+            # Every application is read: the JSON list cannot be searched the same way on both
+            # databases, and applications are few.
+            for application in (await session.scalars(select(Application).with_for_update())).all():
+                if dataset_id in (application.dataset_ids or []):
+                    application.dataset_ids = [d for d in application.dataset_ids if d != dataset_id]
+                    detached.append(application)
+            return detached
 
     async def delete_document(self, dataset_id: str, document_id: str) -> None:
         async with self._sessions.begin() as session:

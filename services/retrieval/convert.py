@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kbcore.db.models import Dataset, Document
+from kbcore.db.models import Dataset, Document, IngestJob
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_TOP_N
 from kbcore.models.base import ChatMessage, PartSupport
-from kbcore.vocabulary import ROLE, SEARCH_MODE
+from kbcore.vocabulary import DOCUMENT_STATUS, ROLE, SEARCH_MODE
+from services.retrieval.jobs.states import ACTIVE
 from services.retrieval.loop import Assessed, LoopResult, Retrieving
 from services.retrieval.search import SearchSettings
-from services.retrieval.store.base import Hit, SearchMode
+from services.retrieval.store.base import Hit, SearchMode, StoredParagraph
 
 DEFAULT_SEARCH = SearchSettings()
 
@@ -108,7 +109,9 @@ def dataset(row: Dataset, documents: int = 0, paragraphs: int = 0) -> pb.Dataset
     )
 
 
-def document(row: Document) -> pb.Document:
+def document(row: Document, job: IngestJob | None = None) -> pb.Document:
+    """A document with its status; progress comes from its newest job while that job runs."""
+    running = job is not None and job.state in ACTIVE
     return pb.Document(
         id=row.id,
         dataset_id=row.dataset_id,
@@ -116,4 +119,22 @@ def document(row: Document) -> pb.Document:
         paragraph_count=row.paragraph_count,
         char_length=row.char_length,
         created_at=row.created_at.isoformat() + "Z",
+        status=DOCUMENT_STATUS.value(row.status, pb.DOCUMENT_STATUS_READY),
+        progress_done=job.done if job is not None and running else 0,
+        progress_total=job.total if job is not None and running else 0,
+        error=row.error,
+        source_type=row.source_type,
+        updated_at=(row.updated_at or row.created_at).isoformat() + "Z",
+    )
+
+
+def managed_paragraph(p: StoredParagraph) -> pb.ManagedParagraph:
+    return pb.ManagedParagraph(
+        id=p.id,
+        dataset_id=p.dataset_id,
+        document_id=p.document_id,
+        title=p.title,
+        content=p.content,
+        position=p.position,
+        enabled=p.enabled,
     )

@@ -1,37 +1,51 @@
-"""Document ingestion: split, embed in batches (streaming progress), store, then catalog.
+"""Building one version of a document in the vector store: embed, write staged, publish.
 
-Everything is embedded before anything is written, and the catalog row is written last,
-so a failure leaves no half-ingested document. Paragraph ids derive from the document and
-the paragraph's text, and a document re-added with the same content changes nothing.
+A version's points are written *staged* (stored, never searched) batch by batch, and made
+searchable together by ``publish_version``, which also deletes the document's other versions:
+a search sees the old version or the new one, never half of the new one beside the old.
+Point ids derive from the document, the version, the position and the text, so a job resumed
+after a crash finds the points it already wrote and embeds only the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kbcore.db.models import Document, new_id
-from kbcore.errors import InvalidRequest
-from services.retrieval.catalog import Catalog
 from services.retrieval.embeddings import Embedder
 from services.retrieval.splitter import SplitParagraph
 from services.retrieval.store.base import ParagraphPoint, VectorStore
 from services.retrieval.store.layout import indexed_text
 
 EMBED_BATCH = 16
-MAX_PARAGRAPHS_PER_DOCUMENT = 5000
 
 
 @dataclass(frozen=True)
-class IngestProgress:
-    embedded: int
-    total: int
+class VersionTarget:
+    """Which document version is being built."""
+
+    dataset_id: str
+    document_id: str
+    document_name: str
+    version: int
 
 
-def paragraph_id(document_id: str, position: int, content: str) -> str:
-    return str(uuid.uuid5(uuid.UUID(document_id), f"{position}:{content}"))
+@dataclass
+class Progress:
+    """Shared between the builder (which advances it) and the job's reporter (which writes it to
+    SQL and brings back whether to go on)."""
+
+    state: str
+    done: int = 0
+    total: int = 0
+    go_on: bool = True
+    stopped_by: str = ""  # why go_on turned False (the reporter's word for it)
+
+
+def paragraph_id(document_id: str, version: int, position: int, content: str) -> str:
+    return str(uuid.uuid5(uuid.UUID(document_id), f"{version}:{position}:{content}"))
 
 
 def content_hash(paragraphs: Sequence[SplitParagraph]) -> str:
@@ -41,124 +55,71 @@ def content_hash(paragraphs: Sequence[SplitParagraph]) -> str:
     return digest.hexdigest()
 
 
-class Ingestor:
-    def __init__(self, catalog: Catalog, store: VectorStore, embedder: Embedder) -> None:
-        self._catalog = catalog
+class VersionBuilder:
+    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
         self._store = store
         self._embedder = embedder
 
-    async def add(
-        self, dataset_id: str, name: str, paragraphs: Sequence[SplitParagraph]
-    ) -> AsyncIterator[IngestProgress | Document]:
-        """Index one document: progress while its paragraphs are embedded, then its catalog row.
-
-        A document re-added with the same content, whose points are all in the store, is
-        returned as it is, without embedding anything."""
-        await self._check(dataset_id, paragraphs)
-        digest = content_hash(paragraphs)
-        existing = await self._catalog.find_document(dataset_id, name)
-        total = len(paragraphs)
-        if existing is not None and await self._is_intact(dataset_id, existing, digest):
-            yield IngestProgress(total, total)
-            yield existing
-            return
-        document_id = existing.id if existing is not None else new_id()
-        yield IngestProgress(0, total)
-        vectors: list[Sequence[float]] = []
-        for start in range(0, total, EMBED_BATCH):
-            vectors.extend(await self._embed(name, paragraphs[start : start + EMBED_BATCH]))
-            yield IngestProgress(len(vectors), total)
-        points = _points(dataset_id, document_id, name, paragraphs, vectors)
-        row = _catalog_row(document_id, dataset_id, name, digest, paragraphs, existing)
-        yield await self._store_version(points, row, existing)
-
-    async def _check(self, dataset_id: str, paragraphs: Sequence[SplitParagraph]) -> None:
-        """Refuse before any work is done: an unknown dataset, an empty document, or one too large."""
-        await self._catalog.get_dataset(dataset_id)
-        if not paragraphs:
-            raise InvalidRequest("the document has no text to index")
-        if len(paragraphs) > MAX_PARAGRAPHS_PER_DOCUMENT:
-            raise InvalidRequest(
-                f"the document has {len(paragraphs)} paragraphs; the limit is {MAX_PARAGRAPHS_PER_DOCUMENT}"
+    async def stage(self, target: VersionTarget, paragraphs: Sequence[SplitParagraph], progress: Progress) -> bool:
+        """Write every point of the version, staged; False when told to stop on the way. Points a
+        previous attempt wrote are kept and counted as done."""
+        ids = [paragraph_id(target.document_id, target.version, i, p.content) for i, p in enumerate(paragraphs)]
+        stored = await self._store.existing_ids(ids)
+        missing = [i for i, point_id in enumerate(ids) if point_id not in stored]
+        progress.done, progress.total = len(ids) - len(missing), len(ids)
+        for start in range(0, len(missing), EMBED_BATCH):
+            if not progress.go_on:
+                return False
+            batch = missing[start : start + EMBED_BATCH]
+            texts = [indexed_text(target.document_name, paragraphs[i].title, paragraphs[i].content) for i in batch]
+            vectors = await self._embedder.embed_passages(texts)
+            await self._store.upsert(
+                [
+                    version_point(target, ids[i], i, paragraphs[i], v, searchable=False)
+                    for i, v in zip(batch, vectors, strict=True)
+                ]
             )
+            progress.done += len(batch)
+        return progress.go_on
 
-    async def _is_intact(self, dataset_id: str, existing: Document, digest: str) -> bool:
-        """The stored version has this content and all its points: a vector store that was reset
-        must not be trusted blindly, so its documents are indexed again even when unchanged."""
-        return (
-            existing.content_hash == digest
-            and await self._store.count(dataset_id, existing.id) == existing.paragraph_count
-        )
+    async def publish(self, target: VersionTarget) -> None:
+        await self._store.publish_version(target.dataset_id, target.document_id, target.version)
 
-    async def _embed(self, name: str, batch: Sequence[SplitParagraph]) -> list[list[float]]:
-        """One batch's vectors, embedded on the text the store indexes (with document name and title)."""
-        return await self._embedder.embed_passages([indexed_text(name, p.title, p.content) for p in batch])
+    async def drop(self, target: VersionTarget) -> None:
+        await self._store.drop_version(target.dataset_id, target.document_id, target.version)
 
-    async def _store_version(
-        self, points: Sequence[ParagraphPoint], row: Document, existing: Document | None
-    ) -> Document:
-        """Write the new version's points, drop the old version's, and catalog it last, so a
-        failure leaves no half-ingested document.
+    async def is_intact(self, dataset_id: str, document_id: str, paragraph_count: int) -> bool:
+        """The served version still has all its points: a vector store that was reset must not be
+        trusted blindly, so an unchanged upload is indexed again when its points are gone."""
+        return paragraph_count > 0 and await self._store.count(dataset_id, document_id) == paragraph_count
 
-        New points come first, then the stale ones go: the old version stays searchable until
-        the new one is complete, and a failure removes only what this call added."""
-        try:
-            await self._store.upsert(points)
-            if existing is not None:
-                await self._store.delete_document(row.dataset_id, row.id, keep_ids={p.id for p in points})
-            return await self._catalog.save_document(row)
-        except BaseException:
-            if existing is None:
-                await self._store.delete_document(row.dataset_id, row.id)
-            raise
-
-    async def delete_document(self, dataset_id: str, document_id: str) -> None:
-        await self._catalog.delete_document(dataset_id, document_id)
-        await self._store.delete_document(dataset_id, document_id)
-
-    async def delete_dataset(self, dataset_id: str) -> None:
-        await self._catalog.delete_dataset(dataset_id)
-        await self._store.delete_dataset(dataset_id)
+    async def embed_one(self, document_name: str, title: str, content: str) -> list[float]:
+        """The vector of one paragraph an operator wrote or edited, on the text the store indexes."""
+        return (await self._embedder.embed_passages([indexed_text(document_name, title, content)]))[0]
 
 
-def _points(
-    dataset_id: str,
-    document_id: str,
-    name: str,
-    paragraphs: Sequence[SplitParagraph],
-    vectors: Sequence[Sequence[float]],
-) -> list[ParagraphPoint]:
-    """The store's points of one document version, in paragraph order, with ids from their content."""
-    return [
-        ParagraphPoint(
-            id=paragraph_id(document_id, position, p.content),
-            dataset_id=dataset_id,
-            document_id=document_id,
-            document_name=name,
-            title=p.title,
-            content=p.content,
-            position=position,
-            vector=vector,
-        )
-        for position, (p, vector) in enumerate(zip(paragraphs, vectors, strict=True))
-    ]
-
-
-def _catalog_row(
-    document_id: str,
-    dataset_id: str,
-    name: str,
-    digest: str,
-    paragraphs: Sequence[SplitParagraph],
-    existing: Document | None,
-) -> Document:
-    """The document's catalog row; a new version keeps the first version's creation time."""
-    return Document(
-        id=document_id,
-        dataset_id=dataset_id,
-        name=name,
-        content_hash=digest,
-        paragraph_count=len(paragraphs),
-        char_length=sum(len(p.content) for p in paragraphs),
-        **({"created_at": existing.created_at} if existing is not None else {}),
+def version_point(
+    target: VersionTarget,
+    point_id: str,
+    position: int,
+    paragraph: SplitParagraph,
+    vector: Sequence[float],
+    *,
+    searchable: bool,
+    enabled: bool = True,
+) -> ParagraphPoint:
+    """One paragraph of the version: staged while a job builds it (not searchable), or written by
+    an operator into the served version (searchable unless disabled)."""
+    return ParagraphPoint(
+        id=point_id,
+        dataset_id=target.dataset_id,
+        document_id=target.document_id,
+        document_name=target.document_name,
+        title=paragraph.title,
+        content=paragraph.content,
+        position=position,
+        vector=vector,
+        version=target.version,
+        searchable=searchable,
+        enabled=enabled,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import grpc
@@ -15,10 +16,17 @@ from kbcore.models.configured import model_client_for
 from kbcore.segment import warm_up
 from kbcore.settings import Settings
 from services.retrieval.catalog import Catalog
+from services.retrieval.documents import DocumentDesk
 from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, create_embedder
 from services.retrieval.evidence_matcher import with_matcher
-from services.retrieval.ingest import Ingestor
+from services.retrieval.ingest import VersionBuilder
+from services.retrieval.jobs.queue import JobQueue
+from services.retrieval.jobs.sources import job_parser
+from services.retrieval.jobs.worker import IngestWorker
 from services.retrieval.loop import LoopLimits
+from services.retrieval.paragraphs import ParagraphEditor
+from services.retrieval.parsing import ParseLimits
+from services.retrieval.parsing.web_fetch import FetchPolicy
 from services.retrieval.search import Searcher
 from services.retrieval.servicer import RetrievalServicer
 from services.retrieval.store.base import VectorStore
@@ -66,11 +74,18 @@ async def open_deps(settings: Settings) -> RetrievalDeps:
 
 
 async def create_server(settings: Settings, deps: RetrievalDeps, port: int | None = None) -> RunningServer:
+    """The server and its ingestion worker (every replica runs one; they share the SQL queue)."""
     catalog = Catalog(deps.sessions)
+    queue = JobQueue(deps.sessions, settings.ingest_lease_seconds, deps.store.identity)
+    builder = VersionBuilder(deps.store, deps.embedder)
+    limits = ParseLimits.from_settings(settings)
+    worker = IngestWorker(queue, builder, job_parser(limits), settings.ingest_poll_seconds)
+    desk = DocumentDesk(catalog, queue, builder, deps.store, worker.wake, limits, FetchPolicy.from_settings(settings))
     servicer = RetrievalServicer(
         catalog=catalog,
         searcher=Searcher(deps.store, deps.embedder),
-        ingestor=Ingestor(catalog, deps.store, deps.embedder),
+        desk=desk,
+        paragraphs=ParagraphEditor(deps.sessions, queue, deps.store, builder),
         model=with_matcher(deps.model, deps.embedder, deps.store),
         limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
     )
@@ -79,4 +94,6 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         retrieval_service_pb2_grpc.add_RetrievalServiceServicer_to_server(servicer, server)
 
     address = f"{settings.grpc_host}:{settings.retrieval_port if port is None else port}"
-    return await build_server(address, register, [SERVICE_NAME])
+    running = await build_server(address, register, [SERVICE_NAME])
+    running.background.append(asyncio.create_task(worker.run(), name="ingestion worker"))
+    return running

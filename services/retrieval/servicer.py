@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import pathlib
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
-from kbcore.db.models import Document
 from kbcore.errors import InvalidRequest, NotFound
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.limits import MAX_NAME_CHARS, MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
@@ -18,10 +16,11 @@ from kbcore.models.base import ChatMessage, ModelClient
 from kbcore.tokens import fits_tokens
 from services.retrieval import convert, evaluation
 from services.retrieval.catalog import Catalog
-from services.retrieval.ingest import Ingestor, IngestProgress
+from services.retrieval.document_rpcs import DocumentRpcs
+from services.retrieval.documents import DocumentDesk
 from services.retrieval.loop import FIRST_QUERY_CHARS, Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
+from services.retrieval.paragraphs import ParagraphEditor
 from services.retrieval.search import Searcher, SearchSettings
-from services.retrieval.splitter import SplitParagraph, decode_text, split_document
 
 log = logging.getLogger(__name__)
 
@@ -30,13 +29,20 @@ log = logging.getLogger(__name__)
 CONCURRENT_CASES = 4
 
 
-class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
+class RetrievalServicer(DocumentRpcs, pb_grpc.RetrievalServiceServicer):
     def __init__(
-        self, catalog: Catalog, searcher: Searcher, ingestor: Ingestor, model: ModelClient, limits: LoopLimits
+        self,
+        catalog: Catalog,
+        searcher: Searcher,
+        desk: DocumentDesk,
+        paragraphs: ParagraphEditor,
+        model: ModelClient,
+        limits: LoopLimits,
     ):
         self._catalog = catalog
         self._searcher = searcher
-        self._ingestor = ingestor
+        self._desk = desk
+        self._paragraphs = paragraphs
         self._model = model
         self._limits = limits
 
@@ -168,63 +174,6 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     async def ListDatasets(self, request: pb.ListDatasetsRequest, context: Context) -> pb.ListDatasetsResponse:
         rows = await self._catalog.list_datasets()
         return pb.ListDatasetsResponse(datasets=[convert.dataset(d, docs, paras) for d, docs, paras in rows])
-
-    @unary_errors
-    async def DeleteDataset(self, request: pb.DeleteDatasetRequest, context: Context) -> pb.DeleteDatasetResponse:
-        await self._ingestor.delete_dataset(request.dataset_id)
-        return pb.DeleteDatasetResponse()
-
-    @stream_errors
-    async def AddDocument(
-        self, request: pb.AddDocumentRequest, context: Context
-    ) -> AsyncIterator[pb.AddDocumentResponse]:
-        await self._catalog.get_dataset(request.dataset_id)
-        name, paragraphs = _document_source(request)
-        async for event in self._ingestor.add(request.dataset_id, name, paragraphs):
-            if isinstance(event, IngestProgress):
-                yield pb.AddDocumentResponse(progress=pb.IngestProgress(embedded=event.embedded, total=event.total))
-            elif isinstance(event, Document):
-                yield pb.AddDocumentResponse(document=convert.document(event))
-
-    @unary_errors
-    async def ListDocuments(self, request: pb.ListDocumentsRequest, context: Context) -> pb.ListDocumentsResponse:
-        documents = await self._catalog.list_documents(request.dataset_id)
-        return pb.ListDocumentsResponse(documents=[convert.document(d) for d in documents])
-
-    @unary_errors
-    async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:
-        await self._ingestor.delete_document(request.dataset_id, request.document_id)
-        return pb.DeleteDocumentResponse()
-
-
-def _document_source(request: pb.AddDocumentRequest) -> tuple[str, list[SplitParagraph]]:
-    """The document's name and paragraphs, from pre-split paragraphs or a text file."""
-    if not request.dataset_id:
-        raise InvalidRequest("dataset_id must not be empty")
-    source = request.WhichOneof("source")
-    if source == "paragraphs":
-        name = request.name.strip()
-        if not name:
-            raise InvalidRequest("a document given as paragraphs needs a name")
-        paragraphs = [
-            SplitParagraph(p.title.strip(), p.content.strip())
-            for p in request.paragraphs.paragraphs
-            if p.content.strip()
-        ]
-        if not paragraphs:
-            raise InvalidRequest("the document has no paragraph with content")
-    elif source == "file":
-        text = decode_text(request.file.filename, request.file.data)
-        paragraphs = split_document(text)
-        first_heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
-        name = request.name.strip() or first_heading or pathlib.PurePath(request.file.filename).stem
-        if not paragraphs:
-            raise InvalidRequest(f"{request.file.filename!r} contains no text")
-    else:
-        raise InvalidRequest("give the document as paragraphs or as a file")
-    if len(name) > MAX_NAME_CHARS:
-        raise InvalidRequest(f"document name is longer than {MAX_NAME_CHARS} characters")
-    return name, paragraphs
 
 
 def _distinct_ids(dataset_ids: Iterable[str]) -> tuple[str, ...]:

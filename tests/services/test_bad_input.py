@@ -59,20 +59,26 @@ async def test_bad_documents_are_refused_and_nothing_is_half_ingested(retrieval,
     def add(**source) -> object:
         return retrieval.AddDocument(retrieval_pb.AddDocumentRequest(dataset_id=dataset.id, **source))
 
+    code, message = await status_of(add(file=retrieval_pb.FileContent(filename="report.exe", data=b"MZ\x90")))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "supported types" in message
     code, message = await status_of(add(file=retrieval_pb.FileContent(filename="report.pdf", data=b"%PDF-1.7")))
-    assert code == grpc.StatusCode.INVALID_ARGUMENT and "unsupported file type" in message
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "damaged" in message
     code, message = await status_of(
         add(file=retrieval_pb.FileContent(filename="gbk.txt", data="年假规定".encode("gbk")))
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "UTF-8" in message
     code, message = await status_of(add(file=retrieval_pb.FileContent(filename="empty.md", data=b"\n\n  \n")))
-    assert code == grpc.StatusCode.INVALID_ARGUMENT and "no text" in message
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "empty" in message
     code, message = await status_of(add(name="x", paragraphs=retrieval_pb.ParagraphList()))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     code, _ = await status_of(add())
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     documents = await retrieval.ListDocuments(retrieval_pb.ListDocumentsRequest(dataset_id=dataset.id))
-    assert list(documents.documents) == []
+    # Files refused only once parsed stay listed as failed, with their reason and no paragraph.
+    assert all(
+        (d.status, d.paragraph_count) == (retrieval_pb.DOCUMENT_STATUS_FAILED, 0) and d.error
+        for d in documents.documents
+    )
     hits = await retrieval.Search(
         retrieval_pb.SearchRequest(
             dataset_ids=[dataset.id],

@@ -16,7 +16,13 @@ class SearchMode(enum.StrEnum):
 
 @dataclass(frozen=True)
 class ParagraphPoint:
-    """One paragraph as stored: its text, where it came from, and its dense vector."""
+    """One paragraph as stored: its text, where it came from, its dense vector, and its state.
+
+    A document is written as a numbered ``version``: ingestion stores a new version *staged*
+    (``searchable=False``) and publishes it once complete, so a search never sees half of it.
+    ``enabled=False`` is an operator's decision that the paragraph must never be retrieved.
+    The defaults describe a published, enabled paragraph, what every point was before versions.
+    """
 
     id: str  # a UUID string, stable across re-ingestion of the same document
     dataset_id: str
@@ -26,6 +32,9 @@ class ParagraphPoint:
     content: str
     position: int  # order of the paragraph inside its document
     vector: Sequence[float]  # normalised dense embedding
+    version: int = 0  # ids must differ between versions, or staging one overwrites the live one
+    searchable: bool = True  # False: staged, invisible to searches until ``publish_version``
+    enabled: bool = True
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,22 @@ class Hit:
     content: str
     position: int
     score: float  # cosine for vector, BM25 for keyword, fused rank score for hybrid
+    version: int = 0  # lets ``layout.ranked`` drop an older version seen while one is published
+
+
+@dataclass(frozen=True)
+class StoredParagraph:
+    """A paragraph as an operator manages it: what is stored, without vectors or scores."""
+
+    id: str
+    dataset_id: str
+    document_id: str
+    document_name: str
+    title: str
+    content: str
+    position: int
+    version: int
+    enabled: bool
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,9 @@ class SearchQuery:
 
 
 class VectorStore(Protocol):
+    # Which store this is: ingestion jobs are claimed only by processes writing to the same one.
+    identity: str
+
     async def upsert(self, points: Sequence[ParagraphPoint]) -> None: ...
 
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
@@ -66,6 +94,41 @@ class VectorStore(Protocol):
         question with evidence it already has costs no embedding of the evidence again."""
         ...
 
-    async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int: ...
+    async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
+        """Every stored point, staged and disabled ones too: what is counted here is what
+        occupies the store, which is how orphans are found."""
+        ...
+
+    async def publish_version(self, dataset_id: str, document_id: str, version: int) -> None:
+        """Make the version's enabled points searchable, then delete every other version of the
+        document. Between the two writes a search may see both versions; ``layout.ranked`` keeps
+        only the newer one's hits. A version with no points leaves the document empty."""
+        ...
+
+    async def drop_version(self, dataset_id: str, document_id: str, version: int) -> None:
+        """Delete one version's points (a failed or cancelled job), whatever their state."""
+        ...
+
+    async def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are stored (returned as given): a resumed job skips what it wrote.
+        Every id must be a UUID (ValueError otherwise), as for ``upsert``."""
+        ...
+
+    async def document_paragraphs(self, dataset_id: str, document_id: str, version: int) -> list[StoredParagraph]:
+        """Every point of one version of the document, by position (then id)."""
+        ...
+
+    async def paragraph(self, paragraph_id: str) -> StoredParagraph | None:
+        """One paragraph, or None if it is not stored (or ``paragraph_id`` is not a UUID)."""
+        ...
+
+    async def set_enabled(self, dataset_id: str, paragraph_ids: Collection[str], enabled: bool) -> None:
+        """Disable (never retrieved) or enable paragraphs of the dataset; others' ids are ignored.
+        Enabling a staged paragraph does not publish it: it becomes searchable with its version."""
+        ...
+
+    async def delete_points(self, paragraph_ids: Collection[str]) -> None:
+        """Delete these paragraphs (unknown ids are ignored)."""
+        ...
 
     async def close(self) -> None: ...

@@ -29,7 +29,9 @@ this module is built on (qdrant-edge-py 0.9.0):
 * The dataset filter is ``should`` over one ``MatchValue`` per dataset: ``MatchAny`` collects
   every matching point id into a hash set, several times per hybrid query (at 100k: hybrid
   engine time 21.9 to 13.3 ms, keyword 6.4 to 1.8 ms). The fused query carries no filter of its
-  own: its prefetches already apply it, and repeating it cost about 1 ms at 100k.
+  own: its prefetches already apply it, and repeating it cost about 1 ms at 100k. The field
+  matched is ``searchable_in`` (the dataset id only while published and enabled, see
+  ``layout``), so hiding staged and disabled points adds no condition to a search.
 * Global sparse IDF keeps counting deleted and overwritten points (still after ``optimize()`` on a
   small shard); searches therefore scope IDF to the searched datasets (``IdfParams(corpus=...)``),
   which counts live points only, exactly as qdrant-client does.
@@ -40,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import threading
 import uuid
 from collections.abc import Collection, Sequence
@@ -49,7 +52,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from services.retrieval.store import layout
-from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery
+from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph
 from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
 from services.retrieval.store.sparse import SparseTerms
 
@@ -78,14 +81,32 @@ def _stored_datatype(path: Path) -> qe.VectorStorageDatatype:
     return datatype
 
 
-def _match(key: str, value: str) -> qe.FieldCondition:
+def _match(key: str, value: layout.Value) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value))
 
 
 def _in_datasets(dataset_ids: list[str]) -> qe.Filter:
-    """Points of any of the datasets: one ``MatchValue`` per dataset under ``should``, not
-    ``MatchAny``, which 0.9.0 evaluates by collecting every matching id into a hash set."""
-    return qe.Filter(should=[_match("dataset_id", d) for d in dataset_ids])
+    """Searchable points of any of the datasets: one ``MatchValue`` per dataset under ``should``,
+    not ``MatchAny``, which 0.9.0 evaluates by collecting every matching id into a hash set."""
+    return qe.Filter(should=[_match(layout.SEARCHABLE_IN, d) for d in dataset_ids])
+
+
+def _filter(where: layout.Where) -> qe.Filter:
+    must: list[Any] = [_match(k, v) for k, v in where.equal]
+    if where.ids is not None:
+        must.append(qe.HasIdCondition(set(where.ids)))
+    if where.missing is not None:
+        must.append(qe.IsEmptyCondition(where.missing))
+    must_not: list[Any] = [_match(k, v) for k, v in where.not_equal]
+    if where.except_ids:
+        must_not.append(qe.HasIdCondition(set(where.except_ids)))
+    return qe.Filter(must=must or None, must_not=must_not or None)
+
+
+def _operation(step: layout.Step) -> qe.UpdateOperation:
+    if isinstance(step, layout.SetPayload):
+        return qe.UpdateOperation.set_payload_by_filter(_filter(step.where), dict(step.values))
+    return qe.UpdateOperation.delete_points_by_filter(_filter(step.where))
 
 
 def _sparse(terms: SparseTerms) -> qe.SparseVector:
@@ -143,6 +164,9 @@ class EdgeVectorStore:
         self._dimension = dimension
         self._path = path
         self._write_lock = threading.Lock()
+        # A shard directory is one process's store: processes share ingestion jobs only when they
+        # share a store, so its identity is the machine and the directory.
+        self.identity = f"edge:{socket.gethostname()}:{path.resolve()}"
 
     @classmethod
     async def open(cls, path: Path, dimension: int) -> EdgeVectorStore:
@@ -163,7 +187,27 @@ class EdgeVectorStore:
             logger.info("created qdrant-edge shard at %s (dimension %d, dense %s)", path, dimension, DENSE_DATATYPE)
         for field in layout.INDEXED_FIELDS:  # idempotent: re-creating an index is a no-op
             shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
-        return cls(shard, dimension, path)
+        store = cls(shard, dimension, path)
+        store._adopt_legacy()
+        return store
+
+    def _adopt_legacy(self) -> None:
+        """Points stored before versions existed become searchable version-0 points; one scroll
+        that finds nothing when there are none. Each page's datasets are adopted whole, so the
+        loop ends after at most one page per dataset."""
+        adopted, first = 0, ""
+        while True:
+            page, _ = self._live().scroll(
+                qe.ScrollRequest(limit=layout.READ_BATCH, filter=_filter(layout.LEGACY), with_payload=["dataset_id"])
+            )
+            if not page or str(page[0].id) == first:
+                break  # nothing left, or points without a dataset id that cannot be adopted
+            first = str(page[0].id)
+            datasets = {str((r.payload or {}).get("dataset_id", "")) for r in page}
+            self._apply(layout.adoption(datasets))
+            adopted += len(page)
+        if adopted:
+            logger.info("adopted the points of earlier versions in %s as published version 0", self._path)
 
     def _live(self) -> qe.EdgeShard:
         if self._shard is None:
@@ -177,6 +221,10 @@ class EdgeVectorStore:
                 shard.update(operation)
             shard.flush()
 
+    def _apply(self, steps: Sequence[layout.Step]) -> None:
+        """The steps in order, under one write lock and one flush."""
+        self._write([_operation(step) for step in steps])
+
     async def upsert(self, points: Sequence[ParagraphPoint]) -> None:
         if points:
             await asyncio.to_thread(self._upsert_sync, points)
@@ -189,15 +237,25 @@ class EdgeVectorStore:
         self._write(operations)
 
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
-        keep: list[Any] = [qe.HasIdCondition({layout.point_id(i) for i in keep_ids})] if keep_ids else []
-        only = qe.Filter(
-            must=[_match("dataset_id", dataset_id), _match("document_id", document_id)], must_not=keep or None
-        )
-        await asyncio.to_thread(self._write, [qe.UpdateOperation.delete_points_by_filter(only)])
+        await asyncio.to_thread(self._apply, [layout.document_removal(dataset_id, document_id, keep_ids)])
 
     async def delete_dataset(self, dataset_id: str) -> None:
-        only = qe.Filter(must=[_match("dataset_id", dataset_id)])
-        await asyncio.to_thread(self._write, [qe.UpdateOperation.delete_points_by_filter(only)])
+        await asyncio.to_thread(self._apply, [layout.Remove(layout.Where(equal=(("dataset_id", dataset_id),)))])
+
+    async def publish_version(self, dataset_id: str, document_id: str, version: int) -> None:
+        await asyncio.to_thread(self._apply, layout.publication(dataset_id, document_id, version))
+
+    async def drop_version(self, dataset_id: str, document_id: str, version: int) -> None:
+        await asyncio.to_thread(self._apply, [layout.Remove(layout.of_version(dataset_id, document_id, version))])
+
+    async def set_enabled(self, dataset_id: str, paragraph_ids: Collection[str], enabled: bool) -> None:
+        if paragraph_ids:
+            await asyncio.to_thread(self._apply, layout.enabling(dataset_id, paragraph_ids, enabled))
+
+    async def delete_points(self, paragraph_ids: Collection[str]) -> None:
+        if paragraph_ids:
+            ids = tuple(layout.point_id(i) for i in paragraph_ids)
+            await asyncio.to_thread(self._apply, [layout.Remove(layout.Where(ids=ids))])
 
     async def search(self, query: SearchQuery) -> list[Hit]:
         return await asyncio.to_thread(self._search_sync, query)
@@ -216,11 +274,40 @@ class EdgeVectorStore:
         records = await asyncio.to_thread(lambda: self._live().retrieve(point_ids, False, [layout.DENSE]))
         return layout.dense_of_records((r.id, r.vector) for r in records)
 
+    async def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        return await asyncio.to_thread(self._existing_sync, ids)
+
+    def _existing_sync(self, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for batch in layout.id_batches(ids):
+            point_ids: list[int | uuid.UUID | str] = list(batch)
+            found |= {str(r.id) for r in self._live().retrieve(point_ids, False, False)}
+        return {i for i in ids if layout.point_id(i) in found}
+
+    async def document_paragraphs(self, dataset_id: str, document_id: str, version: int) -> list[StoredParagraph]:
+        return await asyncio.to_thread(self._scroll_sync, layout.of_version(dataset_id, document_id, version))
+
+    def _scroll_sync(self, where: layout.Where) -> list[StoredParagraph]:
+        found: list[StoredParagraph] = []
+        offset: int | uuid.UUID | str | None = None
+        while True:
+            request = qe.ScrollRequest(offset=offset, limit=layout.READ_BATCH, filter=_filter(where), with_payload=True)
+            page, offset = self._live().scroll(request)
+            found += [layout.stored_paragraph(r.id, r.payload) for r in page]
+            if offset is None:
+                return layout.in_order(found)
+
+    async def paragraph(self, paragraph_id: str) -> StoredParagraph | None:
+        try:
+            point_ids: list[int | uuid.UUID | str] = [layout.point_id(paragraph_id)]
+        except ValueError:
+            return None
+        records = await asyncio.to_thread(lambda: self._live().retrieve(point_ids, True, False))
+        return layout.stored_paragraph(records[0].id, records[0].payload) if records else None
+
     async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
-        conditions: list[Any] = [
-            _match(k, v) for k, v in (("dataset_id", dataset_id), ("document_id", document_id)) if v
-        ]
-        only = qe.Filter(must=conditions) if conditions else None
+        where = layout.counted(dataset_id, document_id)
+        only = _filter(where) if where else None
         return await asyncio.to_thread(lambda: self._live().count(qe.CountRequest(exact=True, filter=only)))
 
     async def optimize(self) -> bool:

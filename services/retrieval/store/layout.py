@@ -1,24 +1,77 @@
-"""The collection layout both backends share: vector names, payload fields, payload <-> Hit.
+"""The collection layout both backends share: vector names, payload fields, payload <-> Hit,
+and which points each write touches.
 
 Kept in one place so the edge store and the server store cannot store or read a paragraph
-differently; each backend only translates these plain values into its own client types.
+differently; each backend only translates these plain values (including the ``Where`` filters
+and the write ``Step`` lists) into its own client types.
+
+Paragraph states live in the payload: ``version`` (which ingestion of the document wrote it),
+``published`` (the version was published), ``enabled`` (not disabled by an operator), and the
+keyword-indexed ``searchable_in``, which is the dataset id exactly when the point is published
+and enabled and ``NOT_SEARCHABLE`` otherwise. Searches filter on ``searchable_in`` alone, with
+the same one-field ``should`` filter they used on ``dataset_id``, so staging and disabling cost
+a search nothing; ``published`` is kept apart because a disabled point's ``searchable_in`` no
+longer tells whether enabling it again may make it searchable.
+
+``published`` and ``enabled`` are stored as the integers 1 and 0, not as booleans: qdrant-edge
+0.9.0 turns ``MatchValue(True)`` into the integer 1, which never matches a stored ``true``, so a
+boolean field could not be filtered on edge at all. ``Value`` therefore admits no ``bool``.
 """
 
 from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from services.retrieval.store.base import Hit, ParagraphPoint
+from services.retrieval.store.base import Hit, ParagraphPoint, StoredParagraph
 from services.retrieval.store.sparse import SparseTerms, document_vector
 
 DENSE = "dense"
 SPARSE = "sparse"
-# Keyword payload indexes: every search filters on dataset_id, deletes filter on both.
-INDEXED_FIELDS = ("dataset_id", "document_id")
+SEARCHABLE_IN = "searchable_in"
+# Not empty: an empty string would read as "no value" to is-empty conditions, i.e. as legacy.
+NOT_SEARCHABLE = "-"
+# Keyword payload indexes: every search filters on searchable_in; deletes, counts and versions
+# filter on dataset_id and document_id (which narrows ``version`` to a few hundred points).
+INDEXED_FIELDS = ("dataset_id", "document_id", SEARCHABLE_IN)
 UPSERT_BATCH = 256  # points per write call: bounded request size and memory
+READ_BATCH = 1000  # points per retrieve / scroll call
+
+Value = str | int  # no bool: see the module docstring
+YES, NO = 1, 0  # how ``published`` and ``enabled`` are stored
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which points: all ``equal`` pairs match, no ``not_equal`` pair matches, the id is in ``ids``
+    (when given) and not in ``except_ids``, and the ``missing`` field has no value (when given)."""
+
+    equal: tuple[tuple[str, Value], ...] = ()
+    not_equal: tuple[tuple[str, Value], ...] = ()
+    ids: tuple[str, ...] | None = None  # canonical point ids
+    except_ids: tuple[str, ...] = ()
+    missing: str | None = None
+
+
+@dataclass(frozen=True)
+class SetPayload:
+    """Set these payload fields on the points ``where`` selects."""
+
+    where: Where
+    values: Mapping[str, Value]
+
+
+@dataclass(frozen=True)
+class Remove:
+    """Delete the points ``where`` selects."""
+
+    where: Where
+
+
+Step = SetPayload | Remove
 
 
 def point_id(raw: str) -> str:
@@ -39,6 +92,14 @@ def dense_vector(vector: Sequence[float], dimension: int) -> list[float]:
     return values
 
 
+def flag(value: bool) -> int:
+    return YES if value else NO
+
+
+def searchable_in(dataset_id: str, published: bool, enabled: bool) -> str:
+    return dataset_id if published and enabled else NOT_SEARCHABLE
+
+
 def payload(point: ParagraphPoint) -> dict[str, Any]:
     return {
         "dataset_id": point.dataset_id,
@@ -47,6 +108,10 @@ def payload(point: ParagraphPoint) -> dict[str, Any]:
         "title": point.title,
         "content": point.content,
         "position": point.position,
+        "version": point.version,
+        "published": flag(point.searchable),
+        "enabled": flag(point.enabled),
+        SEARCHABLE_IN: searchable_in(point.dataset_id, point.searchable, point.enabled),
     }
 
 
@@ -73,7 +138,29 @@ def hit(raw_id: object, score: float, fields: Mapping[str, Any] | None) -> Hit:
         content=str(data.get("content", "")),
         position=int(data.get("position", 0)),
         score=float(score),
+        version=int(data.get("version", 0)),
     )
+
+
+def stored_paragraph(raw_id: object, fields: Mapping[str, Any] | None) -> StoredParagraph:
+    """A retrieved or scrolled point of any backend, as an operator sees it."""
+    data = fields or {}
+    return StoredParagraph(
+        id=str(raw_id),
+        dataset_id=str(data.get("dataset_id", "")),
+        document_id=str(data.get("document_id", "")),
+        document_name=str(data.get("document_name", "")),
+        title=str(data.get("title", "")),
+        content=str(data.get("content", "")),
+        position=int(data.get("position", 0)),
+        version=int(data.get("version", 0)),
+        enabled=bool(data.get("enabled", YES)),
+    )
+
+
+def in_order(paragraphs: Iterable[StoredParagraph]) -> list[StoredParagraph]:
+    """Document order; the id decides between equal positions so the order never varies."""
+    return sorted(paragraphs, key=lambda p: (p.position, p.id))
 
 
 def dense_of_records(records: Iterable[tuple[object, object]]) -> dict[str, list[float]]:
@@ -90,9 +177,92 @@ def ranked(hits: list[Hit], limit: int) -> list[Hit]:
     """The best ``limit``, exact score ties broken by document and position (then id): engines
     order ties arbitrarily (edge even from one call to the next, e.g. the two legs' winners in
     hybrid), and the same question deserves the same evidence, at the cut too (the plan fetches a
-    little more than the limit for that) and across deployments (ids are random per document)."""
-    return sorted(hits, key=lambda h: (-h.score, h.document_name, h.position, h.id))[:limit]
+    little more than the limit for that) and across deployments (ids are random per document).
+
+    Hits of a document's older version are dropped when a newer version of it is among the hits:
+    publishing makes the new version searchable before it deletes the old one, and a search in
+    between must not answer from both."""
+    return sorted(current_versions(hits), key=lambda h: (-h.score, h.document_name, h.position, h.id))[:limit]
+
+
+def current_versions(hits: Iterable[Hit]) -> list[Hit]:
+    """The hits whose version is the newest seen for their document."""
+    listed = list(hits)
+    newest: dict[tuple[str, str], int] = {}
+    for h in listed:
+        key = (h.dataset_id, h.document_id)
+        newest[key] = max(newest.get(key, h.version), h.version)
+    return [h for h in listed if h.version == newest[(h.dataset_id, h.document_id)]]
 
 
 def batches(points: Sequence[ParagraphPoint]) -> list[Sequence[ParagraphPoint]]:
     return [points[i : i + UPSERT_BATCH] for i in range(0, len(points), UPSERT_BATCH)]
+
+
+def id_batches(ids: Sequence[str]) -> list[list[str]]:
+    """Canonical ids in read-sized batches (retrieve requests stay bounded)."""
+    canonical = [point_id(i) for i in ids]
+    return [canonical[i : i + READ_BATCH] for i in range(0, len(canonical), READ_BATCH)]
+
+
+# Which points each operation touches, and what it writes: decided here, rendered by backends.
+
+
+def of_document(dataset_id: str, document_id: str) -> Where:
+    return Where(equal=(("dataset_id", dataset_id), ("document_id", document_id)))
+
+
+def of_version(dataset_id: str, document_id: str, version: int) -> Where:
+    return Where(equal=(("dataset_id", dataset_id), ("document_id", document_id), ("version", version)))
+
+
+def counted(dataset_id: str | None, document_id: str | None) -> Where | None:
+    """What ``count`` counts: every point of the dataset / document (staged ones too), or all."""
+    equal = tuple((k, v) for k, v in (("dataset_id", dataset_id), ("document_id", document_id)) if v)
+    return Where(equal=equal) if equal else None
+
+
+def document_removal(dataset_id: str, document_id: str, keep_ids: Collection[str]) -> Remove:
+    """All versions of the document, except the points to keep."""
+    keep = tuple(point_id(i) for i in keep_ids)
+    return Remove(Where(equal=of_document(dataset_id, document_id).equal, except_ids=keep))
+
+
+def publication(dataset_id: str, document_id: str, version: int) -> list[Step]:
+    """Publish one version: its points become published (the enabled ones searchable), then the
+    document's other versions go. In this order a crash or a search in between sees the new
+    version (with the old one, which ``ranked`` hides), never neither."""
+    version_points = of_version(dataset_id, document_id, version).equal
+    return [
+        SetPayload(
+            Where(equal=(*version_points, ("enabled", YES))),
+            {"published": YES, SEARCHABLE_IN: dataset_id},
+        ),
+        SetPayload(Where(equal=(*version_points, ("enabled", NO))), {"published": YES}),
+        Remove(Where(equal=of_document(dataset_id, document_id).equal, not_equal=(("version", version),))),
+    ]
+
+
+def enabling(dataset_id: str, paragraph_ids: Collection[str], enabled: bool) -> list[Step]:
+    """Disable: never searchable. Enable: searchable again only if its version is published."""
+    ids = tuple(point_id(i) for i in paragraph_ids)
+    own = Where(equal=(("dataset_id", dataset_id),), ids=ids)
+    if not enabled:
+        return [SetPayload(own, {"enabled": NO, SEARCHABLE_IN: NOT_SEARCHABLE})]
+    published = Where(equal=(("dataset_id", dataset_id), ("published", YES)), ids=ids)
+    return [SetPayload(own, {"enabled": YES}), SetPayload(published, {SEARCHABLE_IN: dataset_id})]
+
+
+# Points stored before versions have no searchable_in: adopted at open as published version 0.
+LEGACY = Where(missing=SEARCHABLE_IN)
+
+
+def adoption(dataset_ids: Iterable[str]) -> list[Step]:
+    """Adopt the legacy points of these datasets: searchable, enabled, published version 0."""
+    return [
+        SetPayload(
+            Where(equal=(("dataset_id", d),), missing=SEARCHABLE_IN),
+            {"version": 0, "published": YES, "enabled": YES, SEARCHABLE_IN: d},
+        )
+        for d in sorted(set(dataset_ids))
+    ]

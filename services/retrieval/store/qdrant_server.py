@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 import warnings
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from qdrant_client import AsyncQdrantClient
+from qdrant_client.conversions.common_types import PointId
 from qdrant_client.http import models as qm
 
 from services.retrieval.store import layout
-from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery
+from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph
 from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
 from services.retrieval.store.sparse import SparseTerms
 
@@ -27,14 +28,27 @@ logger = logging.getLogger(__name__)
 DEFAULT_COLLECTION = "kb_paragraphs"
 
 
-def _match(key: str, value: str) -> qm.FieldCondition:
+def _match(key: str, value: layout.Value) -> qm.FieldCondition:
     return qm.FieldCondition(key=key, match=qm.MatchValue(value=value))
 
 
 def _in_datasets(dataset_ids: list[str]) -> qm.Filter:
-    """Points of any of the datasets, built exactly as on edge (``should`` of ``MatchValue``, which
-    qdrant-edge evaluates much faster than ``MatchAny``), so both backends scope IDF alike."""
-    return qm.Filter(should=[_match("dataset_id", d) for d in dataset_ids])
+    """Searchable points of any of the datasets, built exactly as on edge (``should`` of
+    ``MatchValue``, which qdrant-edge evaluates much faster than ``MatchAny``), so both backends
+    scope IDF alike."""
+    return qm.Filter(should=[_match(layout.SEARCHABLE_IN, d) for d in dataset_ids])
+
+
+def _filter(where: layout.Where) -> qm.Filter:
+    must: list[qm.Condition] = [_match(k, v) for k, v in where.equal]
+    if where.ids is not None:
+        must.append(qm.HasIdCondition(has_id=list(where.ids)))
+    if where.missing is not None:
+        must.append(qm.IsEmptyCondition(is_empty=qm.PayloadField(key=where.missing)))
+    must_not: list[qm.Condition] = [_match(k, v) for k, v in where.not_equal]
+    if where.except_ids:
+        must_not.append(qm.HasIdCondition(has_id=list(where.except_ids)))
+    return qm.Filter(must=must or None, must_not=must_not or None)
 
 
 def _sparse(terms: SparseTerms) -> qm.SparseVector:
@@ -52,12 +66,16 @@ def _point(point: ParagraphPoint, dimension: int) -> qm.PointStruct:
 class QdrantServerStore:
     """``VectorStore`` on one collection; creates the collection and its indexes on first use."""
 
-    def __init__(self, client: AsyncQdrantClient, *, dimension: int, collection: str = DEFAULT_COLLECTION) -> None:
+    def __init__(
+        self, client: AsyncQdrantClient, *, dimension: int, collection: str = DEFAULT_COLLECTION, where: str = ""
+    ) -> None:
         self._client = client
         self._dimension = dimension
         self._collection = collection
         self._ready = False
         self._ready_lock = asyncio.Lock()
+        # A local (in-process) client is a store of its own; a server is shared by its address.
+        self.identity = f"qdrant:{where}/{collection}" if where else f"qdrant-local:{uuid.uuid4()}/{collection}"
 
     @classmethod
     async def open(
@@ -72,7 +90,7 @@ class QdrantServerStore:
     ) -> QdrantServerStore:
         """Connect (``url`` + ``api_key``, or local ``path`` / ``location=":memory:"``) and prepare the collection."""
         client = AsyncQdrantClient(location=location, url=url, api_key=api_key, path=path)
-        store = cls(client, dimension=dimension, collection=collection)
+        store = cls(client, dimension=dimension, collection=collection, where=url or path or "")
         try:
             await store.ensure_collection()
         except BaseException:
@@ -98,7 +116,38 @@ class QdrantServerStore:
                     await self._client.create_payload_index(
                         self._collection, field, qm.PayloadSchemaType.KEYWORD, wait=True
                     )
+            await self._adopt_legacy()
             self._ready = True
+
+    async def _adopt_legacy(self) -> None:
+        """Points stored before versions existed become searchable version-0 points; one scroll
+        that finds nothing when there are none. Each page's datasets are adopted whole, so the
+        loop ends after at most one page per dataset. Idempotent: replicas may race through it."""
+        adopted, first = 0, ""
+        while True:
+            page, _ = await self._client.scroll(
+                self._collection,
+                scroll_filter=_filter(layout.LEGACY),
+                limit=layout.READ_BATCH,
+                with_payload=["dataset_id"],
+                with_vectors=False,
+            )
+            if not page or str(page[0].id) == first:
+                break  # nothing left, or points without a dataset id that cannot be adopted
+            first = str(page[0].id)
+            await self._apply(layout.adoption(str((r.payload or {}).get("dataset_id", "")) for r in page))
+            adopted += len(page)
+        if adopted:
+            logger.info("adopted the points of earlier versions in %s as published version 0", self._collection)
+
+    async def _apply(self, steps: Sequence[layout.Step]) -> None:
+        """The steps in order, each acknowledged (``wait``) before the next is sent."""
+        for step in steps:
+            selector = qm.FilterSelector(filter=_filter(step.where))
+            if isinstance(step, layout.SetPayload):
+                await self._client.set_payload(self._collection, dict(step.values), points=selector, wait=True)
+            else:
+                await self._client.delete(self._collection, points_selector=selector, wait=True)
 
     async def _create(self) -> None:
         try:
@@ -141,18 +190,28 @@ class QdrantServerStore:
         return [_point(p, self._dimension) for p in batch]
 
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
-        keep: list[Any] = [qm.HasIdCondition(has_id=[layout.point_id(i) for i in keep_ids])] if keep_ids else []
-        only = qm.Filter(
-            must=[_match("dataset_id", dataset_id), _match("document_id", document_id)], must_not=keep or None
-        )
-        await self._delete(only)
+        await self._write([layout.document_removal(dataset_id, document_id, keep_ids)])
 
     async def delete_dataset(self, dataset_id: str) -> None:
-        await self._delete(qm.Filter(must=[_match("dataset_id", dataset_id)]))
+        await self._write([layout.Remove(layout.Where(equal=(("dataset_id", dataset_id),)))])
 
-    async def _delete(self, only: qm.Filter) -> None:
+    async def publish_version(self, dataset_id: str, document_id: str, version: int) -> None:
+        await self._write(layout.publication(dataset_id, document_id, version))
+
+    async def drop_version(self, dataset_id: str, document_id: str, version: int) -> None:
+        await self._write([layout.Remove(layout.of_version(dataset_id, document_id, version))])
+
+    async def set_enabled(self, dataset_id: str, paragraph_ids: Collection[str], enabled: bool) -> None:
+        if paragraph_ids:
+            await self._write(layout.enabling(dataset_id, paragraph_ids, enabled))
+
+    async def delete_points(self, paragraph_ids: Collection[str]) -> None:
+        if paragraph_ids:
+            await self._write([layout.Remove(layout.Where(ids=tuple(layout.point_id(i) for i in paragraph_ids)))])
+
+    async def _write(self, steps: Sequence[layout.Step]) -> None:
         await self.ensure_collection()
-        await self._client.delete(self._collection, points_selector=qm.FilterSelector(filter=only), wait=True)
+        await self._apply(steps)
 
     async def search(self, query: SearchQuery) -> list[Hit]:
         plan = await asyncio.to_thread(plan_search, query, self._dimension)
@@ -220,10 +279,40 @@ class QdrantServerStore:
             with_payload=True,
         )
 
+    async def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        await self.ensure_collection()
+        found: set[str] = set()
+        for batch in layout.id_batches(ids):
+            records = await self._client.retrieve(self._collection, list(batch), with_payload=False, with_vectors=False)
+            found |= {str(r.id) for r in records}
+        return {i for i in ids if layout.point_id(i) in found}
+
+    async def document_paragraphs(self, dataset_id: str, document_id: str, version: int) -> list[StoredParagraph]:
+        await self.ensure_collection()
+        only = _filter(layout.of_version(dataset_id, document_id, version))
+        found: list[StoredParagraph] = []
+        offset: PointId | None = None
+        while True:
+            page, offset = await self._client.scroll(
+                self._collection, scroll_filter=only, limit=layout.READ_BATCH, offset=offset, with_payload=True
+            )
+            found += [layout.stored_paragraph(r.id, r.payload) for r in page]
+            if offset is None:
+                return layout.in_order(found)
+
+    async def paragraph(self, paragraph_id: str) -> StoredParagraph | None:
+        try:
+            point = layout.point_id(paragraph_id)
+        except ValueError:
+            return None
+        await self.ensure_collection()
+        records = await self._client.retrieve(self._collection, [point], with_payload=True, with_vectors=False)
+        return layout.stored_paragraph(records[0].id, records[0].payload) if records else None
+
     async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
         await self.ensure_collection()
-        conditions = [_match(k, v) for k, v in (("dataset_id", dataset_id), ("document_id", document_id)) if v]
-        only = qm.Filter(must=list(conditions)) if conditions else None
+        where = layout.counted(dataset_id, document_id)
+        only = _filter(where) if where else None
         return (await self._client.count(self._collection, count_filter=only, exact=True)).count
 
     async def close(self) -> None:

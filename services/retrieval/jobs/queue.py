@@ -1,0 +1,304 @@
+"""The ingestion queue in SQL: one job row per upload, claimed by one retrieval process at a time.
+
+A job is claimed with a lease (holder + expiry, renewed with every progress report), exactly as
+the chat lease works: a process that dies stops renewing, and after ``lease_seconds`` any
+replica takes the job over and resumes it. Claiming is one conditional UPDATE (compare and
+set), preceded on PostgreSQL by ``FOR UPDATE SKIP LOCKED`` so that replicas polling at the same
+moment pick different rows instead of queueing on one; on SQLite, where writes are serialised,
+the conditional UPDATE alone decides. Every later write of the worker is conditional on still
+holding the lease, so a job taken over from a slow process is never finished twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
+
+from kbcore.db.engine import run_read, run_write
+from kbcore.db.models import Dataset, Document, IngestJob, utcnow
+from kbcore.errors import Conflict, NotFound
+from services.retrieval.jobs.states import ACTIVE, DocumentState, JobState
+
+MAX_ATTEMPTS = 3  # a job that killed its process this many times is failed, not retried forever
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One document's original, as stored on its job."""
+
+    name: str
+    filename: str
+    source_type: str
+    data: bytes
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.source_type.encode() + b"\x1f" + self.data).hexdigest()
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    id: str
+    document_id: str
+    dataset_id: str
+    document_name: str
+    version: int
+    filename: str
+    source_type: str
+    source: bytes
+    attempts: int
+
+
+class Control:
+    """What a progress report learned: go on, stop because of a cancel, or stop because the lease
+    was lost (another process took the job over, or the document was deleted)."""
+
+    GO = "go"
+    CANCELLED = "cancelled"
+    LOST = "lost"
+    DELETED = "deleted"
+
+
+class JobQueue:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], lease_seconds: float, store_key: str) -> None:
+        self._sessions = sessions
+        self.lease_seconds = lease_seconds
+        self._store_key = store_key
+
+    def _expiry(self) -> dt.datetime:
+        return utcnow() + dt.timedelta(seconds=self.lease_seconds)
+
+    async def submit(self, dataset_id: str, upload: Upload) -> Document:
+        """The document row, created or found by name, with a new queued job holding the upload.
+        A document with a job still queued or running is refused: the two versions would race."""
+        return await run_write(self._sessions, lambda s: _submit(s, dataset_id, upload, self._store_key))
+
+    async def served(self, dataset_id: str, upload: Upload) -> Document | None:
+        """The document, when it is ready and serves exactly this upload: nothing to queue (the
+        caller still checks that the store holds its points)."""
+
+        def work(session: Session) -> Document | None:
+            document = session.scalar(
+                select(Document).where(Document.dataset_id == dataset_id, Document.name == upload.name)
+            )
+            unchanged = (
+                document is not None
+                and document.status == DocumentState.READY
+                and document.active_version > 0
+                and document.source_hash == upload.digest
+            )
+            return document if unchanged else None
+
+        return await run_read(self._sessions, work)
+
+    async def claim(self, holder: str) -> ClaimedJob | None:
+        """The oldest job nobody holds (or whose holder's lease ran out), now ours."""
+        return await run_write(self._sessions, lambda s: _claim(s, holder, self._expiry(), self._store_key))
+
+    async def report(self, job: ClaimedJob, holder: str, state: str, done: int, total: int) -> str:
+        """Record progress and renew the lease; says whether to go on."""
+
+        def work(session: Session) -> str:
+            row = session.get(IngestJob, job.id, with_for_update=True)
+            if row is None:
+                return Control.DELETED  # its document was deleted (the job row went with it)
+            if row.holder != holder or row.state not in ACTIVE:
+                return Control.LOST
+            if row.cancel_requested:
+                return Control.CANCELLED
+            row.state, row.done, row.total, row.lease_until = state, done, total, self._expiry()
+            document = session.get(Document, job.document_id)
+            if document is not None and document.job_id == job.id:
+                document.status = state
+            return Control.GO
+
+        return await run_write(self._sessions, work)
+
+    async def finish(self, job: ClaimedJob, holder: str, outcome: Outcome) -> bool:
+        """End the job and update its document in one transaction; False when it was not ours."""
+        return await run_write(self._sessions, lambda s: _finish(s, job, holder, outcome))
+
+    async def cancel(self, dataset_id: str, document_id: str) -> Document:
+        """A queued job ends at once; a running one is flagged and its worker stops at its next
+        report (within one embedding batch)."""
+        return await run_write(self._sessions, lambda s: _cancel(s, dataset_id, document_id))
+
+    async def document(self, dataset_id: str, document_id: str) -> tuple[Document, IngestJob | None]:
+        def work(session: Session) -> tuple[Document, IngestJob | None]:
+            document = _document_in(session, dataset_id, document_id)
+            job = session.get(IngestJob, document.job_id) if document.job_id else None
+            return document, job
+
+        return await run_read(self._sessions, work)
+
+    async def documents(self, dataset_id: str) -> list[tuple[Document, IngestJob | None]]:
+        def work(session: Session) -> list[tuple[Document, IngestJob | None]]:
+            if session.get(Dataset, dataset_id) is None:
+                raise NotFound(f"dataset {dataset_id} does not exist")
+            rows = session.execute(
+                select(Document, IngestJob)
+                .outerjoin(IngestJob, IngestJob.id == Document.job_id)
+                .where(Document.dataset_id == dataset_id)
+                .order_by(Document.created_at, Document.name)
+            )
+            return [(d, j) for d, j in rows.all()]
+
+        return await run_read(self._sessions, work)
+
+    async def pending(self) -> int:
+        """Jobs not finished yet (queued or running), for tests and the bench."""
+        return await run_read(
+            self._sessions,
+            lambda s: int(
+                s.scalar(select(func.count()).select_from(IngestJob).where(IngestJob.state.in_(ACTIVE))) or 0
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a job ended. ``published`` is the version the store now serves for a ready job, with
+    the document's new figures; a failed or cancelled job leaves the served version as it was."""
+
+    state: str
+    error: str = ""
+    published: bool = False
+    paragraph_count: int = 0
+    char_length: int = 0
+    content_hash: str = ""
+
+
+def _document_in(session: Session, dataset_id: str, document_id: str) -> Document:
+    document = session.get(Document, document_id)
+    if document is None or document.dataset_id != dataset_id:
+        raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+    return document
+
+
+def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -> Document:
+    if session.get(Dataset, dataset_id) is None:
+        raise NotFound(f"dataset {dataset_id} does not exist")
+    document = session.scalar(
+        select(Document).where(Document.dataset_id == dataset_id, Document.name == upload.name).with_for_update()
+    )
+    if document is None:
+        document = Document(dataset_id=dataset_id, name=upload.name, content_hash="", active_version=0)
+        session.add(document)
+        session.flush()
+    elif document.job_id is not None and _job_active(session, document.job_id):
+        raise Conflict(
+            f"document {upload.name!r} is still being ingested; wait for it to finish or cancel it before uploading it again"
+        )
+    versions = session.scalar(select(func.max(IngestJob.version)).where(IngestJob.document_id == document.id))
+    job = IngestJob(
+        document_id=document.id,
+        dataset_id=dataset_id,
+        store_key=store_key,
+        version=max(int(versions or 0), document.active_version) + 1,
+        state=JobState.QUEUED,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        source=upload.data,
+        done=0,
+        total=0,
+        attempts=0,
+        cancel_requested=False,
+        error="",
+    )
+    session.add(job)
+    session.flush()
+    document.job_id, document.status, document.error = job.id, DocumentState.QUEUED, ""
+    document.source_type = upload.source_type
+    document.source_hash = upload.digest
+    return document
+
+
+def _job_active(session: Session, job_id: str) -> bool:
+    job = session.get(IngestJob, job_id)
+    return job is not None and job.state in ACTIVE
+
+
+def _claim(session: Session, holder: str, expiry: dt.datetime, store_key: str) -> ClaimedJob | None:
+    now = utcnow()
+    claimable = (
+        IngestJob.state.in_(ACTIVE)
+        & (IngestJob.store_key == store_key)
+        & (IngestJob.holder.is_(None) | (IngestJob.lease_until < now))
+    )
+    # SKIP LOCKED: concurrent claimers on PostgreSQL take different rows (ignored by SQLite).
+    candidates = session.scalars(
+        select(IngestJob.id).where(claimable).order_by(IngestJob.created_at).limit(4).with_for_update(skip_locked=True)
+    ).all()
+    for job_id in candidates:
+        taken = session.execute(
+            update(IngestJob)
+            .where(IngestJob.id == job_id, claimable)
+            .values(holder=holder, lease_until=expiry, attempts=IngestJob.attempts + 1)
+            .returning(IngestJob.id)
+        ).first()
+        if taken is None:
+            continue
+        job = session.get(IngestJob, job_id, populate_existing=True)
+        document = session.get(Document, job.document_id) if job is not None else None
+        if job is None or document is None:
+            continue
+        return ClaimedJob(
+            id=job.id,
+            document_id=job.document_id,
+            dataset_id=job.dataset_id,
+            document_name=document.name,
+            version=job.version,
+            filename=job.filename,
+            source_type=job.source_type,
+            source=job.source,
+            attempts=job.attempts,
+        )
+    return None
+
+
+def _finish(session: Session, job: ClaimedJob, holder: str, outcome: Outcome) -> bool:
+    row = session.get(IngestJob, job.id, with_for_update=True)
+    if row is None or row.holder != holder or row.state not in ACTIVE:
+        return False
+    row.state, row.error, row.holder, row.lease_until = outcome.state, outcome.error, None, None
+    document = session.get(Document, job.document_id)
+    if document is None or document.job_id != job.id:
+        return True
+    if outcome.published:
+        document.active_version = job.version
+        document.paragraph_count = outcome.paragraph_count
+        document.char_length = outcome.char_length
+        document.content_hash = outcome.content_hash
+    _settle(document, outcome)
+    return True
+
+
+def _settle(document: Document, outcome: Outcome) -> None:
+    """The document's status after its job ended: a cancelled re-upload leaves a served document
+    as it was (ready); a failure is shown, saying whether an earlier version still serves."""
+    if outcome.state == JobState.READY or (outcome.state == JobState.CANCELLED and document.active_version):
+        document.status, document.error = DocumentState.READY, ""
+    else:
+        document.status = DocumentState.FAILED
+        earlier = " The previous version is still searchable." if document.active_version else ""
+        document.error = (outcome.error or "ingestion cancelled by an operator") + earlier
+    if outcome.state != JobState.READY and document.active_version:
+        document.source_hash = ""  # the stored original is no longer what is served
+
+
+def _cancel(session: Session, dataset_id: str, document_id: str) -> Document:
+    document = _document_in(session, dataset_id, document_id)
+    job = session.get(IngestJob, document.job_id, with_for_update=True) if document.job_id else None
+    if job is None or job.state not in ACTIVE:
+        raise Conflict(f"document {document.name!r} has no ingestion queued or running to cancel")
+    if job.holder is None:
+        job.state = JobState.CANCELLED
+        _settle(document, Outcome(JobState.CANCELLED))
+    else:
+        job.cancel_requested = True
+    return document

@@ -1,0 +1,138 @@
+"""The ingestion worker every retrieval process runs: claim a job, parse, embed, publish.
+
+One job at a time per process (the embedder is the bottleneck and shares the CPU with
+searches). While a job runs, a reporter writes its progress and renews its lease twice a
+second and brings back a cancel, or the news that the job is no longer ours; the builder
+checks between embedding batches, so a cancel takes effect within one batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+
+from kbcore.errors import InvalidRequest
+from services.retrieval.ingest import Progress, VersionBuilder, VersionTarget, content_hash
+from services.retrieval.jobs.queue import MAX_ATTEMPTS, ClaimedJob, Control, JobQueue, Outcome
+from services.retrieval.jobs.states import JobState
+from services.retrieval.splitter import SplitParagraph
+
+log = logging.getLogger(__name__)
+
+Parser = Callable[[ClaimedJob], Sequence[SplitParagraph]]
+
+
+class IngestWorker:
+    def __init__(self, queue: JobQueue, builder: VersionBuilder, parse: Parser, poll_seconds: float) -> None:
+        self._queue = queue
+        self._builder = builder
+        self._parse = parse
+        self._poll = poll_seconds
+        self.holder = f"ingest-{uuid.uuid4().hex}"
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        """A job was queued in this process: look now rather than at the next poll."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                job = await self._queue.claim(self.holder)
+            except Exception:  # the database is away: try again at the next poll
+                log.exception("could not claim an ingestion job")
+                job = None
+            if job is not None:
+                await self.process(job)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._poll)
+            self._wake.clear()
+
+    async def drain(self) -> int:
+        """Process queued jobs until none is left to claim (the bench and offline loading, which
+        run no server); returns how many were processed."""
+        processed = 0
+        while (job := await self._queue.claim(self.holder)) is not None:
+            await self.process(job)
+            processed += 1
+        return processed
+
+    async def process(self, job: ClaimedJob) -> None:
+        target = VersionTarget(job.dataset_id, job.document_id, job.document_name, job.version)
+        if job.attempts > MAX_ATTEMPTS:
+            await self._end(job, target, Outcome(JobState.FAILED, error=_gave_up(job)))
+            return
+        progress = Progress(JobState.PARSING)
+        reporter = asyncio.create_task(self._report(job, progress))
+        outcome: Outcome | None
+        try:
+            outcome = await self._build(job, target, progress)
+        except InvalidRequest as exc:
+            outcome = Outcome(JobState.FAILED, error=str(exc))
+        except Exception:
+            log.exception("ingestion job %s of document %s failed", job.id, job.document_id)
+            outcome = Outcome(
+                JobState.FAILED, error="an internal error stopped the ingestion; the service log has the details"
+            )
+        finally:
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+        if outcome is not None:  # None: another process took the job over, or the document is gone
+            await self._end(job, target, outcome)
+
+    async def _build(self, job: ClaimedJob, target: VersionTarget, progress: Progress) -> Outcome | None:
+        paragraphs = await asyncio.to_thread(self._parse, job)
+        if not progress.go_on:
+            return await self._stopped(progress, target)
+        progress.state = JobState.EMBEDDING
+        if not await self._builder.stage(target, paragraphs, progress):
+            return await self._stopped(progress, target)
+        await self._builder.publish(target)
+        return Outcome(
+            JobState.READY,
+            published=True,
+            paragraph_count=len(paragraphs),
+            char_length=sum(len(p.content) for p in paragraphs),
+            content_hash=content_hash(paragraphs),
+        )
+
+    async def _stopped(self, progress: Progress, target: VersionTarget) -> Outcome | None:
+        """Told to stop: a cancel ends the job (``_end`` drops what this version staged); a lost
+        lease leaves the job to the process that holds it now, which resumes from those points,
+        and a deleted document's points went with it."""
+        if progress.stopped_by == Control.CANCELLED:
+            return Outcome(JobState.CANCELLED)
+        if progress.stopped_by == Control.DELETED:
+            await self._builder.drop(target)
+        return None
+
+    async def _end(self, job: ClaimedJob, target: VersionTarget, outcome: Outcome) -> None:
+        if outcome.state != JobState.READY:
+            await self._builder.drop(target)  # nothing half-built stays in the store
+        if not await self._queue.finish(job, self.holder, outcome):
+            log.info("ingestion job %s ended elsewhere (taken over or deleted)", job.id)
+
+    async def _report(self, job: ClaimedJob, progress: Progress) -> None:
+        every = min(0.5, self._queue.lease_seconds / 3)
+        while True:
+            try:
+                control = await self._queue.report(job, self.holder, progress.state, progress.done, progress.total)
+            except Exception:  # the database is away: the lease runs on; try again
+                log.exception("could not report the progress of ingestion job %s", job.id)
+                control = Control.GO
+            if control != Control.GO:
+                progress.go_on, progress.stopped_by = False, control
+                return
+            await asyncio.sleep(every)
+
+
+def _gave_up(job: ClaimedJob) -> str:
+    return (
+        f"ingestion stopped {job.attempts - 1} times without finishing (the retrieval service "
+        "restarted while it ran); upload the file again to retry"
+    )

@@ -1,0 +1,321 @@
+"""Ingestion as background jobs, through real retrieval servers on their own vector store: an
+upload returns queued, a job survives its process stopping mid-way and resumes with one version
+of the paragraphs, two workers never process one job twice, a cancel or a failure leaves nothing
+searchable, and a search never sees a version that is still being built."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from kb.common.v1 import common_pb2
+from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from kbcore.db.engine import create_engine, run_read, session_factory
+from kbcore.db.models import IngestJob
+from kbcore.grpc_client import open_channel
+from kbcore.grpc_server import RunningServer
+from kbcore.settings import Settings
+from services.retrieval.embeddings import Embedder
+from tests.fixtures.documents import scanned_pdf
+from services.retrieval.server import RetrievalDeps, create_server
+from services.retrieval.store.base import VectorStore
+from services.retrieval.store.factory import open_vector_store
+
+KEYWORD = common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_KEYWORD, top_n=50)
+READY, FAILED = pb.DOCUMENT_STATUS_READY, pb.DOCUMENT_STATUS_FAILED
+
+
+class GatedEmbedder:
+    """The real embedder, counting what it embeds, that can be held before a batch (to stop a
+    job in the middle) and slowed down."""
+
+    def __init__(self, inner: Embedder, pause: float = 0.0) -> None:
+        self._inner = inner
+        self.embedded = 0
+        self.open = asyncio.Event()
+        self.open.set()
+        self.pause = pause
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        await self.open.wait()
+        if self.pause:
+            await asyncio.sleep(self.pause)
+        self.embedded += len(texts)
+        return await self._inner.embed_passages(texts)
+
+    async def embed_query(self, text: str) -> list[float]:
+        return await self._inner.embed_query(text)
+
+    async def close(self) -> None:
+        pass
+
+
+@dataclasses.dataclass
+class Node:
+    server: RunningServer
+    stub: pb_grpc.RetrievalServiceStub
+    embedder: GatedEmbedder
+    channel: object
+
+    stopped: bool = False
+
+    async def stop(self) -> None:
+        """Stop the server and its worker at once, as a crash would (idempotent)."""
+        if not self.stopped:
+            self.stopped = True
+            await self.server.stop(grace=0)
+            await self.channel.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+async def own_store(tmp_path: Path) -> AsyncIterator[VectorStore]:
+    """A vector store of the test's own: the suite's stack runs a worker too, and workers only
+    claim jobs of their own store, so these jobs are processed by the servers started here."""
+    store = await open_vector_store(qdrant_url=None, qdrant_api_key=None, edge_path=tmp_path / "edge", dimension=384)
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+async def start_node(settings: Settings, sessions, own_store: VectorStore, embedder: Embedder, offline_model):
+    started: list[Node] = []
+    quick = dataclasses.replace(settings, ingest_lease_seconds=1.0, ingest_poll_seconds=0.1)
+
+    async def start(pause: float = 0.0, node_sessions=None) -> Node:
+        gated = GatedEmbedder(embedder, pause)
+        deps = RetrievalDeps(node_sessions or sessions, own_store, gated, offline_model)
+        server = await create_server(quick, deps, port=0)
+        channel = open_channel(f"127.0.0.1:{server.port}")
+        node = Node(server, pb_grpc.RetrievalServiceStub(channel), gated, channel)
+        started.append(node)
+        return node
+
+    yield start
+    for node in started:
+        await node.stop()
+
+
+def paragraphs_doc(count: int, word: str = "段落") -> pb.ParagraphList:
+    return pb.ParagraphList(
+        paragraphs=[
+            pb.ParagraphInput(title=f"第{i}节", content=f"{word}{i}：这是第{i}条规定的内容。") for i in range(count)
+        ]
+    )
+
+
+async def dataset(stub: pb_grpc.RetrievalServiceStub, unique: str) -> str:
+    created = await stub.CreateDataset(pb.CreateDatasetRequest(name=f"jobs-{unique}"))
+    return str(created.dataset.id)
+
+
+async def wait_for(stub, dataset_id: str, document_id: str, done, timeout: float = 60) -> pb.Document:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        document = await stub.GetDocument(pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id))
+        if done(document):
+            return document  # type: ignore[no-any-return]
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"document never reached the expected state: {document}")
+        await asyncio.sleep(0.05)
+
+
+def finished(document: pb.Document) -> bool:
+    return document.status in (READY, FAILED)
+
+
+async def hits(stub, dataset_id: str, query: str) -> list[str]:
+    reply = await stub.Search(pb.SearchRequest(dataset_ids=[dataset_id], query=query, search=KEYWORD))
+    return [p.content for p in reply.paragraphs]
+
+
+async def jobs_of(sessions, document_id: str) -> list[IngestJob]:
+    return await run_read(
+        sessions, lambda s: list(s.scalars(select(IngestJob).where(IngestJob.document_id == document_id)).all())
+    )
+
+
+async def test_upload_returns_queued_and_the_document_becomes_ready(start_node, unique, own_store) -> None:
+    node = await start_node()
+    try:
+        dataset_id = await dataset(node.stub, unique)
+        reply = await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规定", paragraphs=paragraphs_doc(40))
+        )
+        [queued] = reply.documents
+        assert queued.status == pb.DOCUMENT_STATUS_QUEUED and queued.paragraph_count == 0
+        ready = await wait_for(node.stub, dataset_id, queued.id, finished)
+        assert (ready.status, ready.paragraph_count, ready.error) == (READY, 40, "")
+        assert await own_store.count(dataset_id, queued.id) == 40
+        assert "段落7：这是第7条规定的内容。" in await hits(node.stub, dataset_id, "段落7")
+    finally:
+        await node.stop()
+
+
+async def test_a_job_stopped_midway_resumes_in_another_process_with_one_version(
+    start_node, unique, own_store, sessions
+) -> None:
+    first = await start_node(pause=0.05)
+    dataset_id = await dataset(first.stub, unique)
+    reply = await first.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="长文", paragraphs=paragraphs_doc(96))
+    )
+    document_id = reply.documents[0].id
+    await wait_for(first.stub, dataset_id, document_id, lambda d: d.progress_done >= 32)
+    first.embedder.open.clear()  # hold its next batch, then stop the process under it
+    await first.stop()
+    assert 32 <= await own_store.count(dataset_id, document_id) < 96
+
+    second = await start_node()
+    try:
+        ready = await wait_for(second.stub, dataset_id, document_id, finished)
+        assert (ready.status, ready.paragraph_count) == (READY, 96)
+        assert await own_store.count(dataset_id, document_id) == 96, "one version, no orphans"
+        assert second.embedder.embedded <= 96 - 32, "the second process resumed, it did not start over"
+        [job] = await jobs_of(sessions, document_id)
+        assert job.attempts == 2 and job.state == "ready"
+    finally:
+        await second.stop()
+
+
+async def test_a_version_being_built_is_never_searched(start_node, unique, own_store) -> None:
+    node = await start_node()
+    try:
+        dataset_id = await dataset(node.stub, unique)
+        old = await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(20, "旧版"))
+        )
+        document_id = old.documents[0].id
+        await wait_for(node.stub, dataset_id, document_id, finished)
+        node.embedder.pause = 0.2
+        await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(40, "新版"))
+        )
+        await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
+        assert await hits(node.stub, dataset_id, "新版") == []
+        assert len(await hits(node.stub, dataset_id, "旧版")) == 20
+        node.embedder.pause = 0.0
+        ready = await wait_for(
+            node.stub, dataset_id, document_id, lambda d: d.status == READY and d.paragraph_count == 40
+        )
+        assert ready.paragraph_count == 40
+        assert await hits(node.stub, dataset_id, "旧版") == []
+        assert len(await hits(node.stub, dataset_id, "新版")) == 40
+        assert await own_store.count(dataset_id, document_id) == 40
+    finally:
+        await node.stop()
+
+
+async def test_two_workers_on_one_queue_process_every_job_once(
+    start_node, unique, own_store, sessions, database_url
+) -> None:
+    engine = create_engine(database_url)  # the second process's own connections
+    first = await start_node()
+    second = await start_node(node_sessions=session_factory(engine))
+    try:
+        dataset_id = await dataset(first.stub, unique)
+        submitted = [
+            (
+                await (first if i % 2 else second).stub.SubmitDocuments(
+                    pb.SubmitDocumentsRequest(
+                        dataset_id=dataset_id, name=f"文档{i}", paragraphs=paragraphs_doc(6, f"文档{i}段")
+                    )
+                )
+            )
+            .documents[0]
+            .id
+            for i in range(20)
+        ]
+        for document_id in submitted:
+            ready = await wait_for(first.stub, dataset_id, document_id, finished)
+            assert ready.status == READY
+        assert await own_store.count(dataset_id) == 20 * 6, "no duplicate points"
+        assert first.embedder.embedded + second.embedder.embedded == 20 * 6, "no document embedded twice"
+        for document_id in submitted:
+            [job] = await jobs_of(sessions, document_id)
+            assert job.attempts == 1, "claimed once"
+    finally:
+        await first.stop()
+        await second.stop()
+        await engine.dispose()
+
+
+async def test_cancel_drops_the_new_version_and_keeps_the_served_one(start_node, unique, own_store) -> None:
+    node = await start_node()
+    try:
+        dataset_id = await dataset(node.stub, unique)
+        fresh = await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="新文档", paragraphs=paragraphs_doc(64))
+        )
+        new_id = fresh.documents[0].id
+        await wait_for(node.stub, dataset_id, new_id, lambda d: d.progress_done >= 16)
+        node.embedder.open.clear()
+        await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=new_id))
+        node.embedder.open.set()
+        cancelled = await wait_for(node.stub, dataset_id, new_id, finished)
+        assert cancelled.status == FAILED and "cancel" in cancelled.error
+        assert await own_store.count(dataset_id, new_id) == 0
+
+        served = await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(8, "旧"))
+        )
+        served_id = served.documents[0].id
+        await wait_for(node.stub, dataset_id, served_id, finished)
+        node.embedder.open.clear()
+        await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(30, "新"))
+        )
+        await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=served_id))
+        node.embedder.open.set()
+        kept = await wait_for(node.stub, dataset_id, served_id, finished)
+        assert (kept.status, kept.paragraph_count, kept.error) == (READY, 8, "")
+        assert await own_store.count(dataset_id, served_id) == 8
+        assert len(await hits(node.stub, dataset_id, "旧")) == 8
+    finally:
+        await node.stop()
+
+
+async def test_a_document_that_cannot_be_parsed_fails_with_its_reason(start_node, unique, own_store) -> None:
+    node = await start_node()
+    try:
+        dataset_id = await dataset(node.stub, unique)
+        reply = await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(
+                dataset_id=dataset_id, file=pb.FileContent(filename="扫描件.pdf", data=scanned_pdf())
+            )
+        )
+        failed = await wait_for(node.stub, dataset_id, reply.documents[0].id, finished)
+        assert failed.status == FAILED and "text layer" in failed.error, failed
+        assert "Traceback" not in failed.error
+        assert await own_store.count(dataset_id, reply.documents[0].id) == 0
+    finally:
+        await node.stop()
+
+
+async def test_deleting_a_document_while_it_is_embedded_leaves_no_points(start_node, unique, own_store) -> None:
+    node = await start_node(pause=0.05)
+    try:
+        dataset_id = await dataset(node.stub, unique)
+        reply = await node.stub.SubmitDocuments(
+            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="删", paragraphs=paragraphs_doc(96))
+        )
+        document_id = reply.documents[0].id
+        await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
+        await node.stub.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id))
+        for _ in range(60):
+            await asyncio.sleep(0.1)
+            if await own_store.count(dataset_id, document_id) == 0 and node.embedder.embedded < 96:
+                break
+        await asyncio.sleep(1.0)  # the worker's next report finds the job gone and drops the rest
+        assert await own_store.count(dataset_id, document_id) == 0
+    finally:
+        await node.stop()

@@ -1,0 +1,56 @@
+"""PDF parsing on files written by reportlab: Chinese text, headings, tables, and the refusals."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
+from tests.fixtures import documents
+
+LIMITS = ParseLimits()
+
+
+def test_chinese_pdf_keeps_its_headings_as_titles_and_its_table_whole() -> None:
+    parsed = parse_document("手册.pdf", documents.chinese_pdf(), LIMITS)
+    assert parsed.title == "星澜净水器使用手册"
+    install = next(p for p in parsed.paragraphs if "进水压力" in p.content)
+    assert install.title == "一、安装说明"
+    table = next(p for p in parsed.paragraphs if documents.PDF_TABLE_VALUE in p.content)
+    assert table.title == "二、价格与保修"
+    assert table.content.startswith("| 型号 | 价格 | 保修期 |\n| --- | --- | --- |")
+    assert f"| XL-200 | {documents.PDF_TABLE_VALUE} | 三年 |" in table.content
+    assert not any(p.content in ("一、安装说明", "星澜净水器使用手册") for p in parsed.paragraphs)
+
+
+def test_a_scanned_pdf_is_refused_as_having_no_text_layer() -> None:
+    with pytest.raises(DocumentRejected, match="no text layer: it looks scanned"):
+        parse_document("扫描件.pdf", documents.scanned_pdf(), LIMITS)
+
+
+def test_an_encrypted_pdf_is_refused_with_the_reason() -> None:
+    with pytest.raises(DocumentRejected, match=r"'secret\.pdf' is encrypted \(password-protected\)"):
+        parse_document("secret.pdf", documents.encrypted_pdf(), LIMITS)
+
+
+def test_a_damaged_pdf_is_refused_as_damaged() -> None:
+    with pytest.raises(DocumentRejected, match="damaged: it cannot be read as a PDF"):
+        parse_document("bad.pdf", b"%PDF-1.7\n" + b"garbage " * 100, LIMITS)
+
+
+def test_a_300_page_pdf_parses_within_a_bounded_time_with_chapter_titles() -> None:
+    data = documents.big_pdf(300)
+    started = time.perf_counter()
+    parsed = parse_document("report.pdf", data, LIMITS)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 60, f"300 pages took {elapsed:.1f} s"
+    assert len(parsed.paragraphs) >= 300
+    last = parsed.paragraphs[-1]
+    assert last.title == "第30章 运行维护规程" and "第300页第40行" in last.content
+    assert all(len(p.content) <= 600 for p in parsed.paragraphs)
+
+
+def test_too_many_paragraphs_are_refused_with_the_limit() -> None:
+    with pytest.raises(DocumentRejected, match="at most 100"):
+        parse_document("report.pdf", documents.big_pdf(30), ParseLimits(max_paragraphs=100))
