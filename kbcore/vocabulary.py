@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Generic, TypeVar, cast
 
+from kb.chat.v1 import chat_service_pb2
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2
 
@@ -48,3 +49,5 @@ RECORD_SOURCE: EnumNames[common_pb2.RecordSource] = EnumNames(common_pb2.RecordS
 SEARCH_MODE: EnumNames[common_pb2.SearchMode] = EnumNames(common_pb2.SearchMode)
 ROLE: EnumNames[common_pb2.Role] = EnumNames(common_pb2.Role)
 DOCUMENT_STATUS: EnumNames[retrieval_service_pb2.DocumentStatus] = EnumNames(retrieval_service_pb2.DocumentStatus)
+LOG_SOURCE: EnumNames[chat_service_pb2.LogSource] = EnumNames(chat_service_pb2.LogSource)
+VOTE: EnumNames[chat_service_pb2.Vote] = EnumNames(chat_service_pb2.Vote)

@@ -146,7 +146,10 @@ class ChatRecord(Base):
     """One question and its answer; raw records are never deleted, compaction only summarises them."""
 
     __tablename__ = "chat_record"
-    __table_args__ = (Index("ix_chat_record_chat_id_id", "chat_id", "id"),)
+    __table_args__ = (
+        Index("ix_chat_record_chat_id_id", "chat_id", "id"),
+        Index("ix_chat_record_created_at", "created_at"),
+    )
     id: Mapped[int] = mapped_column(RecordId, primary_key=True, autoincrement=True)
     chat_id: Mapped[str] = mapped_column(ForeignKey("chat.id", ondelete="CASCADE"))
     question: Mapped[str] = mapped_column(Text)
@@ -161,6 +164,31 @@ class ChatRecord(Base):
     holder: Mapped[str] = mapped_column(String(64), default="")  # the lease holder that runs it
     # False once a re_chat replaced this answer: it stays in the log but leaves the model's history.
     in_history: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+    # The log's filters (issue 16), copied out of ``details`` when the record is saved, because
+    # JSON cannot be filtered alike on SQLite and PostgreSQL: the stop reason's wire name,
+    # whether the evidence was sufficient (None: retrieval never ran), rounds used, where the
+    # question came from (the wire name of kb.chat.v1.LogSource) and who asked (an API key's
+    # id or a visitor's id), and the paragraphs an operator wrote to improve the answer.
+    stop_reason: Mapped[str] = mapped_column(String(32), default="", server_default="")
+    sufficient: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    rounds: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    log_source: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    caller_ref: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    improved_paragraph_ids: Mapped[list[str] | None] = mapped_column(JSON, nullable=True, default=list)
+
+
+class RecordVote(Base):
+    """One caller's vote on one record (changeable, so one row per record and voter)."""
+
+    __tablename__ = "chat_record_vote"
+    __table_args__ = (UniqueConstraint("record_id", "voter", name="uq_vote_record_voter"),)
+    id: Mapped[int] = mapped_column(RecordId, primary_key=True, autoincrement=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("chat_record.id", ondelete="CASCADE"), index=True)
+    voter: Mapped[str] = mapped_column(String(80))  # "operator", "key:<id>", "visitor:<id>"
+    vote: Mapped[str] = mapped_column(String(8))  # the wire name of kb.chat.v1.Vote: up, down
+    reason: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
@@ -200,6 +228,9 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(24))  # enough to tell keys apart in a list
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    use_count: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class AccessToken(Base):
@@ -214,6 +245,9 @@ class AccessToken(Base):
     daily_cap: Mapped[int] = mapped_column(Integer, default=1000, server_default="1000")
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    use_count: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Visitor(Base):
