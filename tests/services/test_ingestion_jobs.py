@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+import grpc
 import pytest
 from sqlalchemy import select
 
@@ -22,10 +23,18 @@ from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer
 from kbcore.settings import Settings
 from services.retrieval.embeddings import Embedder
-from tests.fixtures.documents import scanned_pdf
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
+from tests.fixtures.documents import (
+    docx_with_headings_and_table,
+    scanned_pdf,
+    xlsx_price_list,
+    zip_bomb,
+    zip_of,
+    zip_of_many,
+)
+from tests.grpc_status import status_of
 
 KEYWORD = common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_KEYWORD, top_n=50)
 READY, FAILED = pb.DOCUMENT_STATUS_READY, pb.DOCUMENT_STATUS_FAILED
@@ -146,19 +155,16 @@ async def jobs_of(sessions, document_id: str) -> list[IngestJob]:
 
 async def test_upload_returns_queued_and_the_document_becomes_ready(start_node, unique, own_store) -> None:
     node = await start_node()
-    try:
-        dataset_id = await dataset(node.stub, unique)
-        reply = await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规定", paragraphs=paragraphs_doc(40))
-        )
-        [queued] = reply.documents
-        assert queued.status == pb.DOCUMENT_STATUS_QUEUED and queued.paragraph_count == 0
-        ready = await wait_for(node.stub, dataset_id, queued.id, finished)
-        assert (ready.status, ready.paragraph_count, ready.error) == (READY, 40, "")
-        assert await own_store.count(dataset_id, queued.id) == 40
-        assert "段落7：这是第7条规定的内容。" in await hits(node.stub, dataset_id, "段落7")
-    finally:
-        await node.stop()
+    dataset_id = await dataset(node.stub, unique)
+    reply = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规定", paragraphs=paragraphs_doc(40))
+    )
+    [queued] = reply.documents
+    assert queued.status == pb.DOCUMENT_STATUS_QUEUED and queued.paragraph_count == 0
+    ready = await wait_for(node.stub, dataset_id, queued.id, finished)
+    assert (ready.status, ready.paragraph_count, ready.error) == (READY, 40, "")
+    assert await own_store.count(dataset_id, queued.id) == 40
+    assert "段落7：这是第7条规定的内容。" in await hits(node.stub, dataset_id, "段落7")
 
 
 async def test_a_job_stopped_midway_resumes_in_another_process_with_one_version(
@@ -176,43 +182,35 @@ async def test_a_job_stopped_midway_resumes_in_another_process_with_one_version(
     assert 32 <= await own_store.count(dataset_id, document_id) < 96
 
     second = await start_node()
-    try:
-        ready = await wait_for(second.stub, dataset_id, document_id, finished)
-        assert (ready.status, ready.paragraph_count) == (READY, 96)
-        assert await own_store.count(dataset_id, document_id) == 96, "one version, no orphans"
-        assert second.embedder.embedded <= 96 - 32, "the second process resumed, it did not start over"
-        [job] = await jobs_of(sessions, document_id)
-        assert job.attempts == 2 and job.state == "ready"
-    finally:
-        await second.stop()
+    ready = await wait_for(second.stub, dataset_id, document_id, finished)
+    assert (ready.status, ready.paragraph_count) == (READY, 96)
+    assert await own_store.count(dataset_id, document_id) == 96, "one version, no orphans"
+    assert second.embedder.embedded <= 96 - 32, "the second process resumed, it did not start over"
+    [job] = await jobs_of(sessions, document_id)
+    assert job.attempts == 2 and job.state == "ready"
 
 
 async def test_a_version_being_built_is_never_searched(start_node, unique, own_store) -> None:
     node = await start_node()
-    try:
-        dataset_id = await dataset(node.stub, unique)
-        old = await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(20, "旧版"))
-        )
-        document_id = old.documents[0].id
-        await wait_for(node.stub, dataset_id, document_id, finished)
-        node.embedder.pause = 0.2
-        await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(40, "新版"))
-        )
-        await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
-        assert await hits(node.stub, dataset_id, "新版") == []
-        assert len(await hits(node.stub, dataset_id, "旧版")) == 20
-        node.embedder.pause = 0.0
-        ready = await wait_for(
-            node.stub, dataset_id, document_id, lambda d: d.status == READY and d.paragraph_count == 40
-        )
-        assert ready.paragraph_count == 40
-        assert await hits(node.stub, dataset_id, "旧版") == []
-        assert len(await hits(node.stub, dataset_id, "新版")) == 40
-        assert await own_store.count(dataset_id, document_id) == 40
-    finally:
-        await node.stop()
+    dataset_id = await dataset(node.stub, unique)
+    old = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(20, "旧版"))
+    )
+    document_id = old.documents[0].id
+    await wait_for(node.stub, dataset_id, document_id, finished)
+    node.embedder.pause = 0.2
+    await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(40, "新版"))
+    )
+    await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
+    assert await hits(node.stub, dataset_id, "新版") == []
+    assert len(await hits(node.stub, dataset_id, "旧版")) == 20
+    node.embedder.pause = 0.0
+    ready = await wait_for(node.stub, dataset_id, document_id, lambda d: d.status == READY and d.paragraph_count == 40)
+    assert ready.paragraph_count == 40
+    assert await hits(node.stub, dataset_id, "旧版") == []
+    assert len(await hits(node.stub, dataset_id, "新版")) == 40
+    assert await own_store.count(dataset_id, document_id) == 40
 
 
 async def test_two_workers_on_one_queue_process_every_job_once(
@@ -221,101 +219,121 @@ async def test_two_workers_on_one_queue_process_every_job_once(
     engine = create_engine(database_url)  # the second process's own connections
     first = await start_node()
     second = await start_node(node_sessions=session_factory(engine))
-    try:
-        dataset_id = await dataset(first.stub, unique)
-        submitted = [
-            (
-                await (first if i % 2 else second).stub.SubmitDocuments(
-                    pb.SubmitDocumentsRequest(
-                        dataset_id=dataset_id, name=f"文档{i}", paragraphs=paragraphs_doc(6, f"文档{i}段")
-                    )
+    dataset_id = await dataset(first.stub, unique)
+    submitted = [
+        (
+            await (first if i % 2 else second).stub.SubmitDocuments(
+                pb.SubmitDocumentsRequest(
+                    dataset_id=dataset_id, name=f"文档{i}", paragraphs=paragraphs_doc(6, f"文档{i}段")
                 )
             )
-            .documents[0]
-            .id
-            for i in range(20)
-        ]
-        for document_id in submitted:
-            ready = await wait_for(first.stub, dataset_id, document_id, finished)
-            assert ready.status == READY
-        assert await own_store.count(dataset_id) == 20 * 6, "no duplicate points"
-        assert first.embedder.embedded + second.embedder.embedded == 20 * 6, "no document embedded twice"
-        for document_id in submitted:
-            [job] = await jobs_of(sessions, document_id)
-            assert job.attempts == 1, "claimed once"
-    finally:
-        await first.stop()
-        await second.stop()
-        await engine.dispose()
+        )
+        .documents[0]
+        .id
+        for i in range(20)
+    ]
+    for document_id in submitted:
+        ready = await wait_for(first.stub, dataset_id, document_id, finished)
+        assert ready.status == READY
+    assert await own_store.count(dataset_id) == 20 * 6, "no duplicate points"
+    assert first.embedder.embedded + second.embedder.embedded == 20 * 6, "no document embedded twice"
+    for document_id in submitted:
+        [job] = await jobs_of(sessions, document_id)
+        assert job.attempts == 1, "claimed once"
+    await second.stop()  # before its connections go
+    await engine.dispose()
 
 
 async def test_cancel_drops_the_new_version_and_keeps_the_served_one(start_node, unique, own_store) -> None:
     node = await start_node()
-    try:
-        dataset_id = await dataset(node.stub, unique)
-        fresh = await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="新文档", paragraphs=paragraphs_doc(64))
-        )
-        new_id = fresh.documents[0].id
-        await wait_for(node.stub, dataset_id, new_id, lambda d: d.progress_done >= 16)
-        node.embedder.open.clear()
-        await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=new_id))
-        node.embedder.open.set()
-        cancelled = await wait_for(node.stub, dataset_id, new_id, finished)
-        assert cancelled.status == FAILED and "cancel" in cancelled.error
-        assert await own_store.count(dataset_id, new_id) == 0
+    dataset_id = await dataset(node.stub, unique)
+    fresh = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="新文档", paragraphs=paragraphs_doc(64))
+    )
+    new_id = fresh.documents[0].id
+    await wait_for(node.stub, dataset_id, new_id, lambda d: d.progress_done >= 16)
+    node.embedder.open.clear()
+    await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=new_id))
+    node.embedder.open.set()
+    cancelled = await wait_for(node.stub, dataset_id, new_id, finished)
+    assert cancelled.status == FAILED and "cancel" in cancelled.error
+    assert await own_store.count(dataset_id, new_id) == 0
 
-        served = await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(8, "旧"))
-        )
-        served_id = served.documents[0].id
-        await wait_for(node.stub, dataset_id, served_id, finished)
-        node.embedder.open.clear()
-        await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(30, "新"))
-        )
-        await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=served_id))
-        node.embedder.open.set()
-        kept = await wait_for(node.stub, dataset_id, served_id, finished)
-        assert (kept.status, kept.paragraph_count, kept.error) == (READY, 8, "")
-        assert await own_store.count(dataset_id, served_id) == 8
-        assert len(await hits(node.stub, dataset_id, "旧")) == 8
-    finally:
-        await node.stop()
+    served = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(8, "旧"))
+    )
+    served_id = served.documents[0].id
+    await wait_for(node.stub, dataset_id, served_id, finished)
+    node.embedder.open.clear()
+    await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(30, "新"))
+    )
+    await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=served_id))
+    node.embedder.open.set()
+    kept = await wait_for(node.stub, dataset_id, served_id, finished)
+    assert (kept.status, kept.paragraph_count, kept.error) == (READY, 8, "")
+    assert await own_store.count(dataset_id, served_id) == 8
+    assert len(await hits(node.stub, dataset_id, "旧")) == 8
 
 
 async def test_a_document_that_cannot_be_parsed_fails_with_its_reason(start_node, unique, own_store) -> None:
     node = await start_node()
-    try:
-        dataset_id = await dataset(node.stub, unique)
-        reply = await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(
-                dataset_id=dataset_id, file=pb.FileContent(filename="扫描件.pdf", data=scanned_pdf())
-            )
-        )
-        failed = await wait_for(node.stub, dataset_id, reply.documents[0].id, finished)
-        assert failed.status == FAILED and "text layer" in failed.error, failed
-        assert "Traceback" not in failed.error
-        assert await own_store.count(dataset_id, reply.documents[0].id) == 0
-    finally:
-        await node.stop()
+    dataset_id = await dataset(node.stub, unique)
+    reply = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, file=pb.FileContent(filename="扫描件.pdf", data=scanned_pdf()))
+    )
+    failed = await wait_for(node.stub, dataset_id, reply.documents[0].id, finished)
+    assert failed.status == FAILED and "text layer" in failed.error, failed
+    assert "Traceback" not in failed.error
+    assert await own_store.count(dataset_id, reply.documents[0].id) == 0
 
 
 async def test_deleting_a_document_while_it_is_embedded_leaves_no_points(start_node, unique, own_store) -> None:
     node = await start_node(pause=0.05)
-    try:
-        dataset_id = await dataset(node.stub, unique)
-        reply = await node.stub.SubmitDocuments(
-            pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="删", paragraphs=paragraphs_doc(96))
+    dataset_id = await dataset(node.stub, unique)
+    reply = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="删", paragraphs=paragraphs_doc(96))
+    )
+    document_id = reply.documents[0].id
+    await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
+    await node.stub.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id))
+    for _ in range(60):
+        await asyncio.sleep(0.1)
+        if await own_store.count(dataset_id, document_id) == 0 and node.embedder.embedded < 96:
+            break
+    await asyncio.sleep(1.0)  # the worker's next report finds the job gone and drops the rest
+    assert await own_store.count(dataset_id, document_id) == 0
+
+
+async def test_a_zip_becomes_one_document_per_supported_file_and_a_bomb_is_refused(
+    start_node, unique, own_store, sessions
+) -> None:
+    node = await start_node()
+    dataset_id = await dataset(node.stub, unique)
+    archive = zip_of(
+        {
+            "制度/考勤.md": "# 考勤制度\n\n上班时间为九点。".encode(),
+            "价格表.xlsx": xlsx_price_list(),
+            "说明.docx": docx_with_headings_and_table(),
+            "logo.png": b"\x89PNG\r\n\x1a\n",
+        }
+    )
+    reply = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, file=pb.FileContent(filename="资料.zip", data=archive))
+    )
+    assert sorted(d.name for d in reply.documents) == ["价格表", "制度/考勤", "说明"]
+    assert {d.source_type for d in reply.documents} == {"md", "xlsx", "docx"}
+    for document in reply.documents:
+        assert (await wait_for(node.stub, dataset_id, document.id, finished)).status == READY
+    assert "1280元" in " ".join(await hits(node.stub, dataset_id, "星澜净水器"))
+
+    before = await node.stub.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
+    for bomb in (zip_bomb(), zip_of_many(500)):
+        code, message = await status_of(
+            node.stub.SubmitDocuments(
+                pb.SubmitDocumentsRequest(dataset_id=dataset_id, file=pb.FileContent(filename="炸弹.zip", data=bomb))
+            )
         )
-        document_id = reply.documents[0].id
-        await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
-        await node.stub.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id))
-        for _ in range(60):
-            await asyncio.sleep(0.1)
-            if await own_store.count(dataset_id, document_id) == 0 and node.embedder.embedded < 96:
-                break
-        await asyncio.sleep(1.0)  # the worker's next report finds the job gone and drops the rest
-        assert await own_store.count(dataset_id, document_id) == 0
-    finally:
-        await node.stop()
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and message, message
+    after = await node.stub.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
+    assert len(after.documents) == len(before.documents), "a refused archive queues nothing"
