@@ -1,22 +1,31 @@
-"""``python -m cli ingest DATASET_ID|--create NAME FOLDER``: upload a folder's documents one
-by one, with a progress bar on stderr and a summary of documents and paragraphs."""
+"""``python -m cli ingest DATASET_ID|--create NAME PATH``: upload a folder's documents (or one
+file; a .zip is a batch of documents), then follow their ingestion until each is ready or
+failed, with a progress bar on stderr and a summary of documents and paragraphs on stdout.
+
+Uploads return at once (the server parses and embeds in the background), so the CLI polls the
+dataset's document list, one request per poll for every document, until none is queued,
+parsing or embedding. ``--no-wait`` stops after the uploads."""
 
 from __future__ import annotations
 
 import argparse
 import mimetypes
 import sys
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import httpx
 
 from cli.client import CliError, request_data
+from gateway.labels import DOCUMENT_STATUS_LABELS
+from kbcore.document_types import SUPPORTED_SUFFIXES
 
 BAR_WIDTH = 20
-DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")  # what the retrieval service can split
+RUNNING = frozenset({"queued", "parsing", "embedding"})  # a job still going; anything else is settled
+POLL_SECONDS = 0.5
 
 
 class ProgressBar:
@@ -53,36 +62,51 @@ class ProgressBar:
 
 @dataclass(frozen=True)
 class Upload:
+    """One file sent: the documents the server queued for it, or why it was refused."""
+
+    name: str
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One document (or one refused file) at the end: its paragraphs, or its error."""
+
     name: str
     paragraphs: int = 0
     error: str = ""
 
 
-def select_files(folder: Path, pattern: str | None) -> list[Path]:
-    """Sorted, hidden files left out. Without a pattern, the types the server can split; with
-    one, every match is sent and the server judges it (its refusal is then reported)."""
+def select_files(path: Path, pattern: str | None) -> list[Path]:
+    """One file as given; a folder's files sorted, hidden ones left out. Without a pattern, the
+    types the server takes in; with one, every match is sent and the server judges it (its
+    refusal is then reported)."""
+    if path.is_file():
+        return [path]
     if pattern:
-        candidates = folder.glob(pattern)
+        candidates = path.glob(pattern)
     else:
-        candidates = (p for p in folder.iterdir() if p.suffix.lower() in DOCUMENT_SUFFIXES)
+        candidates = (p for p in path.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES)
     return sorted(p for p in candidates if p.is_file() and not p.name.startswith("."))
 
 
 def upload_file(client: httpx.Client, dataset_id: str, path: Path) -> Upload:
-    """One file; a refusal is returned, not raised, so the other files still go."""
+    """One file; a refusal is returned, not raised, so the other files still go. A .zip is
+    answered with the list of its documents, any other file with its one document."""
     try:
         content = path.read_bytes()
     except OSError as exc:
         return Upload(path.name, error=f"cannot read: {exc.strerror or exc}")
     mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     try:
-        document = request_data(
+        answer = request_data(
             client, "POST", f"/api/dataset/{dataset_id}/document", files={"file": (path.name, content, mime)}
         )
     except CliError as exc:
         return Upload(path.name, error=str(exc))
-    count = document.get("paragraph_count", 0) if isinstance(document, dict) else 0
-    return Upload(path.name, paragraphs=int(count))
+    documents = answer if isinstance(answer, list) else [answer]
+    return Upload(path.name, [d for d in documents if isinstance(d, dict) and d.get("id")])
 
 
 def resolve_dataset(client: httpx.Client, dataset_id: str | None, create: str | None) -> str:
@@ -100,15 +124,7 @@ def resolve_dataset(client: httpx.Client, dataset_id: str | None, create: str | 
     return dataset_id
 
 
-def run_ingest(client: httpx.Client, args: argparse.Namespace) -> int:
-    folder = Path(args.folder)
-    if not folder.is_dir():
-        raise CliError(f"{folder} is not a folder")
-    files = select_files(folder, args.pattern)
-    if not files:  # checked before --create, so a wrong folder leaves no empty dataset behind
-        what = repr(args.pattern) if args.pattern else "/".join(DOCUMENT_SUFFIXES) + " files"
-        raise CliError(f"nothing to upload: no {what} in {folder}")
-    dataset_id = resolve_dataset(client, args.dataset_id, args.create)
+def upload_all(client: httpx.Client, dataset_id: str, files: Sequence[Path]) -> list[Upload]:
     bar = ProgressBar(len(files), sys.stderr)
     uploads: list[Upload] = []
     for index, path in enumerate(files, 1):
@@ -116,17 +132,87 @@ def run_ingest(client: httpx.Client, args: argparse.Namespace) -> int:
         upload = upload_file(client, dataset_id, path)
         uploads.append(upload)
         bar.finished(index, path.name, upload.error)
-    print(summary(dataset_id, uploads))
-    return 1 if any(u.error for u in uploads) else 0
+    return uploads
+
+
+def status_label(document: dict[str, Any]) -> str:
+    """``name 向量化中 120/300``: the document's status in the page's words, with its progress."""
+    status = str(document.get("status", ""))
+    words = DOCUMENT_STATUS_LABELS.get(status, status)
+    progress = document.get("progress") or {}
+    total = int(progress.get("total") or 0)
+    counted = f" {int(progress.get('done') or 0)}/{total}" if total else ""
+    return f"{document.get('name', '')} {words}{counted}"
+
+
+def settle(document: dict[str, Any] | None, name: str) -> Outcome:
+    if document is None:
+        return Outcome(name, error="the document was deleted while it was being ingested")
+    if document.get("status") == "ready":
+        return Outcome(name, paragraphs=int(document.get("paragraph_count") or 0))
+    return Outcome(name, error=str(document.get("error") or f"ingestion ended as {document.get('status')!r}"))
+
+
+def wait_for_documents(client: httpx.Client, dataset_id: str, documents: Sequence[dict[str, Any]]) -> list[Outcome]:
+    """Poll the dataset's document list until none of these is still running; a bar over the
+    documents, the one in flight shown with its status and paragraphs embedded."""
+    pending = {str(d["id"]): str(d.get("name", "")) for d in documents}
+    bar = ProgressBar(len(pending), sys.stderr)
+    outcomes: list[Outcome] = []
+    current = {str(d["id"]): d for d in documents}
+    while True:
+        for document_id, name in list(pending.items()):
+            document = current.get(document_id)
+            if document is None or document.get("status") not in RUNNING:
+                outcome = settle(document, name)
+                outcomes.append(outcome)
+                del pending[document_id]
+                ready = DOCUMENT_STATUS_LABELS.get("ready", "ready")
+                bar.finished(len(outcomes), f"{name} {ready}" if not outcome.error else name, outcome.error)
+        if not pending:
+            return outcomes
+        running = [current[i] for i in pending]
+        bar.starting(len(outcomes), status_label(max(running, key=lambda d: d.get("status") == "embedding")))
+        time.sleep(POLL_SECONDS)
+        listed = request_data(client, "GET", f"/api/dataset/{dataset_id}/document")
+        current = {str(d.get("id")): d for d in listed if isinstance(d, dict)} if isinstance(listed, list) else {}
+
+
+def run_ingest(client: httpx.Client, args: argparse.Namespace) -> int:
+    path = Path(args.folder)
+    if not path.exists():
+        raise CliError(f"{path} is neither a folder nor a file")
+    files = select_files(path, args.pattern)
+    if not files:  # checked before --create, so a wrong folder leaves no empty dataset behind
+        what = repr(args.pattern) if args.pattern else "/".join(SUPPORTED_SUFFIXES) + " files"
+        raise CliError(f"nothing to upload: no {what} in {path}")
+    dataset_id = resolve_dataset(client, args.dataset_id, args.create)
+    uploads = upload_all(client, dataset_id, files)
+    refused = [Outcome(u.name, error=u.error) for u in uploads if u.error]
+    documents = [d for u in uploads for d in u.documents]
+    if args.no_wait:
+        print(queued_summary(dataset_id, len(documents), refused))
+        return 1 if refused else 0
+    outcomes = wait_for_documents(client, dataset_id, documents) if documents else []
+    print(summary(dataset_id, [*outcomes, *refused]))
+    return 1 if any(o.error for o in (*outcomes, *refused)) else 0
 
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def summary(dataset_id: str, uploads: Sequence[Upload]) -> str:
-    done = [u for u in uploads if not u.error]
-    failed = [u.name for u in uploads if u.error]
-    paragraphs = sum(u.paragraphs for u in done)
+def _failures(failed: Sequence[Outcome]) -> str:
+    return f"; {len(failed)} failed: {', '.join(o.name for o in failed)}" if failed else ""
+
+
+def summary(dataset_id: str, outcomes: Sequence[Outcome]) -> str:
+    done = [o for o in outcomes if not o.error]
+    paragraphs = sum(o.paragraphs for o in done)
     line = f"dataset {dataset_id}: {plural(len(done), 'document')}, {plural(paragraphs, 'paragraph')}"
-    return f"{line}; {len(failed)} failed: {', '.join(failed)}" if failed else line
+    return line + _failures([o for o in outcomes if o.error])
+
+
+def queued_summary(dataset_id: str, queued: int, refused: Sequence[Outcome]) -> str:
+    """``--no-wait``: what was handed over; the documents are still being parsed and embedded."""
+    return f"dataset {dataset_id}: {plural(queued, 'document')} queued" + _failures(refused)

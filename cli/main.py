@@ -36,12 +36,21 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--chat", metavar="CHAT_ID", help="continue this chat (a follow-up) instead of opening one")
     ask.add_argument("--trace", action="store_true", help="then print the retrieval rounds and the stop reason")
 
-    ingest = commands.add_parser("ingest", help="upload a folder of .md/.txt files into a dataset")
+    ingest = commands.add_parser(
+        "ingest",
+        help="upload a folder of documents (PDF, Word, Excel, CSV, HTML, PowerPoint, Markdown, text, .zip) "
+        "into a dataset and wait until they are searchable",
+    )
     ingest.add_argument("dataset_id", metavar="DATASET_ID", nargs="?", help="the dataset (or use --create)")
-    ingest.add_argument("folder", metavar="FOLDER")
+    ingest.add_argument("folder", metavar="PATH", help="a folder of documents, or one file")
     ingest.add_argument("--create", metavar="NAME", help="create a dataset with this name first")
     ingest.add_argument(
-        "--pattern", metavar="GLOB", help="which files to send, e.g. '*.md' (default: every .md/.markdown/.txt file)"
+        "--pattern", metavar="GLOB", help="which files to send, e.g. '*.pdf' (default: every supported type)"
+    )
+    ingest.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="return once the files are uploaded, without waiting for them to be parsed and embedded",
     )
 
     evaluate = commands.add_parser(

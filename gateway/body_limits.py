@@ -7,7 +7,11 @@ OpenAI-compatible ones included (their 1 MiB is the JSON default).
 Why: bodies were read and validated before authentication with no limit, so one anonymous
 284 MB POST took the gateway from 74 MB to a 1.3 GB peak. (FastAPI's own ``max_body_size``
 swaps any response to a declared-oversize request for a plain-text one, losing both the MaxKB
-envelope and OpenAI's error shape, hence this small middleware.)"""
+envelope and OpenAI's error shape, hence this small middleware.)
+
+The upload route's limit is the operator's ``KB_UPLOAD_MAX_MB`` (plus the multipart framing),
+read from the app's settings; the route itself then checks the file alone against the same
+setting while reading it, so a file over the limit is refused (413) before it is forwarded."""
 
 from __future__ import annotations
 
@@ -20,23 +24,35 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.edge import refusal_body
+from kbcore.settings import Settings
 
 MiB = 1024 * 1024
 MAX_JSON_BODY_BYTES = 1 * MiB  # every JSON route; a question is at most 4000 tokens
-MAX_UPLOAD_BYTES = 20 * MiB  # one uploaded document file
-UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + MiB  # the file plus its multipart framing and fields
+MULTIPART_FRAMING_BYTES = MiB  # an upload's boundaries, part headers and small fields
 EVAL_BODY_BYTES = 8 * MiB  # up to 500 evaluation cases
 MAX_FORM_DATA_BYTES = 16 * 1024  # an ask's form_data, forwarded to the chat service as JSON
-# The routes that take more than a JSON request; everything else gets MAX_JSON_BODY_BYTES.
-ROUTE_LIMITS = (
-    (re.compile(r"^/api/dataset/[^/]+/document$"), UPLOAD_BODY_BYTES),
-    (re.compile(r"^/api/application/[^/]+/eval$"), EVAL_BODY_BYTES),
-)
+UPLOAD_ROUTE = re.compile(r"^/api/dataset/[^/]+/document$")
+# The other routes that take more than a JSON request; everything else gets MAX_JSON_BODY_BYTES.
+ROUTE_LIMITS = ((re.compile(r"^/api/application/[^/]+/eval$"), EVAL_BODY_BYTES),)
 LIMIT_SCOPE_KEY = "kb.body_limit"
 
 
-def limit_for(path: str) -> int:
+def upload_max_bytes(settings: Settings) -> int:
+    """The largest file (or archive) one upload may carry: ``KB_UPLOAD_MAX_MB``."""
+    return settings.upload_max_mb * MiB
+
+
+def limit_for(path: str, upload_bytes: int) -> int:
+    if UPLOAD_ROUTE.match(path):
+        return upload_bytes + MULTIPART_FRAMING_BYTES
     return next((limit for pattern, limit in ROUTE_LIMITS if pattern.match(path)), MAX_JSON_BODY_BYTES)
+
+
+def _app_settings(scope: Scope) -> Settings:
+    """The settings of the app this request is for (Starlette puts the app in the scope before
+    any middleware runs); the defaults for an app built without them."""
+    settings = getattr(getattr(scope.get("app"), "state", None), "settings", None)
+    return settings if isinstance(settings, Settings) else Settings()
 
 
 def _size(limit: int) -> str:
@@ -71,7 +87,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = scope[LIMIT_SCOPE_KEY] = limit_for(str(scope["path"]))
+        limit = scope[LIMIT_SCOPE_KEY] = limit_for(str(scope["path"]), upload_max_bytes(_app_settings(scope)))
         declared = Headers(scope=scope).get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             status, body = _too_large(str(scope["path"]), limit)

@@ -1,5 +1,5 @@
-"""The words people read: Chinese labels for stop reasons, record statuses and search modes,
-and the live progress wording (the seed's). The only copy — the pages load it as
+"""The words people read: Chinese labels for stop reasons, record statuses, search modes,
+document statuses and source types, and the live progress wording (the seed's). The only copy — the pages load it as
 ``/ui/labels.json`` and the CLI imports it. Keyed by proto values, so a label can only exist
 for a value the protos define, and its wire name comes from the descriptors."""
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from kb.common.v1 import common_pb2
-from kbcore.vocabulary import RECORD_STATUS, SEARCH_MODE, STOP_REASON
+from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.vocabulary import DOCUMENT_STATUS, RECORD_STATUS, SEARCH_MODE, STOP_REASON
 
 # The seed's table of stop reasons (§6.1).
 _STOP_REASONS = {
@@ -33,10 +34,35 @@ _SEARCH_MODES = {
     common_pb2.SEARCH_MODE_VECTOR: "向量",
     common_pb2.SEARCH_MODE_KEYWORD: "关键词",
 }
+_DOCUMENT_STATUSES = {
+    retrieval_pb.DOCUMENT_STATUS_QUEUED: "排队中",
+    retrieval_pb.DOCUMENT_STATUS_PARSING: "解析中",
+    retrieval_pb.DOCUMENT_STATUS_EMBEDDING: "向量化中",
+    retrieval_pb.DOCUMENT_STATUS_READY: "已就绪",
+    retrieval_pb.DOCUMENT_STATUS_FAILED: "失败",
+}
+# Where a document came from: a file's source type (kbcore.document_types.SOURCE_TYPES; a test
+# holds that each has a label), a web page by address, or paragraphs sent as JSON.
+_SOURCE_TYPES = {
+    "md": "Markdown",
+    "txt": "文本",
+    "pdf": "PDF",
+    "docx": "Word",
+    "xlsx": "Excel",
+    "xls": "Excel（xls）",
+    "csv": "CSV",
+    "html": "网页文件",
+    "pptx": "PowerPoint",
+    "zip": "压缩包",
+    "url": "网页",
+    "paragraphs": "手动录入",
+}
 
 STOP_REASON_LABELS = {STOP_REASON.name(value): label for value, label in _STOP_REASONS.items()}
 RECORD_STATUS_LABELS = {RECORD_STATUS.name(value): label for value, label in _RECORD_STATUSES.items()}
 SEARCH_MODE_LABELS = {SEARCH_MODE.name(value): label for value, label in _SEARCH_MODES.items()}
+DOCUMENT_STATUS_LABELS = {DOCUMENT_STATUS.name(value): label for value, label in _DOCUMENT_STATUSES.items()}
+SOURCE_TYPE_LABELS = dict(_SOURCE_TYPES)
 STOP_REASON_FALLBACK = "已完成"
 
 # One line per agent_status phase; {placeholders} are the payload's fields.
@@ -82,5 +108,7 @@ def labels_json() -> dict[str, Any]:
         "stop_reason_fallback": STOP_REASON_FALLBACK,
         "record_statuses": RECORD_STATUS_LABELS,
         "search_modes": SEARCH_MODE_LABELS,
+        "document_statuses": DOCUMENT_STATUS_LABELS,
+        "source_types": SOURCE_TYPE_LABELS,
         "progress": PROGRESS,
     }

@@ -1,6 +1,6 @@
 """The only place that knows MaxKB's HTTP shapes: a record with its trace, a retrieval round,
 a paragraph, a progress payload, an export row, an evaluation's scores, and the application,
-dataset and document objects. Routes call these; adding a field to the wire is the proto plus this module (plus
+dataset, document and managed-paragraph objects. Routes call these; adding a field to the wire is the proto plus this module (plus
 the page's JS when people should see it).
 
 Key order, spelling and rounding here are the wire format (the golden test holds them).
@@ -15,7 +15,8 @@ from google.protobuf.message import Message
 from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON, EnumNames
+from kbcore.document_types import SUPPORTED_SUFFIXES, SUPPORTED_TYPES_SENTENCE
+from kbcore.vocabulary import DOCUMENT_STATUS, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON, EnumNames
 
 # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
 SEARCH_MODE_ALIASES = {"embedding": "vector", "blend": "hybrid"}
@@ -246,6 +247,10 @@ def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
 
 
 def document_json(d: retrieval_pb.Document) -> dict[str, Any]:
+    """MaxKB's document fields, plus where its ingestion job is: ``status`` (``queued``,
+    ``parsing``, ``embedding``, ``ready``, ``failed``), ``progress`` (paragraphs embedded of the
+    job's total), the failure's ``error`` in words and the ``source_type`` it came from, so any
+    client can wait for ``ready`` by polling the document."""
     return {
         "id": d.id,
         "dataset_id": d.dataset_id,
@@ -253,4 +258,77 @@ def document_json(d: retrieval_pb.Document) -> dict[str, Any]:
         "paragraph_count": d.paragraph_count,
         "char_length": d.char_length,
         "create_time": d.created_at,
+        "status": DOCUMENT_STATUS.name(d.status) or UNKNOWN_STATUS,
+        "progress": {"done": d.progress_done, "total": d.progress_total},
+        "error": d.error,
+        "source_type": d.source_type,
+        "update_time": d.updated_at,
+    }
+
+
+def detached_json(reply: retrieval_pb.DeleteDatasetResponse) -> dict[str, Any]:
+    """A dataset delete's answer: the applications that no longer search it (their dataset
+    lists lost it in the same transaction), so the operator learns what changed."""
+    return {"detached_applications": [{"id": a.id, "name": a.name} for a in reply.detached_applications]}
+
+
+def managed_paragraph_json(p: retrieval_pb.ManagedParagraph) -> dict[str, Any]:
+    """A paragraph as an operator manages it: MaxKB's fields (``is_active`` false = never
+    retrieved), plus its dataset and its position in the document."""
+    return {
+        "id": p.id,
+        "dataset_id": p.dataset_id,
+        "document_id": p.document_id,
+        "title": p.title,
+        "content": p.content,
+        "is_active": p.enabled,
+        "position": p.position,
+    }
+
+
+def paragraph_page_json(reply: retrieval_pb.ListParagraphsResponse, page: int, size: int) -> dict[str, Any]:
+    """One page of a document's paragraphs in MaxKB's page shape (the conversation log's too)."""
+    return {
+        "records": [managed_paragraph_json(p) for p in reply.paragraphs],
+        "current": page,
+        "size": size,
+        "total": reply.total,
+    }
+
+
+def upload_rules_json(max_mb: int) -> dict[str, Any]:
+    """What an upload may be: the suffixes taken in, the size limit in MiB, and the sentence the
+    415 refusal uses."""
+    return {"suffixes": list(SUPPORTED_SUFFIXES), "max_mb": max_mb, "types": SUPPORTED_TYPES_SENTENCE}
+
+
+def api_key_json(k: chat_pb.ApiKeyInfo) -> dict[str, Any]:
+    """An API key as the operator's list shows it: MaxKB's ``id``/``is_active``/
+    ``application_id``, and instead of MaxKB's ``secret_key`` only ``masked`` (prefix + "…"):
+    the key itself is shown once, when it is created or rotated. Times are RFC 3339, "" = none."""
+    return {
+        "id": k.id,
+        "application_id": k.application_id,
+        "masked": k.masked,
+        "is_active": k.is_active,
+        "expires_at": k.expires_at,
+        "use_count": k.use_count,
+        "last_used_at": k.last_used_at,
+        "create_time": k.created_at,
+    }
+
+
+def access_token_json(t: chat_pb.AccessTokenInfo) -> dict[str, Any]:
+    """An application's share link: MaxKB's ``application_id``/``access_token``/``is_active``/
+    ``access_num``, plus the daily cap for all its visitors, its expiry and its use."""
+    return {
+        "application_id": t.application_id,
+        "access_token": t.access_token,
+        "is_active": t.is_active,
+        "access_num": t.access_num,
+        "daily_cap": t.daily_cap,
+        "expires_at": t.expires_at,
+        "use_count": t.use_count,
+        "last_used_at": t.last_used_at,
+        "create_time": t.created_at,
     }

@@ -103,7 +103,11 @@ class Settings:
     )
     # documents (issue 13: parsing and background ingestion)
     upload_max_mb: int = _spec(
-        "KB_UPLOAD_MAX_MB", 50, "Largest uploaded file (or archive), MiB; larger ones get 413 before being stored", 1, 1024
+        "KB_UPLOAD_MAX_MB",
+        50,
+        "Largest uploaded file (or archive), MiB; larger ones get 413 before being stored (at most 60: one gRPC message)",
+        1,
+        60,
     )
     ingest_lease_seconds: float = _spec(
         "KB_INGEST_LEASE_SECONDS",

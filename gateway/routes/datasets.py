@@ -1,38 +1,59 @@
-"""Datasets, documents and the hit test (operator only)."""
+"""Datasets, documents and the hit test (operator only); a document's paragraphs are in
+``gateway.routes.paragraphs``.
+
+Documents go in as background jobs: every upload is checked here for what the gateway can see
+(size, type by suffix, field lengths), handed to the retrieval service's ``SubmitDocuments`` and
+answered at once, each document ``queued``; a client follows it with ``GET …/document/{id}``
+until its ``status`` is ``ready`` or ``failed``. The routes are MaxKB v1's (apps/dataset/urls.py):
+``document``, ``document/web``, ``document/{id}``, ``document/{id}/cancel_task``."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
-from starlette.datastructures import UploadFile
+from pydantic import BaseModel, Field, StringConstraints
+from starlette.datastructures import FormData, UploadFile
 
 from gateway.auth import operator_only
-from gateway.backends import Backends, backends, call, last_of, retrieve
-from gateway.body_limits import MAX_UPLOAD_BYTES
+from gateway.backends import Backends, backends, call, retrieve
+from gateway.body_limits import MiB, upload_max_bytes
 from gateway.edge_rules import is_json, is_multipart
 from gateway.errors import ApiError, ok
 from gateway.presenter import (
     DEFAULT_SEARCH_MODE_NAME,
     SEARCH_MODE_SPELLINGS,
     dataset_json,
+    detached_json,
     document_json,
     paragraph_json,
     retrieval_json,
     search_mode,
+    upload_rules_json,
 )
+from gateway.routes import paragraphs
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_TOP_N
+from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
+from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_NAME_CHARS, MAX_TOP_N
+from kbcore.settings import Settings
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(operator_only)])
 
+ARCHIVE_TYPE = "zip"
+MAX_WEB_URLS = 50  # one request's pages; each is a job of its own
+MAX_URL_CHARS = 2048
+# An upload is one file (a .zip for many) and at most its name beside it.
+MAX_FORM_FILES = 1
+MAX_FORM_FIELDS = 4
+
 
 class DatasetIn(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     desc: str = Field(default="", max_length=5000)
 
 
@@ -42,8 +63,19 @@ class ParagraphIn(BaseModel):
 
 
 class DocumentIn(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     paragraphs: list[ParagraphIn] = Field(min_length=1, max_length=5000)
+
+
+Url = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_URL_CHARS)]
+
+
+class WebDocumentsIn(BaseModel):
+    """MaxKB's web-document body. ``selector`` is accepted for MaxKB clients only when empty:
+    the main content is found without one, and a selector silently ignored would mislead."""
+
+    source_url_list: list[Url] = Field(min_length=1, max_length=MAX_WEB_URLS)
+    selector: str | None = Field(default=None, max_length=1000)
 
 
 @router.post("")
@@ -60,58 +92,166 @@ async def list_datasets(b: Annotated[Backends, Depends(backends)]) -> JSONRespon
     return ok([dataset_json(d) for d in reply.datasets])
 
 
+@router.get("/document/upload_rules")
+async def upload_rules(request: Request) -> JSONResponse:
+    """What an upload form needs before sending (the operator page's ``accept`` list and size
+    check): the same table and setting the upload route checks with, so they cannot disagree."""
+    return ok(upload_rules_json(request.app.state.settings.upload_max_mb))
+
+
 @router.delete("/{dataset_id}")
 async def delete_dataset(dataset_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    await call(b.retrieval.DeleteDataset(pb.DeleteDatasetRequest(dataset_id=dataset_id), timeout=b.rpc_timeout))
-    return ok(True)
+    """Answers ``{"detached_applications": [{id, name}]}``: the applications that searched this
+    dataset lose it in the same transaction, and the operator is told which ones."""
+    reply = await call(b.retrieval.DeleteDataset(pb.DeleteDatasetRequest(dataset_id=dataset_id), timeout=b.rpc_timeout))
+    return ok(detached_json(reply))
 
 
-async def _add_document(b: Backends, request: pb.AddDocumentRequest) -> dict[str, Any]:
-    document = await last_of(b.retrieval.AddDocument(request, timeout=b.ask_timeout), "document", "ingestion")
-    return document_json(document)
+@dataclass(frozen=True)
+class Submission:
+    request: pb.SubmitDocumentsRequest
+    archive: bool  # a .zip answers with a list of documents; anything else with the one document
+
+
+async def _read_upload(upload: UploadFile, limit: int) -> bytes:
+    """The file's bytes, refused (413) the moment they pass the limit: nothing over it is
+    forwarded, so nothing over it is ever stored."""
+    data = await upload.read(limit + 1)
+    if len(data) > limit:
+        raise ApiError(413, f"the file is larger than the upload limit of {limit // MiB} MiB (KB_UPLOAD_MAX_MB)")
+    return data
+
+
+def _form_name(form: FormData) -> str:
+    name = form.get("name")
+    if name is None or name == "":
+        return ""
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+        raise ApiError(400, f"the form field 'name' must be text of at most {MAX_NAME_CHARS} characters")
+    return name.strip()
+
+
+async def _file_submission(dataset_id: str, request: Request, settings: Settings) -> Submission:
+    """A multipart upload: one file in ``file`` (its suffix must name a supported type, 415
+    otherwise) and an optional ``name`` for a single document."""
+    form = await request.form(max_files=MAX_FORM_FILES, max_fields=MAX_FORM_FIELDS)
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile) or not upload.filename:
+        raise ApiError(400, "the upload needs a file in the form field 'file'")
+    source_type = source_type_of_name(upload.filename)
+    if source_type is None:
+        raise ApiError(415, f"cannot take in {upload.filename!r}: {SUPPORTED_TYPES_SENTENCE}")
+    archive = source_type == ARCHIVE_TYPE
+    name = _form_name(form)
+    if archive and name:
+        raise ApiError(400, "a .zip's documents are named by their paths inside it: leave 'name' empty")
+    data = await _read_upload(upload, upload_max_bytes(settings))
+    file = pb.FileContent(filename=upload.filename, data=data)
+    return Submission(pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=name, file=file), archive)
+
+
+async def _paragraphs_submission(dataset_id: str, request: Request) -> Submission:
+    try:
+        body = DocumentIn.model_validate_json(await request.body())
+    except ValueError as exc:
+        raise ApiError(400, f"invalid document body: {exc}") from exc
+    paragraph_list = pb.ParagraphList(
+        paragraphs=[pb.ParagraphInput(title=p.title, content=p.content) for p in body.paragraphs]
+    )
+    return Submission(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=body.name, paragraphs=paragraph_list), archive=False
+    )
 
 
 @router.post("/{dataset_id}/document")
 async def add_document(dataset_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    """JSON ``{name, paragraphs:[{title, content}]}``, or multipart with a .md/.txt file in ``file``;
-    any other body type is refused, never read as JSON (a page's ``text/plain`` POST planted a
-    document this way)."""
+    """JSON ``{name, paragraphs:[{title, content}]}``, or multipart with one file in ``file``
+    (any supported type, or a .zip of them); answers at once with the document, ``queued``
+    (a .zip: the list of its documents). Any other body type is refused, never read as JSON
+    (a page's ``text/plain`` POST planted a document this way)."""
     content_type = request.headers.get("content-type", "")
-    if not (is_multipart(content_type) or is_json(content_type)):
-        raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
     if is_multipart(content_type):
-        form = await request.form()
-        upload = form.get("file")
-        if not isinstance(upload, UploadFile) or not upload.filename:
-            raise ApiError(400, "the upload needs a file in the form field 'file'")
-        data = await upload.read(MAX_UPLOAD_BYTES + 1)
-        if len(data) > MAX_UPLOAD_BYTES:
-            raise ApiError(413, f"the file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB")
-        name = form.get("name")
-        grpc_request = pb.AddDocumentRequest(
-            dataset_id=dataset_id,
-            name=name if isinstance(name, str) else "",
-            file=pb.FileContent(filename=upload.filename, data=data),
-        )
+        submission = await _file_submission(dataset_id, request, request.app.state.settings)
+    elif is_json(content_type):
+        submission = await _paragraphs_submission(dataset_id, request)
     else:
-        try:
-            body = DocumentIn.model_validate_json(await request.body())
-        except ValueError as exc:
-            raise ApiError(400, f"invalid document body: {exc}") from exc
-        grpc_request = pb.AddDocumentRequest(
-            dataset_id=dataset_id,
-            name=body.name,
-            paragraphs=pb.ParagraphList(
-                paragraphs=[pb.ParagraphInput(title=p.title, content=p.content) for p in body.paragraphs]
-            ),
+        raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
+    reply = await call(b.retrieval.SubmitDocuments(submission.request, timeout=b.rpc_timeout))
+    documents = [document_json(d) for d in reply.documents]
+    if submission.archive:
+        return ok(documents)
+    if len(documents) != 1:
+        raise ApiError(502, "the retrieval service answered one upload with other than one document")
+    return ok(documents[0])
+
+
+def _checked_urls(body: WebDocumentsIn) -> list[str]:
+    if body.selector and body.selector.strip():
+        raise ApiError(400, "selector is not supported: a page's main content is found without one")
+    for index, url in enumerate(body.source_url_list):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ApiError(400, f"source_url_list[{index}] is not an http(s) address: {url[:200]!r}")
+    return list(body.source_url_list)
+
+
+@router.post("/{dataset_id}/document/web")
+async def add_web_documents(
+    dataset_id: str, body: WebDocumentsIn, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    """MaxKB's ``{source_url_list, selector}``: one document per page, answered with the
+    documents, ``queued``. The retrieval service fetches each page when it is submitted (so the
+    deadline allows one fetch), all pages at once; a page refused (an address not allowed, a
+    404) fails the request with its index, saying how many others were queued."""
+    urls = _checked_urls(body)
+    deadline = b.rpc_timeout + request.app.state.settings.fetch_timeout
+
+    async def submit(url: str) -> pb.SubmitDocumentsResponse:
+        return await call(
+            b.retrieval.SubmitDocuments(pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=url), timeout=deadline)
         )
-    return ok(await _add_document(b, grpc_request))
+
+    replies = await asyncio.gather(*(submit(url) for url in urls), return_exceptions=True)
+    refused = [(index, reply) for index, reply in enumerate(replies) if isinstance(reply, BaseException)]
+    if refused:
+        index, error = refused[0]
+        if not isinstance(error, ApiError):
+            raise error
+        queued = len(urls) - len(refused)
+        others = f"; the other {queued} were queued" if queued else ""
+        raise ApiError(error.status, f"source_url_list[{index}]: {error.message}{others}")
+    return ok([document_json(d) for reply in replies if not isinstance(reply, BaseException) for d in reply.documents])
 
 
 @router.get("/{dataset_id}/document")
 async def list_documents(dataset_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     reply = await call(b.retrieval.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id), timeout=b.rpc_timeout))
     return ok([document_json(d) for d in reply.documents])
+
+
+@router.get("/{dataset_id}/document/{document_id}")
+async def get_document(dataset_id: str, document_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    """One document with its job's status and progress: what a client polls until ``ready``."""
+    document = await call(
+        b.retrieval.GetDocument(
+            pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
+        )
+    )
+    return ok(document_json(document))
+
+
+@router.put("/{dataset_id}/document/{document_id}/cancel_task")
+async def cancel_document_task(
+    dataset_id: str, document_id: str, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    """MaxKB's cancel (its body's task ``type`` is not read: a document has one job). The
+    previous version, if any, keeps serving; answers with the document as it now is."""
+    document = await call(
+        b.retrieval.CancelIngestion(
+            pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
+        )
+    )
+    return ok(document_json(document))
 
 
 @router.delete("/{dataset_id}/document/{document_id}")
@@ -167,3 +307,6 @@ async def hit_test_rounds(
     """The multi-round loop on one dataset: every round's queries, new paragraphs and verdict."""
     result = await retrieve(b, pb.RetrieveRequest(dataset_ids=[dataset_id], search=q.settings, question=q.query_text))
     return ok(retrieval_json(result))
+
+
+router.include_router(paragraphs.router)

@@ -18,7 +18,8 @@ export const ADMIN_ERRORS = {
   401: "没有权限：需要管理员令牌。",
   403: "没有权限：需要管理员令牌。",
   409: (detail) => `操作冲突：${detail}`,
-  413: "文件太大：上限 20 MiB。",
+  413: "文件太大：超过了上传上限。",
+  415: "不支持这种文件类型。",
 };
 export const adminError = (err, testid) => errorNode(err, testid, ADMIN_ERRORS);
 export const adminErrorText = (err) => describeError(err, ADMIN_ERRORS).text;
@@ -35,7 +36,8 @@ export async function call(path, options = {}) {
 /**
  * Multipart upload through XMLHttpRequest, because only XHR reports upload progress.
  * onProgress(percent) while sending; onSent() once the file is on the server (it is then
- * being split and vectorised). Resolves with the envelope's data.
+ * checked and queued; parsing and embedding run in the background). Resolves with the
+ * envelope's data.
  */
 export function upload(path, formData, { onProgress, onSent } = {}) {
   return new Promise((resolve, reject) => {

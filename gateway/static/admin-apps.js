@@ -216,5 +216,15 @@ export function initApplications() {
   ui.createShare.addEventListener("click", createShareLink);
   ui.createKey.addEventListener("click", createApiKey);
   onDatasetsChanged(() => renderDatasetChoices());
+  // A deleted dataset leaves every application that searched it: reload, and say so on the open one.
+  document.addEventListener("kb:dataset-deleted", async (event) => {
+    const { dataset, detached } = event.detail;
+    const openOne = detached.some((a) => a.id === selectedId);
+    await loadApplications();
+    if (openOne && selected()) {
+      fillForm(selected());
+      status(h("span", { testid: "app-dataset-detached" }, `知识库「${dataset.name}」已删除，已从本应用的关联知识库中移除。`));
+    }
+  });
   fillForm(null);
 }

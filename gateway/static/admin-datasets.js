@@ -1,9 +1,7 @@
-// Knowledge bases on the operator page: list, create, delete, and the selected one's documents and uploads.
-import { h, clear, byTestId, formatTime } from "./dom.js";
-import { call, upload, adminError, adminErrorText } from "./admin-api.js";
-
-const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
-const UPLOAD_TYPES = /\.(md|markdown|txt)$/i;
+// Knowledge bases on the operator page: list, create, delete, and which one is selected (its
+// documents, uploads and paragraphs are admin-documents.js and admin-paragraphs.js).
+import { h, clear, byTestId } from "./dom.js";
+import { call, adminError } from "./admin-api.js";
 
 const ui = {
   list: document.getElementById("dataset-list"),
@@ -14,13 +12,6 @@ const ui = {
   panel: document.getElementById("dataset-panel"),
   panelEmpty: document.getElementById("dataset-panel-empty"),
   title: document.getElementById("dataset-title"),
-  docs: document.getElementById("document-list"),
-  docsStatus: document.getElementById("document-status"),
-  file: byTestId("upload-file"),
-  uploadName: document.getElementById("upload-name"),
-  upload: byTestId("upload"),
-  progress: byTestId("upload-progress"),
-  uploadStatus: byTestId("upload-status"),
 };
 
 let datasets = [];
@@ -89,7 +80,6 @@ function select(id) {
   selectedId = id;
   renderList();
   renderPanel();
-  resetUpload();
   notify();
 }
 
@@ -115,13 +105,22 @@ async function createDataset() {
   }
 }
 
+/** "已从应用「A」「B」中移除": the applications that searched the deleted dataset no longer do. */
+function detachedText(detached) {
+  if (!detached.length) return "";
+  return `；已从应用${detached.map((a) => `「${a.name}」`).join("")}的关联知识库中移除`;
+}
+
 async function removeDataset(event, d) {
   event.stopPropagation();
-  if (!window.confirm(`删除知识库「${d.name}」及其全部文档？此操作无法撤销。`)) return;
+  if (!window.confirm(`删除知识库「${d.name}」及其全部文档？使用它的应用将不再检索它。此操作无法撤销。`)) return;
   try {
-    await call(`/api/dataset/${encodeURIComponent(d.id)}`, { method: "DELETE" });
-    showStatus(ui.status, `已删除：${d.name}`);
+    const answer = await call(`/api/dataset/${encodeURIComponent(d.id)}`, { method: "DELETE" });
+    const detached = (answer && answer.detached_applications) || [];
+    showStatus(ui.status, h("span", { testid: "dataset-deleted" }, `已删除：${d.name}${detachedText(detached)}`));
     if (selectedId === d.id) selectedId = "";
+    // The application section reloads and tells the open application it lost this dataset.
+    document.dispatchEvent(new CustomEvent("kb:dataset-deleted", { detail: { dataset: d, detached } }));
     await loadDatasets();
   } catch (err) {
     showStatus(ui.status, adminError(err, "dataset-error"));
@@ -134,100 +133,6 @@ function renderPanel() {
   ui.panelEmpty.hidden = Boolean(d);
   if (!d) return;
   ui.title.textContent = d.name;
-  loadDocuments();
-}
-
-async function loadDocuments() {
-  const d = selectedDataset();
-  if (!d) return;
-  let documents;
-  try {
-    documents = (await call(`/api/dataset/${encodeURIComponent(d.id)}/document`)) || [];
-    showStatus(ui.docsStatus, null);
-  } catch (err) {
-    showStatus(ui.docsStatus, adminError(err, "document-error"));
-    return;
-  }
-  if (d.id !== selectedId) return; // the operator picked another one meanwhile
-  clear(ui.docs);
-  if (!documents.length) ui.docs.appendChild(h("li", { class: "muted empty-row" }, "还没有文档：上传 .md 或 .txt 文件。"));
-  for (const doc of documents) {
-    ui.docs.appendChild(
-      h(
-        "li",
-        { class: "item static", testid: "document", "data-id": doc.id },
-        h(
-          "div",
-          { class: "item-main" },
-          h("div", { class: "item-name" }, doc.name),
-          h("div", { class: "item-meta muted" }, `${doc.paragraph_count ?? 0} 个段落 · ${doc.char_length ?? 0} 字 · ${formatTime(doc.create_time)}`),
-        ),
-        h("button", { type: "button", class: "link danger-text", testid: "delete-document", onclick: () => removeDocument(d, doc) }, "删除"),
-      ),
-    );
-  }
-}
-
-async function removeDocument(d, doc) {
-  if (!window.confirm(`删除文档「${doc.name}」？`)) return;
-  try {
-    await call(`/api/dataset/${encodeURIComponent(d.id)}/document/${encodeURIComponent(doc.id)}`, { method: "DELETE" });
-    showStatus(ui.docsStatus, `已删除：${doc.name}`);
-    await loadDatasets();
-  } catch (err) {
-    showStatus(ui.docsStatus, adminError(err, "document-error"));
-  }
-}
-
-function resetUpload() {
-  ui.progress.value = 0;
-  ui.uploadStatus.textContent = "";
-  ui.uploadStatus.removeAttribute("title");
-}
-
-function uploadMessage(text, detail) {
-  ui.uploadStatus.textContent = text;
-  if (detail) ui.uploadStatus.title = detail;
-  else ui.uploadStatus.removeAttribute("title");
-}
-
-async function uploadFile() {
-  const d = selectedDataset();
-  const file = ui.file.files && ui.file.files[0];
-  if (!d) return uploadMessage("请先选择一个知识库。");
-  if (!file) return uploadMessage("请先选择要上传的文件。");
-  if (!UPLOAD_TYPES.test(file.name)) return uploadMessage("只支持 .md、.markdown、.txt 文件。");
-  if (file.size > MAX_UPLOAD_BYTES) return uploadMessage("文件太大：上限 20 MiB。");
-
-  const form = new FormData();
-  form.append("file", file, file.name);
-  if (ui.uploadName.value.trim()) form.append("name", ui.uploadName.value.trim());
-  ui.upload.disabled = true;
-  ui.progress.value = 0;
-  uploadMessage("上传中 0%");
-  try {
-    const doc = await upload(`/api/dataset/${encodeURIComponent(d.id)}/document`, form, {
-      onProgress: (percent) => {
-        ui.progress.value = percent;
-        uploadMessage(`上传中 ${percent}%`);
-      },
-      // The file has arrived; the server is now splitting and embedding it.
-      onSent: () => {
-        ui.progress.value = 100;
-        uploadMessage("正在向量化…");
-      },
-    });
-    ui.progress.value = 100;
-    uploadMessage(`已导入：${doc.name}，${doc.paragraph_count ?? 0} 个段落`);
-    ui.file.value = "";
-    ui.uploadName.value = "";
-    await loadDatasets();
-  } catch (err) {
-    ui.progress.value = 0;
-    uploadMessage(`上传失败：${adminErrorText(err)}`, err.serverMessage || "");
-  } finally {
-    ui.upload.disabled = false;
-  }
 }
 
 export function initDatasets() {
@@ -238,6 +143,4 @@ export function initDatasets() {
       createDataset();
     }
   });
-  ui.upload.addEventListener("click", uploadFile);
-  ui.file.addEventListener("change", resetUpload);
 }

@@ -3,6 +3,8 @@ import { byTestId, clear, h } from "./dom.js";
 import { onUnauthorized, saveAdminToken, operator } from "./admin-api.js";
 import { describeError } from "./api.js";
 import { initDatasets, loadDatasets } from "./admin-datasets.js";
+import { initDocuments } from "./admin-documents.js";
+import { initParagraphs } from "./admin-paragraphs.js";
 import { initHitTest } from "./admin-hit.js";
 import { initApplications, loadApplications } from "./admin-apps.js";
 
@@ -44,6 +46,8 @@ document.getElementById("auth-form").addEventListener("submit", (e) => {
   saveToken();
 });
 initDatasets();
+initDocuments();
+initParagraphs();
 initHitTest();
 initApplications();
 reloadAll();

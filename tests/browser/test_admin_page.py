@@ -1,13 +1,17 @@
-"""The operator page in a real browser: create a dataset, upload a Markdown document with a
-progress bar, find it with the hit test (single query and the multi-round loop), delete it."""
+"""The operator page in a real browser: create a dataset, upload a Markdown document and watch
+its ingestion reach ready, find it with the hit test (single query and the multi-round loop),
+delete it; upload a DOCX, edit one of its paragraphs and disable another, and see the hit test
+follow."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from playwright.async_api import expect
 
 from tests.browser.conftest import NewPage
+from tests.fixtures import documents
 from tests.harness import Stack
 
 DOCUMENT = """# 青松镇社区食堂管理办法
@@ -35,10 +39,11 @@ async def test_upload_a_document_then_find_it_with_the_hit_test(
 
     await page.get_by_test_id("upload-file").set_input_files(source)
     await page.get_by_test_id("upload").click()
-    await expect(page.get_by_test_id("upload-status")).to_contain_text("已导入", timeout=60_000)
+    await expect(page.get_by_test_id("upload-status")).to_contain_text("已上传", timeout=60_000)
     assert await page.get_by_test_id("upload-progress").get_attribute("value") == "100"
     await expect(page.get_by_test_id("document")).to_have_count(1)
     await expect(page.get_by_test_id("document")).to_contain_text("青松镇社区食堂管理办法")
+    await expect(page.get_by_test_id("document-status")).to_have_text("已就绪", timeout=60_000)
 
     await page.get_by_test_id("hit-query").fill("社区食堂每餐收费多少")
     await page.get_by_test_id("hit-similarity").fill("0")
@@ -66,18 +71,74 @@ async def test_upload_a_document_then_find_it_with_the_hit_test(
 async def test_an_upload_the_server_refuses_is_explained_next_to_the_form(
     stack: Stack, new_page: NewPage, tmp_path: Path, unique: str
 ) -> None:
-    slides = tmp_path / "slides.txt"
-    slides.write_bytes(b"")
+    """A text file named .pdf: the page sends it (the suffix is one it takes), the server finds
+    that the content is no PDF and says so next to the form; no document is left behind."""
+    slides = tmp_path / "slides.pdf"
+    slides.write_bytes("这不是一个PDF文件。".encode())
     page = await new_page(stack.url)
     await page.goto(f"{stack.url}/ui/admin")
-    name = f"空文件 {unique}"
+    name = f"假PDF {unique}"
     await page.get_by_test_id("dataset-name").fill(name)
     await page.get_by_test_id("create-dataset").click()
     await page.get_by_test_id("dataset").filter(has_text=name).click()
     await page.get_by_test_id("upload-file").set_input_files(slides)
     await page.get_by_test_id("upload").click()
     status = page.get_by_test_id("upload-status")
-    await expect(status).not_to_contain_text("上传中", timeout=30_000)
-    await expect(status).not_to_contain_text("已导入")
+    await expect(status).to_contain_text("上传失败", timeout=30_000)
     assert (await status.inner_text()).strip()
     await expect(page.get_by_test_id("document")).to_have_count(0)
+
+
+async def test_a_docx_reaches_ready_then_an_edit_and_a_disabled_paragraph_change_the_hit_test(
+    stack: Stack, new_page: NewPage, tmp_path: Path, unique: str, artifacts: Path
+) -> None:
+    manual = tmp_path / "扫地机器人说明书.docx"
+    manual.write_bytes(documents.docx_with_headings_and_table())
+    page = await new_page(stack.url)
+    await page.goto(f"{stack.url}/ui/admin")
+    name = f"段落编辑 {unique}"
+    await page.get_by_test_id("dataset-name").fill(name)
+    await page.get_by_test_id("create-dataset").click()
+    await page.get_by_test_id("dataset").filter(has_text=name).click()
+    await expect(page.get_by_test_id("upload-file")).to_have_attribute("accept", re.compile(r"\.docx"))
+
+    await page.get_by_test_id("upload-file").set_input_files(manual)
+    await page.get_by_test_id("upload").click()
+    document = page.get_by_test_id("document")
+    await expect(document).to_have_count(1)
+    await expect(document.get_by_test_id("document-status")).to_have_text("已就绪", timeout=60_000)
+    bar = document.get_by_test_id("document-progress")
+    assert await bar.get_attribute("value") == await bar.get_attribute("max")
+    await expect(document.get_by_test_id("cancel-document")).to_have_count(0)
+
+    async def hit_test(query: str) -> None:
+        await page.get_by_test_id("hit-query").fill(query)
+        await page.get_by_test_id("hit-similarity").fill("0")
+        await page.get_by_test_id("hit-run").click()
+        await expect(page.get_by_test_id("hit-result").first).to_be_visible()
+
+    await hit_test("滤网的保养周期")
+    await expect(page.get_by_test_id("hit-result").filter(has_text=documents.DOCX_TABLE_VALUE)).to_have_count(1)
+
+    await document.get_by_test_id("open-paragraphs").click()
+    paragraphs = page.get_by_test_id("doc-paragraph")
+    await expect(paragraphs.first).to_be_visible()
+    charging = paragraphs.filter(has_text="充电座")
+    await charging.get_by_test_id("edit-paragraph").click()
+    marker = f"紫檀色{unique}"
+    editor = page.get_by_test_id("paragraph-content-input")  # the one paragraph being edited
+    await expect(editor).to_have_value(re.compile("充电座"))
+    await editor.fill(f"机身颜色为{marker}，充电座为白色。")
+    await page.get_by_test_id("save-paragraph").click()
+    await expect(page.get_by_test_id("paragraph-status")).to_contain_text("已保存")
+    await expect(paragraphs.filter(has_text=marker)).to_have_count(1)
+
+    table = paragraphs.filter(has_text=documents.DOCX_TABLE_VALUE)
+    await table.get_by_test_id("toggle-paragraph").click()
+    await expect(table.get_by_test_id("paragraph-inactive")).to_be_visible()
+    await page.screenshot(path=artifacts / "paragraphs.png", full_page=True)
+
+    await hit_test(f"机身颜色{marker}")
+    await expect(page.get_by_test_id("hit-result").filter(has_text=marker).first).to_be_visible()
+    await hit_test("滤网的保养周期")
+    await expect(page.get_by_test_id("hit-result").filter(has_text=documents.DOCX_TABLE_VALUE)).to_have_count(0)

@@ -17,6 +17,7 @@ from kbcore.db.engine import session_factory
 from kbcore.db.migrate import upgrade
 from kbcore.settings import Settings
 from services.retrieval.store.factory import open_vector_store
+from tests.document_jobs import wait_for_documents
 from tests.harness import Stack, start_stack
 
 PARAGRAPHS = [
@@ -69,7 +70,8 @@ async def _seed(running: Stack, sessions: Any) -> Seeded:
             f"/api/dataset/{dataset_id}/document", json={"name": "医院规定", "paragraphs": PARAGRAPHS}
         )
         assert document.status_code == 200, document.text
-        listed = (await client.get(f"/api/dataset/{dataset_id}/document")).json()["data"]
+        listed = await wait_for_documents(client, dataset_id)  # an upload is queued; chats need it ready
+        assert [d["status"] for d in listed] == ["ready"], listed
         app = await client.post("/api/application", json={"name": "私有应用", "dataset_id_list": [dataset_id]})
         assert app.status_code == 200, app.text
         app_id = str(app.json()["data"]["id"])

@@ -1,6 +1,7 @@
 """The command-line client run as a real process against the in-process stack: the answer on
 stdout, the web UI's progress wording on stderr, follow-ups in the same chat, folder ingestion
-with a progress bar, and the server's messages on failure."""
+with a progress bar (uploads, then waiting for every document to be ready), and the server's
+messages on failure."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from cli.ask import AnswerState, handle_frame
 from cli.ingest import ProgressBar
 from gateway.labels import STOP_REASON_LABELS
 from kbcore.sse import SseParser
+from tests.document_jobs import wait_for_documents
+from tests.fixtures import documents
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
@@ -76,24 +79,64 @@ async def test_a_follow_up_with_chat_continues_the_same_chat(stack: Stack) -> No
     assert records.json()["data"]["total"] == 2
 
 
-async def test_ingest_uploads_the_folder_reports_the_refused_file_and_exits_1(
+async def test_ingest_uploads_the_folder_waits_reports_the_failures_and_exits_1(
     stack: Stack, tmp_path: Path, unique: str
 ) -> None:
+    """A refused upload (415) and a failed job (a scanned PDF) are both reported with the
+    server's own words; the other documents are waited for until ready."""
     (tmp_path / "a-rules.md").write_text(f"# 测试规定{unique}\n\n第一条 本规定适用于测试单位。\n", encoding="utf-8")
-    (tmp_path / "b-scan.pdf").write_bytes(b"%PDF-1.4 not really")
+    (tmp_path / "b-scan.pdf").write_bytes(documents.scanned_pdf())
     (tmp_path / "c-notes.md").write_text(f"# 测试说明{unique}\n\n会议每周二上午九点召开。\n", encoding="utf-8")
+    (tmp_path / "d-photo.png").write_bytes(b"\x89PNG")
     name = f"cli-{unique}"
     result = await run_cli(stack, "ingest", "--create", name, str(tmp_path), "--pattern", "*")
     assert result.returncode == 1, result.stderr
-    assert "2/3 b-scan.pdf" in result.stderr and "3/3 c-notes.md" in result.stderr
-    assert "unsupported file type" in result.stderr, "the server's own message names the problem"
-    assert "2 documents" in result.stdout and "1 failed: b-scan.pdf" in result.stdout
+    assert "2/4 b-scan.pdf" in result.stderr and "4/4 d-photo.png  failed: HTTP 415" in result.stderr
+    assert "supported types" in result.stderr, "the server's own message names the problem"
+    failed_job = next(line for line in result.stderr.splitlines() if "b-scan" in line and "failed:" in line)
+    assert failed_job.split("failed:", 1)[1].strip(), "the job's error text is shown"
+    assert "2 documents" in result.stdout and "2 failed: " in result.stdout and "d-photo.png" in result.stdout
     async with stack.http() as client:
         datasets = (await client.get("/api/dataset")).json()["data"]
         dataset_id = next(d["id"] for d in datasets if d["name"] == name)
-        documents = (await client.get(f"/api/dataset/{dataset_id}/document")).json()["data"]
-    assert sorted(d["name"] for d in documents) == [f"测试规定{unique}", f"测试说明{unique}"]
-    assert all(d["paragraph_count"] > 0 for d in documents)
+        listed = (await client.get(f"/api/dataset/{dataset_id}/document")).json()["data"]
+    ready = sorted(d["name"] for d in listed if d["status"] == "ready")
+    assert ready == [f"测试规定{unique}", f"测试说明{unique}"]
+    assert all(d["paragraph_count"] > 0 for d in listed if d["status"] == "ready")
+    assert [d["status"] for d in listed if d["source_type"] == "pdf"] == ["failed"]
+
+
+async def test_ingest_takes_office_files_and_a_zip_and_waits_until_ready(
+    stack: Stack, tmp_path: Path, unique: str
+) -> None:
+    (tmp_path / "manual.docx").write_bytes(documents.docx_with_headings_and_table())
+    (tmp_path / "prices.xlsx").write_bytes(documents.xlsx_price_list())
+    notes = {f"notes/{i}.md": f"# 笔记{i}{unique}\n\n第{i}条笔记的内容。\n".encode() for i in range(2)}
+    (tmp_path / "notes.zip").write_bytes(documents.zip_of(notes))
+    name = f"cli-office-{unique}"
+    result = await run_cli(stack, "ingest", "--create", name, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "3/3 prices.xlsx" in result.stderr, "the upload bar, one line per file"
+    assert "4/4 " in result.stderr and "已就绪" in result.stderr, "then the wait bar, one line per document"
+    assert "4 documents, " in result.stdout and "failed" not in result.stdout
+    async with stack.http() as client:
+        datasets = (await client.get("/api/dataset")).json()["data"]
+        dataset_id = next(d["id"] for d in datasets if d["name"] == name)
+        listed = (await client.get(f"/api/dataset/{dataset_id}/document")).json()["data"]
+    assert sorted(d["source_type"] for d in listed) == ["docx", "md", "md", "xlsx"]
+    assert all(d["status"] == "ready" for d in listed)
+
+
+async def test_ingest_no_wait_returns_once_uploaded(stack: Stack, tmp_path: Path, unique: str) -> None:
+    (tmp_path / "one.txt").write_text(f"不等待的文档{unique}。\n", encoding="utf-8")
+    async with stack.http() as client:
+        created = await client.post("/api/dataset", json={"name": f"cli-nowait-{unique}", "desc": ""})
+        dataset_id = created.json()["data"]["id"]
+        result = await run_cli(stack, "ingest", dataset_id, str(tmp_path / "one.txt"), "--no-wait")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == f"dataset {dataset_id}: 1 document queued"
+        [document] = await wait_for_documents(client, dataset_id)
+    assert document["status"] == "ready"
 
 
 async def test_ingest_without_a_pattern_sends_only_documents(stack: Stack, tmp_path: Path, unique: str) -> None:

@@ -149,7 +149,8 @@ def check(case: Any, response: requests.Response, tally: Tally, caller: str) -> 
 
 
 def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
-    """Ids that exist, for the path: a chat of the caller's with one answered record."""
+    """Ids that exist, for the path: a chat of the caller's with one answered record, and a
+    paragraph of the seeded document."""
     url = seeded.stack.url
     chat_id = str(
         requests.get(f"{url}/api/application/{seeded.app_id}/chat/open", headers=headers, timeout=30).json()["data"]
@@ -159,6 +160,10 @@ def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
     )
     assert asked.status_code == 200, asked.text
     ids = {"dataset_id": seeded.dataset_id, "document_id": seeded.document_id, "app_id": seeded.app_id}
+    paragraphs = requests.get(
+        f"{url}/api/dataset/{seeded.dataset_id}/document/{seeded.document_id}/paragraph/1/1", timeout=30
+    ).json()["data"]["records"]
+    ids["paragraph_id"] = str(paragraphs[0]["id"])
     return {**ids, "chat_id": chat_id, "record_id": "1", "page": "1", "size": "20"}
 
 

@@ -29,6 +29,7 @@ from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kbcore.db.models import ApiKey
 from kbcore.settings import Settings
 from services.chat.access import NOT_VISIBLE
+from tests.document_jobs import wait_for_documents
 from tests.harness import Stack
 from tests.sse_client import ask
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
@@ -238,13 +239,13 @@ async def test_d4_json_bodies_and_form_data_are_bounded_and_uploads_keep_their_o
         assert declared.status_code == 413 and declared.json()["message"] == big.json()["message"]
         response, _ = await ask(client, chat_id, "年假有几天？", form_data={"blob": "x" * 100_000})
         assert response.status_code == 400 and "form_data is larger than 16 KiB" in response.json()["message"]
-        # A 2 MiB file passes the body limit (the upload route allows its 20 MiB file) and is
-        # refused for what it is, not for its size.
+        # A 2 MiB file passes the body limit (the upload route allows a KB_UPLOAD_MAX_MB file)
+        # and is refused for what it is, not for its size.
         dataset = (await client.post("/api/dataset", json={"name": "limits"})).json()["data"]["id"]
         upload = await client.post(
-            f"/api/dataset/{dataset}/document", files={"file": ("big.pdf", b"%PDF" + b"0" * (2 * MiB))}
+            f"/api/dataset/{dataset}/document", files={"file": ("big.bin", b"%PDF" + b"0" * (2 * MiB))}
         )
-        assert upload.status_code == 400 and "unsupported file type" in upload.json()["message"], upload.text
+        assert upload.status_code == 415 and "supported types" in upload.json()["message"], upload.text
 
 
 # D8: integers bounded everywhere -----------------------------------------------------------
@@ -413,6 +414,7 @@ async def test_upload_names_with_dot_dot_write_nothing_outside_the_data_dir(stac
                 files={"file": (filename, f"# 逃逸测试 {unique}\n\n路径名不应写出数据目录。".encode())},
             )
             assert upload.status_code in (200, 400), upload.text
+            await wait_for_documents(client, dataset)  # the job, which reads the stored upload, has run
     assert escaped() == [] and not Path("/tmp", name).exists()
 
 

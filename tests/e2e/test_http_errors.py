@@ -48,9 +48,14 @@ async def test_admin_routes_validate_and_report_unknown_ids(stack: Stack) -> Non
         assert_envelope(await client.get(hit), 400, "query_text")
         upload = await client.post(
             f"/api/dataset/{DEMO_DATASET_ID}/document",
+            files={"file": ("slides.key", b"PK\x03\x04", "application/octet-stream")},
+        )
+        assert_envelope(upload, 415, "slides.key", "supported types")
+        damaged = await client.post(
+            f"/api/dataset/{DEMO_DATASET_ID}/document",
             files={"file": ("slides.pptx", b"PK\x03\x04", "application/octet-stream")},
         )
-        assert_envelope(upload, 400, "unsupported file type")
+        assert_envelope(damaged, 400, "damaged")
         assert_envelope(
             await client.post(f"/api/dataset/{DEMO_DATASET_ID}/document", json={"name": "x"}), 400, "paragraphs"
         )

@@ -1,0 +1,125 @@
+"""A document's paragraphs as an operator manages them (MaxKB v1's routes and shapes,
+apps/dataset/urls.py and serializers/paragraph_serializers.py): a page of them, add one, edit
+its title, content or ``is_active``, delete one.
+
+Every limit is checked here, before the retrieval service does any work: page ≥ 1, page size
+1..200, a title of at most 256 characters (MaxKB's) and content of 1..4096 (MaxKB's documented
+limit; ``kbcore.limits`` holds the numbers the retrieval service checks too). Included by ``gateway.routes.datasets`` under its
+prefix and its operator-only dependency."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, StringConstraints, model_validator
+
+from gateway.backends import Backends, backends, call
+from gateway.errors import ok
+from gateway.presenter import managed_paragraph_json, paragraph_page_json
+from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.limits import MAX_PAGE, MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_PAGE_SIZE, MAX_PARAGRAPH_TITLE_CHARS
+
+ParagraphTitle = Annotated[str, StringConstraints(max_length=MAX_PARAGRAPH_TITLE_CHARS)]
+ParagraphContent = Annotated[str, StringConstraints(min_length=1, max_length=MAX_PARAGRAPH_CONTENT_CHARS)]
+PageNumber = Annotated[int, Path(ge=1, le=MAX_PAGE)]
+PageSize = Annotated[int, Path(ge=1, le=MAX_PARAGRAPH_PAGE_SIZE)]
+
+router = APIRouter(prefix="/{dataset_id}/document/{document_id}/paragraph")
+
+
+class NewParagraphIn(BaseModel):
+    title: ParagraphTitle = ""
+    content: ParagraphContent
+
+    @model_validator(mode="after")
+    def _content_not_blank(self) -> NewParagraphIn:
+        if not self.content.strip():
+            raise ValueError("content must not be blank")
+        return self
+
+
+class ParagraphEditIn(BaseModel):
+    """Only the fields sent change (MaxKB's edit): title and content are re-embedded,
+    ``is_active`` false hides the paragraph from every search without deleting it."""
+
+    title: ParagraphTitle | None = None
+    content: ParagraphContent | None = None
+    is_active: bool | None = None
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> ParagraphEditIn:
+        if self.title is None and self.content is None and self.is_active is None:
+            raise ValueError("send at least one of title, content or is_active")
+        if self.content is not None and not self.content.strip():
+            raise ValueError("content must not be blank")
+        return self
+
+
+@router.get("/{current_page}/{page_size}")
+async def list_paragraphs(
+    dataset_id: str,
+    document_id: str,
+    current_page: PageNumber,
+    page_size: PageSize,
+    b: Annotated[Backends, Depends(backends)],
+) -> JSONResponse:
+    """``{records, total, current, size}``, in the document's order."""
+    reply = await call(
+        b.retrieval.ListParagraphs(
+            pb.ListParagraphsRequest(
+                dataset_id=dataset_id, document_id=document_id, page=current_page, page_size=page_size
+            ),
+            timeout=b.rpc_timeout,
+        )
+    )
+    return ok(paragraph_page_json(reply, current_page, page_size))
+
+
+@router.post("")
+async def add_paragraph(
+    dataset_id: str, document_id: str, body: NewParagraphIn, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    """A paragraph written by hand, embedded and searchable once this answers."""
+    paragraph = await call(
+        b.retrieval.AddParagraph(
+            pb.AddParagraphRequest(
+                dataset_id=dataset_id, document_id=document_id, title=body.title, content=body.content
+            ),
+            timeout=b.rpc_timeout,
+        )
+    )
+    return ok(managed_paragraph_json(paragraph))
+
+
+@router.put("/{paragraph_id}")
+async def edit_paragraph(
+    dataset_id: str,
+    document_id: str,
+    paragraph_id: str,
+    body: ParagraphEditIn,
+    b: Annotated[Backends, Depends(backends)],
+) -> JSONResponse:
+    request = pb.UpdateParagraphRequest(dataset_id=dataset_id, document_id=document_id, paragraph_id=paragraph_id)
+    if body.title is not None:
+        request.title = body.title
+    if body.content is not None:
+        request.content = body.content
+    if body.is_active is not None:
+        request.enabled = body.is_active
+    paragraph = await call(b.retrieval.UpdateParagraph(request, timeout=b.rpc_timeout))
+    return ok(managed_paragraph_json(paragraph))
+
+
+@router.delete("/{paragraph_id}")
+async def delete_paragraph(
+    dataset_id: str, document_id: str, paragraph_id: str, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    await call(
+        b.retrieval.DeleteParagraph(
+            pb.DeleteParagraphRequest(dataset_id=dataset_id, document_id=document_id, paragraph_id=paragraph_id),
+            timeout=b.rpc_timeout,
+        )
+    )
+    return ok(True)

@@ -1,0 +1,245 @@
+// The selected knowledge base's documents: the list with each document's ingestion status and
+// progress bar (polled while any job runs), cancel, delete, the file upload and web import.
+// Uploads return at once with the document queued; the list then follows it to ready or failed.
+import LABELS from "/ui/labels.json" with { type: "json" };
+import { h, clear, byTestId, formatTime } from "./dom.js";
+import { call, upload, adminError, adminErrorText } from "./admin-api.js";
+import { selectedDataset, onDatasetsChanged, loadDatasets } from "./admin-datasets.js";
+import { openParagraphs, closeParagraphs, shownDocumentId } from "./admin-paragraphs.js";
+
+const RUNNING = new Set(["queued", "parsing", "embedding"]);
+const POLL_MS = 1000;
+const STATUS_LABELS = LABELS.document_statuses || {};
+const SOURCE_LABELS = LABELS.source_types || {};
+
+const ui = {
+  docs: document.getElementById("document-list"),
+  docsStatus: document.getElementById("document-status"),
+  file: byTestId("upload-file"),
+  uploadName: document.getElementById("upload-name"),
+  upload: byTestId("upload"),
+  progress: byTestId("upload-progress"),
+  uploadStatus: byTestId("upload-status"),
+  hint: document.getElementById("upload-hint"),
+  webUrls: byTestId("web-urls"),
+  webImport: byTestId("web-import"),
+  webStatus: byTestId("web-status"),
+};
+
+// What an upload may be, from the gateway (GET /api/dataset/document/upload_rules).
+let rules = { suffixes: [], max_mb: 0, types: "" };
+let shownFor = "";
+let pollTimer = 0;
+let wasRunning = new Set();
+
+const datasetPath = (d) => `/api/dataset/${encodeURIComponent(d.id)}`;
+const documentPath = (d, doc) => `${datasetPath(d)}/document/${encodeURIComponent(doc.id)}`;
+export const statusLabel = (status) => STATUS_LABELS[status] || status || "未知";
+
+function showStatus(target, content) {
+  clear(target);
+  if (content) target.appendChild(typeof content === "string" ? h("span", {}, content) : content);
+}
+
+/** The bar and its words: unknown length while queued or parsing, paragraphs embedded after. */
+function progressNode(doc) {
+  const { done = 0, total = 0 } = doc.progress || {};
+  const counted = doc.status === "embedding" && total ? ` ${done}/${total}` : "";
+  const bar = h("progress", { testid: "document-progress", max: "1" });
+  if (doc.status === "ready") bar.value = 1;
+  else if (doc.status === "embedding" && total) {
+    bar.max = total;
+    bar.value = done;
+  } else if (!RUNNING.has(doc.status)) bar.value = 0;
+  else bar.removeAttribute("value"); // indeterminate
+  return h(
+    "div",
+    { class: "doc-progress" },
+    doc.status === "failed" ? null : bar,
+    h("span", { class: `doc-status ${doc.status}`, testid: "document-status" }, `${statusLabel(doc.status)}${counted}`),
+  );
+}
+
+function documentNode(d, doc) {
+  const running = RUNNING.has(doc.status);
+  const source = SOURCE_LABELS[doc.source_type] || doc.source_type || "";
+  const meta = [source, `${doc.paragraph_count ?? 0} 个段落`, `${doc.char_length ?? 0} 字`, formatTime(doc.update_time || doc.create_time)];
+  const canEdit = !running && (doc.paragraph_count ?? 0) > 0;
+  return h(
+    "li",
+    { class: "item static doc", testid: "document", "data-id": doc.id, "data-status": doc.status },
+    h(
+      "div",
+      { class: "item-main grow" },
+      h("div", { class: "item-name" }, doc.name),
+      h("div", { class: "item-meta muted" }, meta.filter(Boolean).join(" · ")),
+      progressNode(doc),
+      doc.error ? h("div", { class: "error", testid: "document-error", role: "alert" }, doc.error) : null,
+    ),
+    h(
+      "div",
+      { class: "item-actions" },
+      running ? h("button", { type: "button", class: "link", testid: "cancel-document", onclick: () => cancelDocument(d, doc) }, "取消") : null,
+      canEdit ? h("button", { type: "button", class: "link", testid: "open-paragraphs", onclick: () => openParagraphs(d, doc) }, "段落") : null,
+      h("button", { type: "button", class: "link danger-text", testid: "delete-document", onclick: () => removeDocument(d, doc) }, "删除"),
+    ),
+  );
+}
+
+function schedulePoll(running) {
+  clearTimeout(pollTimer);
+  pollTimer = running ? setTimeout(loadDocuments, POLL_MS) : 0;
+}
+
+export async function loadDocuments() {
+  const d = selectedDataset();
+  clearTimeout(pollTimer);
+  if (!d) return;
+  let documents;
+  try {
+    documents = (await call(`${datasetPath(d)}/document`)) || [];
+    showStatus(ui.docsStatus, null);
+  } catch (err) {
+    showStatus(ui.docsStatus, adminError(err, "document-error"));
+    return;
+  }
+  const current = selectedDataset();
+  if (!current || current.id !== d.id) return; // the operator picked another one meanwhile
+  clear(ui.docs);
+  if (!documents.length) ui.docs.appendChild(h("li", { class: "muted empty-row" }, "还没有文档：上传文件或导入网页。"));
+  for (const doc of documents) ui.docs.appendChild(documentNode(d, doc));
+  const running = new Set(documents.filter((doc) => RUNNING.has(doc.status)).map((doc) => doc.id));
+  const settled = [...wasRunning].some((id) => !running.has(id));
+  wasRunning = running;
+  schedulePoll(running.size > 0);
+  if (shownDocumentId() && !documents.some((doc) => doc.id === shownDocumentId() && !RUNNING.has(doc.status))) closeParagraphs();
+  if (settled) await loadDatasets(); // the counts beside the knowledge base changed
+}
+
+async function cancelDocument(d, doc) {
+  try {
+    await call(`${documentPath(d, doc)}/cancel_task`, { method: "PUT" });
+    showStatus(ui.docsStatus, `已取消：${doc.name}`);
+  } catch (err) {
+    showStatus(ui.docsStatus, adminError(err, "document-error"));
+  }
+  await loadDocuments();
+}
+
+async function removeDocument(d, doc) {
+  if (!window.confirm(`删除文档「${doc.name}」？`)) return;
+  try {
+    await call(documentPath(d, doc), { method: "DELETE" });
+    showStatus(ui.docsStatus, `已删除：${doc.name}`);
+    if (shownDocumentId() === doc.id) closeParagraphs();
+    await loadDatasets();
+  } catch (err) {
+    showStatus(ui.docsStatus, adminError(err, "document-error"));
+  }
+}
+
+function resetUpload() {
+  ui.progress.value = 0;
+  uploadMessage("");
+}
+
+function uploadMessage(text, detail) {
+  ui.uploadStatus.textContent = text;
+  if (detail) ui.uploadStatus.title = detail;
+  else ui.uploadStatus.removeAttribute("title");
+}
+
+const suffixOf = (name) => (/\.[^./\\]+$/.exec(name) || [""])[0].toLowerCase();
+
+/** What the page can tell before sending (the server checks the same again). */
+function uploadRefusal(file) {
+  if (rules.suffixes.length && !rules.suffixes.includes(suffixOf(file.name))) return `不支持这种文件：${rules.suffixes.join("、")}`;
+  if (rules.max_mb && file.size > rules.max_mb * 1024 * 1024) return `文件太大：上限 ${rules.max_mb} MiB。`;
+  return "";
+}
+
+async function uploadFile() {
+  const d = selectedDataset();
+  const file = ui.file.files && ui.file.files[0];
+  if (!d) return uploadMessage("请先选择一个知识库。");
+  if (!file) return uploadMessage("请先选择要上传的文件。");
+  const refusal = uploadRefusal(file);
+  if (refusal) return uploadMessage(refusal);
+  const archive = suffixOf(file.name) === ".zip";
+  const form = new FormData();
+  form.append("file", file, file.name);
+  if (ui.uploadName.value.trim() && !archive) form.append("name", ui.uploadName.value.trim());
+  ui.upload.disabled = true;
+  ui.progress.value = 0;
+  uploadMessage("上传中 0%");
+  try {
+    const answer = await upload(`${datasetPath(d)}/document`, form, {
+      onProgress: (percent) => {
+        ui.progress.value = percent;
+        uploadMessage(`上传中 ${percent}%`);
+      },
+      onSent: () => {
+        ui.progress.value = 100;
+        uploadMessage("文件已送达，正在登记…");
+      },
+    });
+    const docs = Array.isArray(answer) ? answer : [answer];
+    ui.progress.value = 100;
+    uploadMessage(archive ? `已上传：${file.name}，共 ${docs.length} 个文档，正在后台解析` : `已上传：${docs[0]?.name ?? file.name}，正在后台解析`);
+    ui.file.value = "";
+    ui.uploadName.value = "";
+    await loadDatasets();
+  } catch (err) {
+    ui.progress.value = 0;
+    uploadMessage(`上传失败：${adminErrorText(err)}`, err.serverMessage || "");
+  } finally {
+    ui.upload.disabled = false;
+  }
+}
+
+async function importWeb() {
+  const d = selectedDataset();
+  const urls = ui.webUrls.value.split(/\s+/).map((u) => u.trim()).filter(Boolean);
+  if (!d) return showStatus(ui.webStatus, "请先选择一个知识库。");
+  if (!urls.length) return showStatus(ui.webStatus, "请填写网页地址，每行一个。");
+  ui.webImport.disabled = true;
+  try {
+    const docs = (await call(`${datasetPath(d)}/document/web`, { method: "POST", body: { source_url_list: urls } })) || [];
+    showStatus(ui.webStatus, `已提交 ${docs.length} 个网页，正在后台抓取和解析`);
+    ui.webUrls.value = "";
+    await loadDatasets();
+  } catch (err) {
+    showStatus(ui.webStatus, adminError(err, "web-error"));
+  } finally {
+    ui.webImport.disabled = false;
+  }
+}
+
+async function loadUploadRules() {
+  try {
+    rules = (await call("/api/dataset/document/upload_rules")) || rules;
+  } catch {
+    return; // the server checks anyway; the form just cannot say so in advance
+  }
+  ui.file.accept = rules.suffixes.join(",");
+  ui.hint.textContent = `支持 ${rules.suffixes.join("、")}（.zip 内每个文件一个文档），单个文件不超过 ${rules.max_mb} MiB。`;
+}
+
+export function initDocuments() {
+  ui.upload.addEventListener("click", uploadFile);
+  ui.file.addEventListener("change", resetUpload);
+  ui.webImport.addEventListener("click", importWeb);
+  onDatasetsChanged((_, selected) => {
+    const id = selected ? selected.id : "";
+    if (id !== shownFor) {
+      shownFor = id;
+      wasRunning = new Set();
+      resetUpload();
+      clear(ui.webStatus);
+      closeParagraphs();
+    }
+    if (!rules.suffixes.length) loadUploadRules(); // once the list loaded, so once any token is in
+    if (selected) loadDocuments();
+    else schedulePoll(false);
+  });
+}

@@ -1,0 +1,174 @@
+// One document's paragraphs, a page at a time: edit a title or content (re-embedded), turn a
+// paragraph off and on (an inactive one is never retrieved), delete one, add one by hand.
+import { h, clear } from "./dom.js";
+import { call, adminError } from "./admin-api.js";
+
+const PAGE_SIZE = 20;
+const MAX_TITLE = 256;
+const MAX_CONTENT = 4096;
+
+const ui = {
+  panel: document.getElementById("paragraph-panel"),
+  title: document.getElementById("paragraph-doc-name"),
+  list: document.getElementById("paragraph-list"),
+  pager: document.getElementById("paragraph-pager"),
+  status: document.getElementById("paragraph-status"),
+  close: document.getElementById("paragraph-close"),
+  newTitle: document.getElementById("new-paragraph-title"),
+  newContent: document.getElementById("new-paragraph-content"),
+  add: document.getElementById("add-paragraph"),
+};
+
+let shown = null; // { dataset, document }
+let page = 1;
+
+export const shownDocumentId = () => (shown ? shown.document.id : "");
+const basePath = () =>
+  `/api/dataset/${encodeURIComponent(shown.dataset.id)}/document/${encodeURIComponent(shown.document.id)}/paragraph`;
+
+function showStatus(content) {
+  clear(ui.status);
+  if (content) ui.status.appendChild(typeof content === "string" ? h("span", {}, content) : content);
+}
+
+/** The checks the server makes too, said before sending. */
+function fieldsRefusal(title, content) {
+  if (title.length > MAX_TITLE) return `标题最多 ${MAX_TITLE} 个字。`;
+  if (!content.trim()) return "段落内容不能为空。";
+  if (content.length > MAX_CONTENT) return `段落内容最多 ${MAX_CONTENT} 个字。`;
+  return "";
+}
+
+async function send(path, options, done) {
+  try {
+    await call(path, options);
+    showStatus(done);
+    await loadPage();
+  } catch (err) {
+    showStatus(adminError(err, "paragraph-error"));
+  }
+}
+
+function editor(p, item) {
+  const title = h("input", { testid: "paragraph-title-input", maxlength: String(MAX_TITLE), placeholder: "标题（可选）" });
+  const content = h("textarea", { testid: "paragraph-content-input", rows: "5" });
+  title.value = p.title || "";
+  content.value = p.content || "";
+  const save = () => {
+    const refusal = fieldsRefusal(title.value, content.value);
+    if (refusal) return showStatus(refusal);
+    send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "PUT", body: { title: title.value, content: content.value } }, "已保存，段落已重新向量化。");
+  };
+  return h(
+    "div",
+    { class: "stack paragraph-editor" },
+    title,
+    content,
+    h(
+      "div",
+      { class: "row" },
+      h("button", { type: "button", testid: "save-paragraph", onclick: save }, "保存"),
+      h("button", { type: "button", class: "secondary", onclick: () => item.replaceWith(paragraphNode(p)) }, "取消"),
+    ),
+  );
+}
+
+function paragraphNode(p) {
+  const item = h("li", { class: `paragraph managed${p.is_active ? "" : " inactive"}`, testid: "doc-paragraph", "data-id": p.id, "data-active": String(p.is_active) });
+  const toggle = () =>
+    send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "PUT", body: { is_active: !p.is_active } }, p.is_active ? "已停用：这个段落不再被检索。" : "已启用。");
+  const remove = () => {
+    if (window.confirm("删除这个段落？")) send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "DELETE" }, "已删除段落。");
+  };
+  item.append(
+    h(
+      "div",
+      { class: "paragraph-meta" },
+      h("span", { class: "pill" }, `#${p.position + 1}`),
+      p.title ? h("span", { class: "paragraph-title" }, p.title) : null,
+      p.is_active ? null : h("span", { class: "pill warn", testid: "paragraph-inactive" }, "已停用"),
+      h("span", { class: "grow" }),
+      h("button", { type: "button", class: "link", testid: "edit-paragraph", onclick: () => item.replaceChildren(editor(p, item)) }, "编辑"),
+      h("button", { type: "button", class: "link", testid: "toggle-paragraph", onclick: toggle }, p.is_active ? "停用" : "启用"),
+      h("button", { type: "button", class: "link danger-text", testid: "delete-paragraph", onclick: remove }, "删除"),
+    ),
+    h("div", { class: "paragraph-content", testid: "paragraph-content" }, p.content || ""),
+  );
+  return item;
+}
+
+function renderPager(total) {
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  clear(ui.pager).append(
+    h("button", { type: "button", class: "secondary", testid: "paragraph-prev", disabled: page <= 1, onclick: () => goTo(page - 1) }, "上一页"),
+    h("span", { class: "muted", testid: "paragraph-page" }, `第 ${page} / ${pages} 页 · 共 ${total} 个段落`),
+    h("button", { type: "button", class: "secondary", testid: "paragraph-next", disabled: page >= pages, onclick: () => goTo(page + 1) }, "下一页"),
+  );
+}
+
+function goTo(target) {
+  page = target;
+  loadPage();
+}
+
+async function loadPage() {
+  if (!shown) return;
+  const asked = shown;
+  let data;
+  try {
+    data = await call(`${basePath()}/${page}/${PAGE_SIZE}`);
+  } catch (err) {
+    showStatus(adminError(err, "paragraph-error"));
+    return;
+  }
+  if (shown !== asked) return;
+  const records = (data && data.records) || [];
+  if (!records.length && page > 1) return goTo(page - 1); // the last one on this page was deleted
+  clear(ui.list);
+  if (!records.length) ui.list.appendChild(h("li", { class: "muted empty-row" }, "这个文档没有段落。"));
+  for (const p of records) ui.list.appendChild(paragraphNode(p));
+  renderPager((data && data.total) || 0);
+}
+
+async function addParagraph() {
+  const title = ui.newTitle.value;
+  const content = ui.newContent.value;
+  const refusal = fieldsRefusal(title, content);
+  if (refusal) return showStatus(refusal);
+  ui.add.disabled = true;
+  try {
+    await call(basePath(), { method: "POST", body: { title, content } });
+    ui.newTitle.value = "";
+    ui.newContent.value = "";
+    showStatus("已添加段落。");
+    await loadPage();
+  } catch (err) {
+    showStatus(adminError(err, "paragraph-error"));
+  } finally {
+    ui.add.disabled = false;
+  }
+}
+
+export function openParagraphs(dataset, document) {
+  shown = { dataset, document };
+  page = 1;
+  ui.panel.hidden = false;
+  ui.title.textContent = document.name;
+  showStatus(null);
+  clear(ui.list);
+  loadPage();
+  ui.panel.scrollIntoView({ block: "nearest" });
+}
+
+export function closeParagraphs() {
+  shown = null;
+  ui.panel.hidden = true;
+  clear(ui.list);
+  clear(ui.pager);
+  showStatus(null);
+}
+
+export function initParagraphs() {
+  ui.close.addEventListener("click", closeParagraphs);
+  ui.add.addEventListener("click", addParagraph);
+}
