@@ -23,6 +23,7 @@ from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer
 from kbcore.settings import Settings
 from services.retrieval.embeddings import Embedder
+from services.retrieval.jobs.queue import JobQueue, Upload
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
@@ -337,3 +338,17 @@ async def test_a_zip_becomes_one_document_per_supported_file_and_a_bomb_is_refus
         assert code == grpc.StatusCode.INVALID_ARGUMENT and message, message
     after = await node.stub.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
     assert len(after.documents) == len(before.documents), "a refused archive queues nothing"
+
+
+async def test_a_job_left_for_another_store_does_not_block_the_document(start_node, unique, sessions) -> None:
+    node = await start_node()
+    dataset_id = await dataset(node.stub, unique)
+    elsewhere = JobQueue(sessions, 30.0, "edge:a-store-no-process-uses")
+    orphan = await elsewhere.submit(dataset_id, Upload("手册", "手册.md", "md", "# 手册\n\n旧的内容。".encode()))
+    reply = await node.stub.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(3))
+    )
+    assert reply.documents[0].id == orphan.id
+    assert (await wait_for(node.stub, dataset_id, orphan.id, finished)).status == READY
+    states = sorted(job.state for job in await jobs_of(sessions, orphan.id))
+    assert states == ["failed", "ready"], "the stranded job was ended as superseded"

@@ -190,7 +190,7 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
         document = Document(dataset_id=dataset_id, name=upload.name, content_hash="", active_version=0)
         session.add(document)
         session.flush()
-    elif document.job_id is not None and _job_active(session, document.job_id):
+    elif document.job_id is not None and _job_blocks(session, document.job_id, store_key):
         raise Conflict(
             f"document {upload.name!r} is still being ingested; wait for it to finish or cancel it before uploading it again"
         )
@@ -218,9 +218,17 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
     return document
 
 
-def _job_active(session: Session, job_id: str) -> bool:
-    job = session.get(IngestJob, job_id)
-    return job is not None and job.state in ACTIVE
+def _job_blocks(session: Session, job_id: str, store_key: str) -> bool:
+    """Whether the document's newest job still runs, so a new upload would race it. A job left
+    for another vector store that no process works on (its lease ran out, or it was never
+    claimed) never will be once uploads go to this store: it is ended as superseded."""
+    job = session.get(IngestJob, job_id, with_for_update=True)
+    if job is None or job.state not in ACTIVE:
+        return False
+    if job.store_key != store_key and (job.lease_until is None or job.lease_until < utcnow()):
+        job.state, job.error, job.holder = JobState.FAILED, "superseded by an upload to another vector store", None
+        return False
+    return True
 
 
 def _claim(session: Session, holder: str, expiry: dt.datetime, store_key: str) -> ClaimedJob | None:
