@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench import charts, ingestion, pipeline, quality, round_concurrency, search_latency
+from bench import charts, documents, ingestion, pipeline, quality, round_concurrency, search_latency
 from bench.kb_fixture import load_sample_kb
 from bench.table import Row, render
 
@@ -43,6 +43,7 @@ SECTIONS: dict[str, Section] = {
     "pipeline": pipeline.run,
     "search": search_latency.run,
     "ingestion": ingestion.run,
+    "documents": documents.run,
     "quality": quality.run,
     "rounds": round_rows,
 }

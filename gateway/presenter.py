@@ -16,7 +16,16 @@ from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.document_types import SUPPORTED_SUFFIXES, SUPPORTED_TYPES_SENTENCE
-from kbcore.vocabulary import DOCUMENT_STATUS, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON, EnumNames
+from kbcore.vocabulary import (
+    DOCUMENT_STATUS,
+    LOG_SOURCE,
+    RECORD_SOURCE,
+    RECORD_STATUS,
+    SEARCH_MODE,
+    STOP_REASON,
+    VOTE,
+    EnumNames,
+)
 
 # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
 SEARCH_MODE_ALIASES = {"embedding": "vector", "blend": "hybrid"}
@@ -104,6 +113,7 @@ def retrieval_json(result: common_pb2.RetrievalResult) -> dict[str, Any]:
         "sufficient": result.sufficient,
         "missing": result.missing,
         "run_time": round(result.run_time, 3),
+        "search_mode": SEARCH_MODE.name(result.search_mode),
         "paragraph_list": [paragraph_json(p) for p in result.paragraphs],
     }
 
@@ -163,6 +173,8 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "update_time": record.updated_at,
         "agent_trace": [round_json(r) for r in retrieval.rounds],
         "agent_stop_reason": STOP_REASON.name(retrieval.stop_reason),
+        # The search the paragraphs' scores come from ("" for a record saved before it was kept).
+        "search_mode": SEARCH_MODE.name(retrieval.search_mode),
         "sufficient": retrieval.sufficient,
         "missing": retrieval.missing,
         "rewrite_error": retrieval.rewrite_error,
@@ -177,6 +189,7 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
             "run_time": round(record.details.chat.run_time, 3),
         },
         "source": RECORD_SOURCE.name(record.source) or DEFAULT_SOURCE,
+        **vote_json(record.vote, record.vote_reason),  # the reader's own vote (MaxKB's vote_status)
     }
 
 
@@ -331,4 +344,112 @@ def access_token_json(t: chat_pb.AccessTokenInfo) -> dict[str, Any]:
         "use_count": t.use_count,
         "last_used_at": t.last_used_at,
         "create_time": t.created_at,
+    }
+
+
+# MaxKB's vote_status: "-1" no vote (sent: withdraw one's vote), "0" like, "1" oppose.
+VOTE_STATUS = {chat_pb.VOTE_UNSPECIFIED: "-1", chat_pb.VOTE_UP: "0", chat_pb.VOTE_DOWN: "1"}
+VOTE_OF_STATUS = {status: vote for vote, status in VOTE_STATUS.items()}
+
+
+def vote_json(vote: chat_pb.Vote, reason: str) -> dict[str, Any]:
+    """A caller's own vote on a record, as the record and the vote route show it."""
+    return {"vote_status": VOTE_STATUS.get(vote, VOTE_STATUS[chat_pb.VOTE_UNSPECIFIED]), "vote_reason": reason}
+
+
+def usage_day_json(day: chat_pb.UsageDay) -> dict[str, Any]:
+    """One day of MaxKB's chat_record_aggregate_trend, and our outcomes, times and reasons."""
+    return {
+        "day": day.date,
+        "chat_record_count": day.questions,
+        "star_num": day.votes_up,
+        "trample_num": day.votes_down,
+        "tokens_num": day.tokens_in + day.tokens_out,
+        "message_tokens": day.tokens_in,
+        "answer_tokens": day.tokens_out,
+        "answered": day.answered,
+        "failed": day.failed,
+        "stopped": day.stopped,
+        "interrupted": day.interrupted,
+        "p50_run_time": round(day.p50_seconds, 3),
+        "p95_run_time": round(day.p95_seconds, 3),
+        "mean_rounds": round(day.mean_rounds, 2),
+        "insufficient": day.insufficient,
+        "insufficient_rate": round(day.insufficient / day.questions, 4) if day.questions else 0.0,
+        "stop_reasons": {STOP_REASON.name(t.stop_reason): t.count for t in day.stop_reasons},
+    }
+
+
+# The conversation log (issue 16): an entry is a record (``record_json``) with where it came
+# from, its outcome columns and its votes; MaxKB's star_num/trample_num are the vote counts.
+LOG_EXPORT_COLUMNS = [*EXPORT_COLUMNS, "log_source", "vote", "votes_up", "votes_down", "vote_reason"]
+
+
+def log_entry_json(entry: chat_pb.LogEntry) -> dict[str, Any]:
+    return {
+        **record_json(entry.record),
+        "application_id": entry.application_id,
+        "log_source": LOG_SOURCE.name(entry.source),
+        "rounds": entry.rounds,
+        "vote": VOTE.name(entry.vote),
+        "vote_reason": entry.vote_reason,
+        "star_num": entry.votes_up,
+        "trample_num": entry.votes_down,
+        "improved_paragraph_ids": list(entry.improved_paragraph_ids),
+    }
+
+
+def log_export_row(entry: chat_pb.LogEntry) -> dict[str, Any]:
+    """``export_row`` and the log's own columns, every text cell spreadsheet-safe."""
+    extra = {
+        "log_source": LOG_SOURCE.name(entry.source),
+        "vote": VOTE.name(entry.vote),
+        "votes_up": entry.votes_up,
+        "votes_down": entry.votes_down,
+        "vote_reason": entry.vote_reason,
+    }
+    return {**export_row(entry.record), **{column: spreadsheet_safe(value) for column, value in extra.items()}}
+
+
+# The knowledge-gap report and improvements (issue 16): groups of gaps, most records first; an
+# example links to its record through its chat and record ids.
+GAP_EXPORT_COLUMNS = ["rank", "label", "count", "gaps", "example_questions", "records"]
+
+
+def gap_group_json(group: chat_pb.GapGroup) -> dict[str, Any]:
+    return {
+        "label": group.label,
+        "count": group.count,
+        "gaps": list(group.gaps),
+        "examples": [
+            {
+                "chat_id": e.chat_id,
+                "chat_record_id": e.record_id,
+                "problem_text": e.question,
+                "gap": e.gap,
+                "create_time": e.created_at,
+            }
+            for e in group.examples
+        ],
+    }
+
+
+def gap_export_row(rank: int, group: chat_pb.GapGroup) -> dict[str, Any]:
+    """One CSV row per group: its gaps and example questions one per line, and the records as
+    ``chat_id/record_id`` (the path under ``/api/application/{id}/chat/`` that opens each)."""
+    row = {
+        "label": group.label,
+        "gaps": "\n".join(group.gaps),
+        "example_questions": "\n".join(e.question for e in group.examples),
+        "records": "\n".join(f"{e.chat_id}/chat_record/{e.record_id}" for e in group.examples),
+    }
+    return {"rank": rank, "count": group.count, **{key: spreadsheet_safe(value) for key, value in row.items()}}
+
+
+def improvement_json(chat_record_id: str, reply: chat_pb.ImproveRecordResponse) -> dict[str, Any]:
+    return {
+        "chat_record_id": chat_record_id,
+        "dataset_id": reply.dataset_id,
+        "document_id": reply.document_id,
+        "paragraph_id": reply.paragraph_id,
     }

@@ -99,6 +99,8 @@ function renderAccess() {
   ui.access.hidden = !app;
   clear(ui.shareOut);
   clear(ui.keyOut);
+  // The credentials section (admin-credentials.js) follows the selected application.
+  document.dispatchEvent(new CustomEvent("kb:application-selected", { detail: { id: app ? app.id : "" } }));
   if (!app) return;
   ui.openChat.href = `/ui/chat/${encodeURIComponent(app.id)}`;
 }
@@ -177,6 +179,7 @@ async function createShareLink() {
   try {
     const data = await call(`/api/application/${encodeURIComponent(app.id)}/access_token`, { method: "POST", body: { access_num: accessNum } });
     const url = `${location.origin}/ui/share/${encodeURIComponent(data.access_token)}`;
+    document.dispatchEvent(new CustomEvent("kb:credentials-changed"));
     ui.shareOut.append(
       h("span", { class: "label" }, "分享链接："),
       h("a", { testid: "share-link", href: url }, url),
@@ -194,6 +197,7 @@ async function createApiKey() {
   try {
     const data = await call(`/api/application/${encodeURIComponent(app.id)}/api_key`, { method: "POST" });
     const chatUrl = `/ui/chat/${encodeURIComponent(app.id)}#key=${encodeURIComponent(data.secret_key)}`;
+    document.dispatchEvent(new CustomEvent("kb:credentials-changed"));
     ui.keyOut.append(
       h("div", {}, h("span", { class: "label" }, "API Key："), h("code", { testid: "api-key", class: "secret" }, data.secret_key)),
       h("small", { class: "muted" }, "只显示这一次，请妥善保存。"),

@@ -16,14 +16,16 @@ const ui = {
   results: document.getElementById("hit-results"),
 };
 
-const hitNode = (p) => paragraphNode(p, { testid: "hit-result", showDocument: true, docTestid: "hit-doc" });
+// mode: the search mode the scores come from, which names them (相似度 only for vector search).
+const hitNode = (p, mode) => paragraphNode(p, { testid: "hit-result", showDocument: true, docTestid: "hit-doc", mode });
 
-function renderSingle(paragraphs) {
+function renderSingle(paragraphs, mode) {
   if (!paragraphs.length) return h("p", { class: "muted" }, "没有命中的段落：可以降低相似度阈值或换个说法。");
-  return h("div", { class: "hit-list" }, h("p", { class: "muted" }, `命中 ${paragraphs.length} 个段落`), paragraphs.map(hitNode));
+  return h("div", { class: "hit-list" }, h("p", { class: "muted" }, `命中 ${paragraphs.length} 个段落`), paragraphs.map((p) => hitNode(p, mode)));
 }
 
-function renderRounds(result) {
+function renderRounds(result, requestedMode) {
+  const mode = result.search_mode || requestedMode;
   const paragraphs = result.paragraph_list || [];
   const rounds = result.rounds || [];
   const roundNumbers = new Set(rounds.map((r) => r.round));
@@ -49,11 +51,11 @@ function renderRounds(result) {
         return roundNode(r, {
           testid: "hit-round",
           queryTestid: "hit-round-query",
-          extra: h("div", { class: "hit-list" }, found.length ? found.map(hitNode) : h("p", { class: "muted" }, "本轮没有新增段落。")),
+          extra: h("div", { class: "hit-list" }, found.length ? found.map((p) => hitNode(p, mode)) : h("p", { class: "muted" }, "本轮没有新增段落。")),
         });
       }),
     ),
-    orphans.length ? h("div", { class: "hit-list" }, h("div", { class: "section-label" }, "其他段落"), orphans.map(hitNode)) : null,
+    orphans.length ? h("div", { class: "hit-list" }, h("div", { class: "section-label" }, "其他段落"), orphans.map((p) => hitNode(p, mode))) : null,
   );
 }
 
@@ -77,7 +79,7 @@ async function run() {
     const path = `/api/dataset/${encodeURIComponent(d.id)}/${multi ? "hit_test_rounds" : "hit_test"}?${params}`;
     const data = await call(path);
     clear(ui.results);
-    ui.results.appendChild(multi ? renderRounds(data || {}) : renderSingle(data || []));
+    ui.results.appendChild(multi ? renderRounds(data || {}, params.get("search_mode")) : renderSingle(data || [], params.get("search_mode")));
   } catch (err) {
     clear(ui.results);
     fail(adminError(err, "hit-error"));

@@ -7,6 +7,10 @@ import { initDocuments } from "./admin-documents.js";
 import { initParagraphs } from "./admin-paragraphs.js";
 import { initHitTest } from "./admin-hit.js";
 import { initApplications, loadApplications } from "./admin-apps.js";
+import { initCredentials } from "./admin-credentials.js";
+import { initUsage, loadUsageApplications } from "./admin-usage.js";
+import { initLog, loadLogApplications } from "./admin-log.js";
+import { initGaps, loadGapApplications } from "./admin-knowledge.js";
 
 const auth = {
   panel: document.getElementById("auth-panel"),
@@ -26,6 +30,9 @@ function askForToken(err) {
 async function reloadAll() {
   await loadDatasets();
   await loadApplications();
+  await loadUsageApplications();
+  await loadLogApplications();
+  await loadGapApplications();
 }
 
 function saveToken() {
@@ -49,5 +56,9 @@ initDatasets();
 initDocuments();
 initParagraphs();
 initHitTest();
+initCredentials();
 initApplications();
+initUsage();
+initLog();
+initGaps();
 reloadAll();

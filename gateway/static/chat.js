@@ -3,8 +3,10 @@
 import { api, postStream, ApiError, errorNode } from "./api.js";
 import { byTestId, clear, h } from "./dom.js";
 import { PROGRESS_START, progressText } from "./labels.js";
-import { createRecordNode, fillRecord, setAnswer, setProgress, addStep, hideProgress, setError } from "./record.js";
+import { createRecordNode, fillRecord as drawRecord, setAnswer, setProgress, addStep, hideProgress, setError } from "./record.js";
 import { pageMode, shareSession, keySession, chatKey, local } from "./session.js";
+import { configureVotes, showVotes } from "./votes.js";
+import { placeRegenerate } from "./regenerate.js";
 
 const ui = {
   appName: byTestId("app-name"),
@@ -22,6 +24,14 @@ const ui = {
 const state = { appId: "", session: null, chatId: "", answering: false, stopRequested: false };
 
 const recordsBase = () => `/api/application/${encodeURIComponent(state.appId)}/chat/${encodeURIComponent(state.chatId)}/chat_record`;
+configureVotes(() => ({ base: recordsBase(), session: state.session }));
+
+/** A saved record drawn, with the reader's own 👍/👎 under a finished answer. */
+function fillRecord(node, record, options) {
+  drawRecord(node, record, options);
+  showVotes(node, record);
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function showPageError(text, err) {
@@ -37,6 +47,7 @@ function setAnswering(on) {
   ui.newChat.disabled = on || !state.chatId;
   ui.stop.hidden = !on;
   ui.stop.disabled = !on;
+  placeRegenerate(ui.records, on, (node, question) => ask(question, { replace: node }));
 }
 
 function nearBottom() {
@@ -131,9 +142,12 @@ async function settledRecord(recordId, question) {
   return null;
 }
 
-async function ask(question) {
+/** replace: the last answer's node, for a regenerate (re_chat): the new answer takes its place. */
+async function ask(question, { replace = null } = {}) {
+  if (state.answering) return;
   const node = createRecordNode(question);
-  ui.records.appendChild(node);
+  if (replace) replace.replaceWith(node);
+  else ui.records.appendChild(node);
   updateEmpty();
   setProgress(node, PROGRESS_START);
   scrollToEnd(true);
@@ -153,7 +167,7 @@ async function ask(question) {
   state.abort = controller;
 
   try {
-    await postStream(`/api/application/chat_message/${encodeURIComponent(state.chatId)}`, { message: question, re_chat: false }, {
+    await postStream(`/api/application/chat_message/${encodeURIComponent(state.chatId)}`, { message: question, re_chat: Boolean(replace) }, {
       session: state.session,
       signal: controller.signal,
       onFrame: (name, payload) => {
@@ -183,6 +197,13 @@ async function ask(question) {
     } else if (!recordId && err instanceof ApiError && err.status !== 0) {
       // Refused before the answer started: nothing was saved, say why right here.
       clearTimeout(pending);
+      if (replace) {
+        // A refused regenerate changed nothing: the answer it was to replace is still the last.
+        node.replaceWith(replace);
+        setError(replace, err);
+        setAnswering(false);
+        return;
+      }
       hideProgress(node);
       node.dataset.status = "failed";
       setError(node, err);
@@ -218,14 +239,20 @@ async function stop() {
   if (!state.answering) return;
   state.stopRequested = true;
   ui.stop.disabled = true;
+  let reached = false;
   try {
-    await api(`/api/application/chat_message/${encodeURIComponent(state.chatId)}/stop`, { method: "POST", session: state.session });
+    const reply = await api(`/api/application/chat_message/${encodeURIComponent(state.chatId)}/stop`, { method: "POST", session: state.session });
+    reached = Boolean(reply && reply.stopped);
   } catch (err) {
     const last = ui.records.lastElementChild;
     if (last) setError(last, err);
   }
-  // The server ends the stream after a stop; if it does not, stop listening ourselves.
-  state.stopTimer = setTimeout(() => state.abort && state.abort.abort(), 8000);
+  // A Stop that reached the answer ends its stream within a second, in whatever phase it was
+  // (the server saves it as stopped, then ends the stream): nothing to wait for here. One that
+  // reached nothing (the answer is not running, or not yet) has no stream end to wait for:
+  // stop listening now, and the server closes the record as stopped when we leave.
+  if (!reached) state.abort && state.abort.abort();
+  else state.stopTimer = setTimeout(() => state.abort && state.abort.abort(), 3000); // only if the server broke its word
 }
 
 function submit() {

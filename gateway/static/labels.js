@@ -29,3 +29,11 @@ export function progressText(status) {
 }
 
 export const yesNo = (value) => (value ? "是" : "否");
+
+/** What a paragraph's score is, by the search mode that produced it: label and tooltip. */
+export function scoreLabel(mode) {
+  const scores = LABELS.scores;
+  return { label: scores.labels[mode] || scores.fallback, hint: scores.hints[mode] || "" };
+}
+
+export const REGENERATE_WORDS = LABELS.regenerate;

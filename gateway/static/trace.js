@@ -1,7 +1,7 @@
 // How one answer was found: the retrieval trace, context statistics and cited documents.
 // Shared by the chat page (records) and the operator page (multi-round hit test).
 import { h, formatSeconds } from "./dom.js";
-import { stopReasonLabel, yesNo } from "./labels.js";
+import { scoreLabel, stopReasonLabel, yesNo } from "./labels.js";
 
 const docName = (p) => p.document_name || p.document_id || "未命名文档";
 
@@ -21,8 +21,10 @@ function similarityText(value) {
   return Number.isFinite(n) ? n.toFixed(3) : "—";
 }
 
-/** One retrieved paragraph: title, content, similarity, round (and document name if asked). */
-export function paragraphNode(p, { testid = "paragraph", showDocument = false, docTestid = "paragraph-doc" } = {}) {
+/** One retrieved paragraph: title, content, score, round (and document name if asked). mode:
+ * the search mode the score comes from, which names it (a hybrid score is not a similarity). */
+export function paragraphNode(p, { testid = "paragraph", showDocument = false, docTestid = "paragraph-doc", mode = "" } = {}) {
+  const score = scoreLabel(mode);
   return h(
     "div",
     { class: "paragraph", testid },
@@ -31,7 +33,7 @@ export function paragraphNode(p, { testid = "paragraph", showDocument = false, d
       { class: "paragraph-meta" },
       showDocument ? h("span", { class: "paragraph-doc", testid: docTestid }, docName(p)) : null,
       p.title ? h("span", { class: "paragraph-title" }, p.title) : null,
-      h("span", { class: "pill" }, `相似度 ${similarityText(p.similarity)}`),
+      h("span", { class: "pill", testid: "score", title: score.hint || null }, `${score.label} ${similarityText(p.similarity)}`),
       p.round ? h("span", { class: "pill" }, `第 ${p.round} 轮`) : null,
     ),
     h("div", { class: "paragraph-content" }, p.content || ""),
@@ -106,7 +108,7 @@ function citations(record) {
             "details",
             {},
             h("summary", {}, h("span", { class: "citation-name", testid: "citation" }, name), h("small", { class: "muted" }, ` · ${paragraphs.length} 段`)),
-            paragraphs.map((p) => paragraphNode(p)),
+            paragraphs.map((p) => paragraphNode(p, { mode: record.search_mode })),
           ),
         ),
       ),

@@ -7,11 +7,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
 import grpc
+from sqlalchemy.sql.expression import Executable
 
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
@@ -25,14 +26,16 @@ from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.convert import application_message, part_support
-from services.chat.details import record_details, stored
+from services.chat.details import log_columns, record_details, stored
 from services.chat.prompt import build_messages
 from services.chat.running import RunningQuestions
 from services.chat.saving import save_outcome
+from services.chat.stopping import PartialRounds, until_stopped
 from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
-STOP_POLL_SECONDS = 1.0
+# A Stop that reached another process is seen within this, well inside the second it may take.
+STOP_POLL_SECONDS = 0.25
 CLIENT_GONE = "the client went away before the answer ended"
 ContextCall: TypeAlias = (
     "grpc.aio.UnaryStreamCall[context_service_pb2.LoadContextRequest, context_service_pb2.LoadContextResponse]"
@@ -57,6 +60,8 @@ class Outcome:
     retrieval: common_pb2.RetrievalResult | None = None
     message_tokens: int = 0
     answer_tokens: int = 0
+    # The rounds as they ran: kept when a Stop comes before the retrieval's result.
+    partial: PartialRounds = field(default_factory=PartialRounds)
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,11 @@ class Question:
     # The dialogue as the client holds it (OpenAI protocol); None: the chat's stored history.
     client_history: list[common_pb2.Message] | None = None
     source: str = RecordSource.CHAT
+    # The log's columns for who asked and through what (``services.chat.log.record_origin``).
+    origin: Mapping[str, str] = field(default_factory=dict)
+    # Counts the question against the credential that asked it, in the transaction that records
+    # it (``services.chat.credential_admin.counted_use``); None: nothing to count.
+    counted: Executable | None = None
 
 
 @dataclass(frozen=True)
@@ -255,14 +265,19 @@ class AskFlow:
         outcome: Outcome,
         stop_requested: asyncio.Event,
     ) -> AsyncIterator[pb.AskResponse]:
-        """Context, then retrieval (started now unless it already runs), then generation."""
-        async for event in self._load_context(calls.context, outcome):
+        """Context, then retrieval (started now unless it already runs), then generation. A Stop
+        ends whichever phase runs at once; the calls still open are cancelled by the caller."""
+        async for event in until_stopped(self._load_context(calls.context, outcome), stop_requested):
             yield event
+        if stop_requested.is_set():
+            return
         if calls.retrieve is None:
             history = list(outcome.context.messages) if outcome.context else []
             calls.retrieve = self._start_retrieve(application, question, history)
-        async for event in self._retrieve(calls.retrieve, outcome):
+        async for event in until_stopped(self._retrieve(calls.retrieve, outcome), stop_requested):
             yield event
+        if stop_requested.is_set():
+            return
         async for event in self._generate(application, question, outcome, stop_requested):
             yield event
 
@@ -286,7 +301,7 @@ class AskFlow:
             request.client_turns.messages.extend(client_history)
         return self._up.context.LoadContext(request, timeout=self._settings.ask_timeout)
 
-    async def _load_context(self, call: ContextCall, outcome: Outcome) -> AsyncIterator[pb.AskResponse]:
+    async def _load_context(self, call: ContextCall, outcome: Outcome) -> AsyncGenerator[pb.AskResponse, None]:
         async for response in call:
             if response.HasField("progress"):
                 yield pb.AskResponse(progress=response.progress)
@@ -305,9 +320,10 @@ class AskFlow:
         )
         return self._up.retrieval.Retrieve(request, timeout=self._settings.ask_timeout)
 
-    async def _retrieve(self, call: RetrieveCall, outcome: Outcome) -> AsyncIterator[pb.AskResponse]:
+    async def _retrieve(self, call: RetrieveCall, outcome: Outcome) -> AsyncGenerator[pb.AskResponse, None]:
         async for response in call:
             if response.HasField("progress"):
+                outcome.partial.note(response.progress)
                 yield pb.AskResponse(progress=response.progress)
             else:
                 outcome.retrieval = response.result
@@ -325,11 +341,10 @@ class AskFlow:
         try:
             generating = common_pb2.Generating(rounds=len(result.rounds), stop_reason=result.stop_reason)
             yield pb.AskResponse(progress=common_pb2.Progress(generating=generating))
-            async for delta in _deltas(first, deltas):
+            # A Stop ends the stream at once, even while the model has yet to send its next delta.
+            async for delta in until_stopped(_deltas(first, deltas), stop_requested):
                 outcome.answer.append(delta)
                 yield pb.AskResponse(delta=pb.AnswerDelta(content=delta))
-                if stop_requested.is_set():
-                    break
         finally:
             await _close_stream(first, deltas)
             prompt_tokens = stream.usage.prompt_tokens or sum(count_tokens(m.content) for m in request.messages)
@@ -372,7 +387,8 @@ class AskFlow:
     async def _save(self, record_id: int, outcome: Outcome, ending: Ending, run_time: float) -> BaseException | None:
         """The outcome into the record; None when saved, else why not (see ``save_outcome``)."""
         context = outcome.context.info if outcome.context is not None else None
-        details = record_details(outcome.retrieval, context, self._model.model_name, self._model.is_offline, run_time)
+        retrieval = outcome.retrieval or outcome.partial.result()
+        details = record_details(retrieval, context, self._model.model_name, self._model.is_offline, run_time)
         values = {
             "answer": "".join(outcome.answer),
             "status": ending.status,
@@ -381,6 +397,7 @@ class AskFlow:
             "answer_tokens": outcome.answer_tokens,
             "error": ending.error,
             "run_time": round(run_time, 3),
+            **log_columns(details),
         }
         return await save_outcome(self._store, record_id, values)
 
@@ -398,7 +415,7 @@ class _Calls:
                 call.cancel()  # a no-op once it has finished
 
 
-async def _deltas(first: asyncio.Future[str], deltas: AsyncIterator[str]) -> AsyncIterator[str]:
+async def _deltas(first: asyncio.Future[str], deltas: AsyncIterator[str]) -> AsyncGenerator[str, None]:
     """The model's non-empty deltas, the first one already requested."""
     next_delta: Awaitable[str] = first
     while True:
@@ -435,9 +452,9 @@ def _done(record_id: int, outcome: Outcome) -> pb.AskResponse:
     )
 
 
-def _recorded(question: Question, holder: str) -> tuple[str, str, bool, str]:
+def _recorded(question: Question, holder: str) -> tuple[str, str, bool, str, Mapping[str, str], Executable | None]:
     """The record's own fields, in the store's argument order."""
-    return question.text, holder, question.re_chat, question.source
+    return question.text, holder, question.re_chat, question.source, question.origin, question.counted
 
 
 def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:

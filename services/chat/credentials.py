@@ -20,6 +20,8 @@ from services.chat.visitors import (
     UnknownAccessToken,
     VisitorPolicy,
     digest,
+    has_expired,
+    refuse_unusable,
 )
 
 __all__ = ["DEFAULT_ACCESS_NUM", "DEFAULT_DAILY_CAP", "MAX_ACCESS_NUM", "MAX_DAILY_CAP", "UnknownAccessToken"]
@@ -29,8 +31,11 @@ MAX_ACCESS_NUM = 100_000
 MAX_DAILY_CAP = 10_000_000
 VISITOR_EXPIRED = "this visitor token has expired; open the share link again"
 VISITOR_GONE = (
-    "this visitor token is no longer valid (expired, or replaced by newer visitors); open the share link again"
+    "this visitor token is no longer valid (expired, replaced by newer visitors, or its share link was replaced);"
+    " open the share link again"
 )
+API_KEY_REVOKED = "this API key was revoked; ask the application's operator for a new one"
+API_KEY_EXPIRED = "this API key has expired; ask the application's operator to extend it or for a new one"
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class Identity:
     kind: str  # "application" | "visitor"
     application_id: str
     visitor_id: str = ""
+    key_id: str = ""  # the API key's id, for an application caller (votes are one per key)
 
 
 class Credentials:
@@ -47,16 +53,18 @@ class Credentials:
         self.visitors = ShareLinkVisitors(sessions, self._policy)
 
     async def create_api_key(self, application_id: str) -> tuple[str, str]:
-        key = API_KEY_PREFIX + secrets.token_hex(16)
+        key, hashed, prefix = new_api_key()
         async with self._sessions.begin() as session:
-            row = ApiKey(application_id=application_id, key_hash=digest(key), prefix=key[: len(API_KEY_PREFIX) + 4])
+            row = ApiKey(application_id=application_id, key_hash=hashed, prefix=prefix)
             session.add(row)
         return row.id, key
 
     async def set_access_token(
         self, application_id: str, access_num: int, daily_cap: int = DEFAULT_DAILY_CAP
     ) -> AccessToken:
-        """The application's share link, created on first use; later calls change its quotas."""
+        """The application's share link, created on first use; later calls change its quotas
+        only: switching a link off or on is ``UpdateAccessToken``'s, so asking for the link again
+        never re-opens one the operator switched off."""
         async with self._sessions.begin() as session:
             row = await session.scalar(select(AccessToken).where(AccessToken.application_id == application_id))
             if row is None:
@@ -64,7 +72,6 @@ class Credentials:
                 session.add(row)
             row.access_num = access_num
             row.daily_cap = daily_cap
-            row.is_active = True
         return row
 
     async def new_visitor(self, access_token: str) -> tuple[Visitor, str]:
@@ -74,20 +81,45 @@ class Credentials:
         await self.visitors.count_question(visitor_id, application_id)
 
     async def identify(self, token: str) -> Identity | None:
-        """Who ``token`` names; None for nobody. A visitor token that expired or was dropped is
-        refused here with words that tell the visitor what to do."""
+        """Who ``token`` names; None for nobody. A key or visitor token that was revoked, expired
+        or dropped, or whose share link was, is refused here with words that say what to do: every
+        call resolves its token afresh, so a change takes effect on the credential's next call."""
         hashed = digest(token)
+        if token.startswith(API_KEY_PREFIX):
+            return await self._identify_key(hashed)
         async with self._sessions() as session:
-            if token.startswith(API_KEY_PREFIX):
-                application_id = await session.scalar(
-                    select(ApiKey.application_id).where(ApiKey.key_hash == hashed, ApiKey.is_active.is_(True))
+            found = (
+                await session.execute(
+                    select(Visitor, AccessToken)
+                    .outerjoin(AccessToken, AccessToken.application_id == Visitor.application_id)
+                    .where(Visitor.token_hash == hashed)
                 )
-                return Identity("application", application_id) if application_id else None
-            visitor = await session.scalar(select(Visitor).where(Visitor.token_hash == hashed))
-        if visitor is None:
+            ).first()
+        if found is None:
             if token.startswith(VISITOR_PREFIX):
                 raise Unauthenticated(VISITOR_GONE)
             return None
+        visitor, link = found
+        if link is None:  # links are never deleted; an application without one issued no visitors
+            raise Unauthenticated(VISITOR_GONE)
+        refuse_unusable(link.is_active, link.expires_at)
         if self._policy.expired(visitor):
             raise Unauthenticated(VISITOR_EXPIRED)
         return Identity("visitor", visitor.application_id, visitor.id)
+
+    async def _identify_key(self, hashed: str) -> Identity | None:
+        async with self._sessions() as session:
+            key = await session.scalar(select(ApiKey).where(ApiKey.key_hash == hashed))
+        if key is None:
+            return None
+        if not key.is_active:
+            raise Unauthenticated(API_KEY_REVOKED)
+        if has_expired(key.expires_at):
+            raise Unauthenticated(API_KEY_EXPIRED)
+        return Identity("application", key.application_id, key_id=key.id)
+
+
+def new_api_key() -> tuple[str, str, str]:
+    """A fresh key, the SHA-256 that is stored, and the prefix a list shows."""
+    key = API_KEY_PREFIX + secrets.token_hex(16)
+    return key, digest(key), key[: len(API_KEY_PREFIX) + 4]

@@ -9,6 +9,7 @@ from google.protobuf import json_format
 
 from kb.chat.v1 import chat_service_pb2 as pb
 from kb.common.v1 import common_pb2
+from kbcore.vocabulary import STOP_REASON
 
 
 def record_details(
@@ -33,3 +34,17 @@ def stored(details: pb.RecordDetails) -> dict[str, Any]:
 
 def loaded(row_details: dict[str, Any] | None) -> pb.RecordDetails:
     return json_format.ParseDict(row_details or {}, pb.RecordDetails(), ignore_unknown_fields=True)
+
+
+def log_columns(details: pb.RecordDetails) -> dict[str, Any]:
+    """The record's columns the log filters on, copied out of its details when it is saved
+    (JSON cannot be filtered alike on SQLite and PostgreSQL). ``sufficient`` is None when
+    retrieval never ran: "not known" is not "insufficient"."""
+    if not details.HasField("retrieval"):
+        return {"stop_reason": "", "sufficient": None, "rounds": 0}
+    retrieval = details.retrieval
+    return {
+        "stop_reason": STOP_REASON.name(retrieval.stop_reason),
+        "sufficient": retrieval.sufficient,
+        "rounds": len(retrieval.rounds),
+    }

@@ -36,6 +36,7 @@ class Caller:
     kind: CallerKind
     application_id: str = ""
     visitor_id: str = ""
+    key_id: str = ""  # an application caller's API key
 
 
 _CALLER: contextvars.ContextVar[Caller] = contextvars.ContextVar("caller")
@@ -65,7 +66,7 @@ class CallerResolver:
         if identity is None:
             raise Unauthenticated("unknown or revoked token")
         kind = CallerKind.VISITOR if identity.kind == "visitor" else CallerKind.APPLICATION
-        return Caller(kind, identity.application_id, identity.visitor_id)
+        return Caller(kind, identity.application_id, identity.visitor_id, identity.key_id)
 
 
 class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]

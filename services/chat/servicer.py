@@ -16,7 +16,7 @@ from kbcore.db.lease import LeaseStore
 from kbcore.db.models import Application, RecordSource
 from kbcore.errors import InvalidRequest, NotFound, PermissionDenied, TooLong
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
-from kbcore.limits import MAX_PAGE_SIZE, MAX_QUESTION_TOKENS, MAX_RECORD_ID
+from kbcore.limits import MAX_PAGE_SIZE, MAX_QUESTION_TOKENS
 from kbcore.tokens import fits_tokens
 from kbcore.vocabulary import RECORD_SOURCE
 from services.chat.access import hiding_absence, require_application_access, require_chat_access, require_operator
@@ -28,8 +28,15 @@ from services.chat.convert import (
     record_message,
     with_system_addendum,
 )
+from services.chat.credential_admin import counted_use
+from services.chat.credential_rpcs import CredentialRpcs
 from services.chat.credentials import DEFAULT_ACCESS_NUM, DEFAULT_DAILY_CAP, MAX_ACCESS_NUM, MAX_DAILY_CAP, Credentials
+from services.chat.feedback_rpcs import FeedbackRpcs
 from services.chat.identity import CallerKind, current_caller
+from services.chat.knowledge_rpcs import KnowledgeRpcs
+from services.chat.log import record_origin
+from services.chat.log_rpcs import LogRpcs
+from services.chat.record_ids import record_id as _record_id
 from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore
 
@@ -42,7 +49,7 @@ MAX_EXPORT_RECORDS = 100_000
 
 
 MAX_CLIENT_MESSAGES = 1000
-# A live holder polls for a stop every second and acknowledges it by renewing its lease.
+# A live holder polls for a stop every quarter second (ask.STOP_POLL_SECONDS) and acknowledges it by renewing its lease.
 STOP_CONFIRM_SECONDS = 3.0
 STOP_CONFIRM_POLL = 0.1
 
@@ -59,13 +66,7 @@ def client_history(request: pb.AskRequest) -> list[common_pb2.Message] | None:
     return messages
 
 
-def _record_id(raw: str) -> int:
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and 1 <= int(raw) <= MAX_RECORD_ID):
-        raise InvalidRequest(f"record_id must be a number between 1 and {MAX_RECORD_ID}, got {raw[:40]!r}")
-    return int(raw)
-
-
-class ChatServicer(pb_grpc.ChatServiceServicer):
+class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, pb_grpc.ChatServiceServicer):
     def __init__(
         self,
         store: ChatStore,
@@ -118,7 +119,14 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
 
         admit = admit_visitor if caller.kind is CallerKind.VISITOR else None
         source = RECORD_SOURCE.name(request.source) or RecordSource.CHAT
-        asked = Question(question, request.re_chat, client_history(request), source)
+        asked = Question(
+            question,
+            request.re_chat,
+            client_history(request),
+            source,
+            record_origin(caller, source),
+            counted_use(caller),
+        )
         application = with_system_addendum(application, request.system_addendum)
         async with contextlib.aclosing(self._flow.run(application, chat.id, asked, admit)) as events:
             async for event in events:
@@ -153,7 +161,9 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         chat = await self._chat(request.chat_id, request.application_id)
         with hiding_absence(current_caller()):
             record = await self._store.get_record(chat.id, _record_id(request.record_id))
-        return pb.GetRecordResponse(record=record_message(record))
+        shown = record_message(record)
+        await self._with_own_votes([shown])
+        return pb.GetRecordResponse(record=shown)
 
     @unary_errors
     async def ListRecords(self, request: pb.ListRecordsRequest, context: Context) -> pb.ListRecordsResponse:
@@ -165,7 +175,9 @@ class ChatServicer(pb_grpc.ChatServiceServicer):
         if not 1 <= size <= MAX_PAGE_SIZE:
             raise InvalidRequest(f"page size must be between 1 and {MAX_PAGE_SIZE}")
         records, total = await self._store.list_records(chat.id, page, size)
-        return pb.ListRecordsResponse(records=[record_message(r) for r in records], total=total)
+        shown = [record_message(r) for r in records]
+        await self._with_own_votes(shown)
+        return pb.ListRecordsResponse(records=shown, total=total)
 
     async def _check_datasets(self, dataset_ids: list[str]) -> None:
         if not dataset_ids:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.expression import Executable
 
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.lease import ChatBusy, LeaseStore
@@ -27,6 +29,11 @@ class StartedQuestion:
 class ChatStore:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+
+    @property
+    def sessions(self) -> async_sessionmaker[AsyncSession]:
+        """For the modules that read records their own way (the log), through the same database."""
+        return self._sessions
 
     # applications
     async def save_application(self, application: Application) -> Application:
@@ -62,7 +69,14 @@ class ChatStore:
 
     # records
     async def record_question(
-        self, chat_id: str, question: str, holder: str, re_chat: bool, source: str = RecordSource.CHAT
+        self,
+        chat_id: str,
+        question: str,
+        holder: str,
+        re_chat: bool,
+        source: str = RecordSource.CHAT,
+        origin: Mapping[str, str] | None = None,
+        counted: Executable | None = None,
     ) -> StartedQuestion:
         """Insert the question as ``running`` before anything else runs, so nothing is lost; the
         caller already holds the chat's lease.
@@ -71,7 +85,7 @@ class ChatStore:
         marked ``interrupted`` here; a re-chat takes the previous answer out of the history.
         """
         return await run_write(
-            self._sessions, lambda session: _start(session, chat_id, question, holder, re_chat, source)
+            self._sessions, lambda session: _start(session, chat_id, question, holder, re_chat, source, origin, counted)
         )
 
     async def begin_question(
@@ -82,6 +96,8 @@ class ChatStore:
         holder: str,
         re_chat: bool,
         source: str = RecordSource.CHAT,
+        origin: Mapping[str, str] | None = None,
+        counted: Executable | None = None,
     ) -> StartedQuestion:
         """Take the chat's lease and insert the record in one transaction (ChatBusy when the
         chat is held): one commit instead of two before the answer can start."""
@@ -89,7 +105,7 @@ class ChatStore:
         def work(session: Session) -> StartedQuestion:
             if not leases.acquire(session, chat_id, holder, "question"):
                 raise ChatBusy(chat_id)
-            return _start(session, chat_id, question, holder, re_chat, source)
+            return _start(session, chat_id, question, holder, re_chat, source, origin, counted)
 
         return await run_write(self._sessions, work)
 
@@ -157,7 +173,16 @@ class ChatStore:
             return list(rows.all()), int(total or 0)
 
 
-def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: bool, source: str) -> StartedQuestion:
+def _start(
+    session: Session,
+    chat_id: str,
+    question: str,
+    holder: str,
+    re_chat: bool,
+    source: str,
+    origin: Mapping[str, str] | None = None,
+    counted: Executable | None = None,
+) -> StartedQuestion:
     session.execute(
         update(ChatRecord)
         .where(ChatRecord.chat_id == chat_id, ChatRecord.status == RecordStatus.RUNNING)
@@ -173,8 +198,12 @@ def _start(session: Session, chat_id: str, question: str, holder: str, re_chat: 
         )
         if last is not None:
             session.execute(update(ChatRecord).where(ChatRecord.id == last).values(in_history=False))
-    record = ChatRecord(chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING, source=source)
+    record = ChatRecord(
+        chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING, source=source, **(origin or {})
+    )
     session.add(record)
     session.flush()
+    if counted is not None:  # the asking credential's use count, in the same transaction
+        session.execute(counted)
     session.execute(update(Chat).where(Chat.id == chat_id, Chat.abstract == "").values(abstract=question[:200]))
     return StartedQuestion(record, earlier is None)

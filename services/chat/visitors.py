@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import AccessToken, Visitor, VisitorDailyUsage, utcnow
-from kbcore.errors import NotFound, QuotaExhausted, RateLimited
+from kbcore.errors import NotFound, QuotaExhausted, RateLimited, Unauthenticated
 from kbcore.settings import Settings
 from services.chat.windows import day_window, minute_window, open_window, take
 
@@ -34,6 +34,41 @@ def digest(secret: str) -> str:
 
 class UnknownAccessToken(NotFound):
     pass
+
+
+# Said to a visitor (at sign-in, or on any call with a token the link issued) whose link the
+# operator switched off or let expire: 401, since the credential itself no longer counts.
+SHARE_LINK_OFF = "this share link was switched off by its operator; ask whoever shared it for a new link"
+SHARE_LINK_EXPIRED = "this share link has expired; ask whoever shared it for a new link"
+
+
+def has_expired(expires_at: dt.datetime | None) -> bool:
+    """Whether a credential with this expiry (None: never) has expired."""
+    return expires_at is not None and expires_at <= utcnow()
+
+
+def refuse_unusable(is_active: bool, expires_at: dt.datetime | None) -> None:
+    """Unauthenticated when a share link is switched off or expired."""
+    if not is_active:
+        raise Unauthenticated(SHARE_LINK_OFF)
+    if has_expired(expires_at):
+        raise Unauthenticated(SHARE_LINK_EXPIRED)
+
+
+async def _hold_link(session: AsyncSession, link_id: str, access_token: str) -> None:
+    """Lock the link's row and check it still has this token and is usable, inside the sign-in's
+    transaction: a rotation or revocation that commits first refuses this sign-in, and one that
+    comes later waits for it and then drops the visitor it created."""
+    held = await session.execute(
+        update(AccessToken)
+        .where(AccessToken.id == link_id, AccessToken.access_token == access_token)
+        .values(access_token=AccessToken.access_token)
+        .returning(AccessToken.is_active, AccessToken.expires_at)
+    )
+    row = held.first()
+    if row is None:
+        raise UnknownAccessToken("this share link does not exist")
+    refuse_unusable(row.is_active, row.expires_at)
 
 
 @dataclass(frozen=True)
@@ -65,11 +100,10 @@ class ShareLinkVisitors:
         """A new visitor of the link: RateLimited past the link's sign-ins per minute; at the
         visitor bound the oldest visitors are dropped (their tokens then answer 401)."""
         async with self._sessions() as session:
-            link = await session.scalar(
-                select(AccessToken).where(AccessToken.access_token == access_token, AccessToken.is_active.is_(True))
-            )
+            link = await session.scalar(select(AccessToken).where(AccessToken.access_token == access_token))
         if link is None:
-            raise UnknownAccessToken("this share link does not exist or was switched off")
+            raise UnknownAccessToken("this share link does not exist")
+        refuse_unusable(link.is_active, link.expires_at)
         key, window = f"sign-in:{link.id}", minute_window()
         await open_window(self._sessions, key, window)
         token = VISITOR_PREFIX + secrets.token_urlsafe(24)
@@ -77,6 +111,7 @@ class ShareLinkVisitors:
             # First, so concurrent sign-ins of one link queue on this row and count visitors in turn.
             if not await take(session, key, window, self._policy.signins_per_minute):
                 raise RateLimited("too many sign-ins through this share link; try again in a minute")
+            await _hold_link(session, link.id, access_token)
             await self._make_room(session, link.application_id)
             visitor = Visitor(application_id=link.application_id, token_hash=digest(token))
             session.add(visitor)
@@ -86,15 +121,16 @@ class ShareLinkVisitors:
         """Drop the link's expired visitors, then its oldest ones until a new one fits the bound."""
         cutoff = utcnow() - self._policy.token_lifetime
         of_link = Visitor.application_id == application_id
-        await self._drop(session, select(Visitor.id).where(and_(of_link, Visitor.created_at < cutoff)))
+        await self.drop(session, select(Visitor.id).where(and_(of_link, Visitor.created_at < cutoff)))
         live = await session.scalar(select(func.count()).select_from(Visitor).where(of_link))
         excess = int(live or 0) - self._policy.visitors_per_link + 1
         if excess > 0:
             oldest = select(Visitor.id).where(of_link).order_by(Visitor.created_at, Visitor.id).limit(excess)
-            await self._drop(session, select(Visitor.id).where(Visitor.id.in_(list(await session.scalars(oldest)))))
+            await self.drop(session, select(Visitor.id).where(Visitor.id.in_(list(await session.scalars(oldest)))))
 
     @staticmethod
-    async def _drop(session: AsyncSession, ids: Select[str]) -> None:
+    async def drop(session: AsyncSession, ids: Select[str]) -> None:
+        """Forget the visitors ``ids`` selects: their tokens then answer 401 (``VISITOR_GONE``)."""
         # Usage rows first and by hand: SQLite enforces no foreign keys unless asked to.
         await session.execute(delete(VisitorDailyUsage).where(VisitorDailyUsage.visitor_id.in_(ids)))
         await session.execute(delete(Visitor).where(Visitor.id.in_(ids)))

@@ -58,7 +58,8 @@ def progress(event: Retrieving | Assessed) -> pb.RetrieveResponse:
     return pb.RetrieveResponse(progress=message)
 
 
-def result(outcome: LoopResult) -> pb.RetrieveResponse:
+def result(outcome: LoopResult, mode: SearchMode = DEFAULT_SEARCH.mode) -> pb.RetrieveResponse:
+    """The loop's result, naming the search mode its scores come from (the pages label them by it)."""
     return pb.RetrieveResponse(
         result=common_pb2.RetrievalResult(
             problem_text=outcome.problem_text,
@@ -81,6 +82,7 @@ def result(outcome: LoopResult) -> pb.RetrieveResponse:
             run_time=outcome.run_time,
             rewrite_error=outcome.rewrite_error,
             part_support=[part_support(s) for s in outcome.support],
+            search_mode=SEARCH_MODE.value(mode.value),
         )
     )
 

@@ -88,6 +88,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         paragraphs=ParagraphEditor(deps.sessions, queue, deps.store, builder),
         model=with_matcher(deps.model, deps.embedder, deps.store),
         limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
+        embedder=deps.embedder,
     )
 
     def register(server: grpc.aio.Server) -> None:

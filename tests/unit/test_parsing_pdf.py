@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
@@ -39,15 +37,13 @@ def test_a_damaged_pdf_is_refused_as_damaged() -> None:
         parse_document("bad.pdf", b"%PDF-1.7\n" + b"garbage " * 100, LIMITS)
 
 
-def test_a_300_page_pdf_parses_within_a_bounded_time_with_chapter_titles() -> None:
-    data = documents.big_pdf(300)
-    started = time.perf_counter()
-    parsed = parse_document("report.pdf", data, LIMITS)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 60, f"300 pages took {elapsed:.1f} s"
-    assert len(parsed.paragraphs) >= 300
+def test_a_long_pdf_keeps_its_chapter_titles_to_the_end() -> None:
+    """Its speed is the bench's (``python -m bench --only documents``: 300 pages); this checks
+    that headings found by size keep titling the pages after them."""
+    parsed = parse_document("report.pdf", documents.big_pdf(30), LIMITS)
+    assert len(parsed.paragraphs) >= 30
     last = parsed.paragraphs[-1]
-    assert last.title == "第30章 运行维护规程" and "第300页第40行" in last.content
+    assert last.title == "第3章 运行维护规程" and "第30页第40行" in last.content
     assert all(len(p.content) <= 600 for p in parsed.paragraphs)
 
 

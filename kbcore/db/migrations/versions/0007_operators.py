@@ -7,6 +7,9 @@ Create Date: 2026-11-30 09:20:00
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -27,6 +30,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("caller_ref", sa.String(length=64), nullable=False, server_default=""))
         batch.add_column(sa.Column("improved_paragraph_ids", sa.JSON(), nullable=True))
     op.create_index("ix_chat_record_created_at", "chat_record", ["created_at"])
+    _backfill_log_columns()
     op.create_table(
         "chat_record_vote",
         sa.Column("id", RecordId, autoincrement=True, nullable=False),
@@ -46,6 +50,70 @@ def upgrade() -> None:
             batch.add_column(sa.Column("expires_at", sa.DateTime(), nullable=True))
             batch.add_column(sa.Column("use_count", sa.BigInteger(), nullable=False, server_default="0"))
             batch.add_column(sa.Column("last_used_at", sa.DateTime(), nullable=True))
+
+
+BACKFILL_BATCH = 1000
+_RECORDS = sa.table(
+    "chat_record",
+    sa.column("id", RecordId),
+    sa.column("details", sa.JSON()),
+    sa.column("source", sa.String()),
+    sa.column("stop_reason", sa.String()),
+    sa.column("sufficient", sa.Boolean()),
+    sa.column("rounds", sa.Integer()),
+    sa.column("log_source", sa.String()),
+)
+
+
+def _log_columns(details: dict[str, Any]) -> dict[str, Any]:
+    """The filter columns from a record's stored RecordDetails JSON (proto field names, enum
+    names; default values omitted), as the chat service now writes them when it saves a record.
+    Written out here rather than imported: a migration must keep meaning what it meant."""
+    retrieval = details.get("retrieval")
+    if not isinstance(retrieval, dict):
+        return {"stop_reason": "", "sufficient": None, "rounds": 0}
+    stop_reason = retrieval.get("stop_reason", "")
+    stop_reason = str(stop_reason).removeprefix("STOP_REASON_").lower() if isinstance(stop_reason, str) else ""
+    rounds = retrieval.get("rounds")
+    return {
+        "stop_reason": "" if stop_reason == "unspecified" else stop_reason,
+        "sufficient": bool(retrieval.get("sufficient", False)),
+        "rounds": len(rounds) if isinstance(rounds, list) else 0,
+    }
+
+
+def _backfill_log_columns() -> None:
+    """Records saved before this revision get their filter columns from their details, a batch
+    at a time (a large log is not read into memory at once). Where a question came from is
+    known only for the OpenAI endpoint (the ``source`` column); the others stay "" (unknown)."""
+    connection = op.get_bind()
+    update = (
+        _RECORDS.update()
+        .where(_RECORDS.c.id == sa.bindparam("record_id"))
+        .values(
+            stop_reason=sa.bindparam("new_stop_reason"),
+            sufficient=sa.bindparam("new_sufficient"),
+            rounds=sa.bindparam("new_rounds"),
+        )
+    )
+    last = 0
+    while True:
+        rows = connection.execute(
+            sa.select(_RECORDS.c.id, _RECORDS.c.details)
+            .where(_RECORDS.c.id > last)
+            .order_by(_RECORDS.c.id)
+            .limit(BACKFILL_BATCH)
+        ).all()
+        if not rows:
+            break
+        changes = []
+        for record_id, details in rows:
+            parsed = json.loads(details) if isinstance(details, str) else details
+            columns = _log_columns(parsed if isinstance(parsed, dict) else {})
+            changes.append({"record_id": record_id, **{f"new_{k}": v for k, v in columns.items()}})
+        connection.execute(update, changes)
+        last = rows[-1][0]
+    connection.execute(_RECORDS.update().where(_RECORDS.c.source == "openai_api").values(log_source="openai_api"))
 
 
 def downgrade() -> None:

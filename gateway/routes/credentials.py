@@ -1,0 +1,151 @@
+"""The credentials an operator handed out (issue 16), on MaxKB v1's routes
+(apps/application/urls.py: ``<application_id>/api_key``, ``<application_id>/api_key/<api_key_id>``,
+``<application_id>/access_token``; bodies from serializers/application_serializers.py).
+
+- ``GET /api/application/{id}/api_key``: the keys, masked (MaxKB lists ``secret_key``; here
+  only its prefix, since the key is stored as a hash and shown once). Creating one stays
+  ``POST`` in ``gateway.routes.access``.
+- ``PUT /api/application/{id}/api_key/{api_key_id}``: MaxKB's ``{is_active, allow_cross_domain,
+  cross_domain_list}``: ``is_active`` is mirrored, ``expires_at`` (RFC 3339, "" = never) added;
+  the cross-domain fields are not kept per key (CORS is the gateway's ``KB_CORS_ORIGINS``).
+- ``DELETE …/api_key/{api_key_id}`` revokes the key (MaxKB deletes it; the row stays here so its
+  use count and the log's record of who asked keep their meaning).
+- ``POST …/api_key/{api_key_id}/rotate`` (not in MaxKB): a new secret for the same key id.
+- ``GET/PUT /api/application/{id}/access_token``: MaxKB's ``{access_token_reset, is_active,
+  access_num}``, plus ``daily_cap`` and ``expires_at``; ``access_token_reset: true`` rotates.
+
+Revoking what is revoked is 409 and changes nothing; unknown ids, and another application's,
+are 404; only the operator may call these (403 for anyone else, 401 for nobody)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, StringConstraints, model_validator
+
+from gateway.auth import caller_metadata
+from gateway.backends import Backends, backends, call
+from gateway.errors import ApiError, ok
+from gateway.presenter import access_token_json, api_key_json
+from kb.chat.v1 import chat_service_pb2 as pb
+
+router = APIRouter(prefix="/api/application", tags=["credentials"])
+
+# Long enough for any RFC 3339 time; the chat service says what is wrong with one that fits.
+Expiry = Annotated[str, StringConstraints(max_length=64)]
+EXPIRY_HELP = 'RFC 3339 time in the future, within ten years (e.g. 2027-01-31T00:00:00Z); "" = never expires'
+
+
+class ApiKeyEditIn(BaseModel):
+    is_active: bool | None = Field(default=None, description="false revokes the key, true re-activates it")
+    expires_at: Expiry | None = Field(default=None, description=EXPIRY_HELP)
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> ApiKeyEditIn:
+        if self.is_active is None and self.expires_at is None:
+            raise ValueError("send at least one of is_active or expires_at")
+        return self
+
+
+class AccessTokenEditIn(BaseModel):
+    access_token_reset: bool = Field(
+        default=False, description="true: a new link token; the old link and its visitors' tokens stop at once"
+    )
+    is_active: bool | None = None
+    access_num: int | None = Field(default=None, ge=1, le=100_000, description="questions per visitor per UTC day")
+    daily_cap: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="questions per UTC day from all the link's visitors together"
+    )
+    expires_at: Expiry | None = Field(default=None, description=EXPIRY_HELP)
+
+    def changes(self) -> bool:
+        return any(v is not None for v in (self.is_active, self.access_num, self.daily_cap, self.expires_at))
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> AccessTokenEditIn:
+        if not self.access_token_reset and not self.changes():
+            raise ValueError("send at least one of access_token_reset, is_active, access_num, daily_cap or expires_at")
+        return self
+
+
+@router.get("/{app_id}/api_key")
+async def list_api_keys(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    reply = await call(
+        b.chat.ListApiKeys(
+            pb.ListApiKeysRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
+        )
+    )
+    return ok([api_key_json(k) for k in reply.keys])
+
+
+async def _update_key(request: Request, b: Backends, change: pb.UpdateApiKeyRequest) -> JSONResponse:
+    reply = await call(b.chat.UpdateApiKey(change, timeout=b.rpc_timeout, metadata=caller_metadata(request)))
+    return ok(api_key_json(reply))
+
+
+@router.put("/{app_id}/api_key/{api_key_id}")
+async def edit_api_key(
+    app_id: str, api_key_id: str, body: ApiKeyEditIn, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    change = pb.UpdateApiKeyRequest(application_id=app_id, id=api_key_id)
+    if body.is_active is not None:
+        change.is_active = body.is_active
+    if body.expires_at is not None:
+        change.expires_at = body.expires_at
+    return await _update_key(request, b, change)
+
+
+@router.delete("/{app_id}/api_key/{api_key_id}")
+async def revoke_api_key(
+    app_id: str, api_key_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    return await _update_key(request, b, pb.UpdateApiKeyRequest(application_id=app_id, id=api_key_id, is_active=False))
+
+
+@router.post("/{app_id}/api_key/{api_key_id}/rotate")
+async def rotate_api_key(
+    app_id: str, api_key_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    reply = await call(
+        b.chat.RotateApiKey(
+            pb.RotateApiKeyRequest(application_id=app_id, id=api_key_id),
+            timeout=b.rpc_timeout,
+            metadata=caller_metadata(request),
+        )
+    )
+    return ok({"id": reply.id, "secret_key": reply.key, "application_id": app_id})
+
+
+@router.get("/{app_id}/access_token")
+async def get_access_token(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    reply = await call(
+        b.chat.ListAccessTokens(
+            pb.ListAccessTokensRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
+        )
+    )
+    if not reply.tokens:
+        raise ApiError(404, f"application {app_id} has no share link yet; create one with POST on this address")
+    return ok(access_token_json(reply.tokens[0]))
+
+
+@router.put("/{app_id}/access_token")
+async def edit_access_token(
+    app_id: str, body: AccessTokenEditIn, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    """The changes first, then the rotation: a request that does both and fails in the first
+    rotates nothing."""
+    metadata = caller_metadata(request)
+    reply: pb.AccessTokenInfo | None = None
+    if body.changes():
+        change = pb.UpdateAccessTokenRequest(application_id=app_id)
+        for name in ("is_active", "access_num", "daily_cap", "expires_at"):
+            if (value := getattr(body, name)) is not None:
+                setattr(change, name, value)
+        reply = await call(b.chat.UpdateAccessToken(change, timeout=b.rpc_timeout, metadata=metadata))
+    if body.access_token_reset:
+        rotate = pb.RotateAccessTokenRequest(application_id=app_id)
+        reply = await call(b.chat.RotateAccessToken(rotate, timeout=b.rpc_timeout, metadata=metadata))
+    assert reply is not None  # the body names at least one of the two
+    return ok(access_token_json(reply))
