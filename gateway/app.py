@@ -28,6 +28,7 @@ from gateway.routes import (
     feedback,
     knowledge,
     log,
+    models,
     openai,
 )
 from gateway.signin_limit import SignInLimiter
@@ -35,7 +36,7 @@ from kbcore.caller_token import operator_token
 from kbcore.settings import Settings
 
 # Every route module, in the order its routes are matched.
-ROUTES = (datasets, chat, log, feedback, knowledge, access, credentials, applications, evaluation, openai)
+ROUTES = (datasets, chat, log, feedback, knowledge, access, credentials, applications, evaluation, models, openai)
 
 
 def _describe(error: RequestValidationError) -> str:

@@ -86,6 +86,11 @@ REGENERATE_WORDS = {
     "hint": "用同一个问题重新回答，替换这条回答（原回答仍保留在对话日志中）",
 }
 
+# A reasoning model's thinking, collapsed above its answer (gateway/static/thinking.js).
+THINKING_WORDS = {
+    "summary": "思考过程",
+    "live": "思考中…",
+}
 # The chat page's 👍/👎 under an answer (gateway/static/votes.js).
 VOTE_WORDS = {
     "up": "有帮助",
@@ -159,6 +164,38 @@ CREDENTIAL_WORDS = {
     "saved": "已保存。",
     "expiry_past": "有效期需要是将来的时间。",
     "caps_invalid": "每位访客 1–100000 次，合计 1–10000000 次。",
+}
+
+# The operator page's "模型" section (gateway/static/admin-models.js): registered model
+# endpoints, their check, and the application form's choice of chat model (issue 14).
+MODEL_WORDS = {
+    "title": "模型",
+    "none": "还没有登记模型：未选择模型的应用使用部署默认（环境变量）的模型。",
+    "name": "名称",
+    "provider": "类型",
+    "api_base": "Base URL",
+    "model_name": "模型 ID",
+    "purpose": "用途",
+    "api_key": "API Key",
+    "key_hint": "Key",
+    "no_key": "无",
+    "keep_key": "留空则保持原 Key 不变",
+    "used_by": "使用中的应用",
+    "purposes": {"chat": "对话", "auxiliary": "辅助（改写/评估/摘要）", "embedding": "向量", "rerank": "重排"},
+    "register": "登记模型",
+    "save": "保存修改",
+    "cancel": "取消编辑",
+    "edit": "编辑",
+    "check": "检测",
+    "checking": "正在检测…",
+    "check_ok": "可用：",
+    "check_failed": "不可用：",
+    "delete": "删除",
+    "delete_confirm": "确定删除这个模型吗？",
+    "saved": "已保存。",
+    "deleted": "已删除。",
+    "default_choice": "部署默认模型",
+    "missing_fields": "请填写名称、Base URL 和模型 ID。",
 }
 
 # The operator page's conversation log (gateway/static/admin-log.js): where a question came
@@ -255,6 +292,7 @@ def labels_json() -> dict[str, Any]:
         "search_modes": SEARCH_MODE_LABELS,
         "scores": {"labels": SCORE_LABELS, "hints": SCORE_HINTS, "fallback": SCORE_FALLBACK},
         "regenerate": REGENERATE_WORDS,
+        "thinking": THINKING_WORDS,
         "document_statuses": DOCUMENT_STATUS_LABELS,
         "source_types": SOURCE_TYPE_LABELS,
         "progress": PROGRESS,
@@ -263,4 +301,5 @@ def labels_json() -> dict[str, Any]:
         "credentials": CREDENTIAL_WORDS,
         "log": LOG_WORDS,
         "knowledge": KNOWLEDGE_WORDS,
+        "models": MODEL_WORDS,
     }

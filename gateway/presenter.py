@@ -164,6 +164,9 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "problem_text": record.question,
         "padding_problem_text": retrieval.problem_text,
         "answer_text": record.answer,
+        # The answering model's thinking ("" when it does not reason; MaxKB's chunk and node
+        # details call it so), never part of ``answer_text`` nor of later turns' history.
+        "reasoning_content": record.details.chat.reasoning,
         "status": RECORD_STATUS.name(record.status) or UNKNOWN_STATUS,
         "error": record.error,
         "message_tokens": record.message_tokens,
@@ -242,7 +245,12 @@ def application_json(a: chat_pb.Application) -> dict[str, Any]:
             "similarity": round(a.search.similarity, 4),
             "search_mode": SEARCH_MODE.name(a.search.search_mode) or DEFAULT_SEARCH_MODE_NAME,
         },
-        "model_setting": {"prompt": a.model_setting.prompt, "system": a.model_setting.system},
+        "model_setting": {
+            "prompt": a.model_setting.prompt,
+            "system": a.model_setting.system,
+            "chat_model_id": a.model_setting.chat_model_id,
+            "aux_model_id": a.model_setting.aux_model_id,
+        },
         "create_time": a.created_at,
         "update_time": a.updated_at,
     }
@@ -313,6 +321,26 @@ def upload_rules_json(max_mb: int) -> dict[str, Any]:
     """What an upload may be: the suffixes taken in, the size limit in MiB, and the sentence the
     415 refusal uses."""
     return {"suffixes": list(SUPPORTED_SUFFIXES), "max_mb": max_mb, "types": SUPPORTED_TYPES_SENTENCE}
+
+
+def model_json(m: chat_pb.ModelInfo) -> dict[str, Any]:
+    """A registered model as MaxKB v1 lists one (``id``, ``name``, ``provider``, ``model_name``,
+    ``model_type``), plus ``purpose``, ``api_base``, the applications using it and ``key_hint``:
+    never the API key (MaxKB returns its credential masked; here not even that)."""
+    model_type = {"embedding": "EMBEDDING", "rerank": "RERANKER"}.get(m.purpose, "LLM")
+    return {
+        "id": m.id,
+        "name": m.name,
+        "provider": m.provider,
+        "model_name": m.model,
+        "model_type": model_type,
+        "purpose": m.purpose,
+        "api_base": m.base_url,
+        "key_hint": m.key_hint,
+        "application_ids": list(m.application_ids),
+        "create_time": m.created_at,
+        "update_time": m.updated_at,
+    }
 
 
 def api_key_json(k: chat_pb.ApiKeyInfo) -> dict[str, Any]:

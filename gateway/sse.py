@@ -20,8 +20,9 @@ def data(payload: dict[str, Any]) -> bytes:
     return f"data:{_json(payload)}\n\n".encode()
 
 
-def chunk(chat_id: str, record_id: str, content: str, *, is_end: bool) -> bytes:
-    """An answer chunk, MaxKB-shaped."""
+def chunk(chat_id: str, record_id: str, content: str, *, is_end: bool, reasoning: str = "") -> bytes:
+    """An answer chunk, MaxKB-shaped: the answer's text in ``content``, a reasoning model's
+    thinking in ``reasoning_content`` (MaxKB's field for it; a chunk carries one or the other)."""
     return data(
         {
             "chat_id": chat_id,
@@ -29,26 +30,34 @@ def chunk(chat_id: str, record_id: str, content: str, *, is_end: bool) -> bytes:
             "id": record_id,
             "operate": True,
             "content": content,
-            "reasoning_content": "",
+            "reasoning_content": reasoning,
             "is_end": is_end,
             "node_is_end": is_end,
         }
     )
 
 
+_MARKER = "\x00"  # cannot occur in the JSON of the fixed fields
+
+
 class ChunkFrames:
     """``chunk`` for one answer, byte for byte, with the parts that never change encoded once:
-    an answer is dozens of chunks that differ only in their content."""
+    an answer is dozens of chunks that differ only in their content (or thinking)."""
 
-    __slots__ = ("_head", "_tail")
+    __slots__ = ("_head", "_tail", "_thinking_head", "_thinking_tail")
 
     def __init__(self, chat_id: str, record_id: str) -> None:
-        marker = "\x00"  # cannot occur in the JSON of the fixed fields
-        head, _, tail = chunk(chat_id, record_id, marker, is_end=False).partition(json.dumps(marker).encode())
-        self._head, self._tail = head, tail
+        marker = json.dumps(_MARKER).encode()
+        self._head, _, self._tail = chunk(chat_id, record_id, _MARKER, is_end=False).partition(marker)
+        thinking = chunk(chat_id, record_id, "", is_end=False, reasoning=_MARKER)
+        self._thinking_head, _, self._thinking_tail = thinking.partition(marker)
 
     def __call__(self, content: str) -> bytes:
         return self._head + json.dumps(content, ensure_ascii=False).encode() + self._tail
+
+    def reasoning(self, text: str) -> bytes:
+        """A chunk of the model's thinking, its ``content`` empty."""
+        return self._thinking_head + json.dumps(text, ensure_ascii=False).encode() + self._thinking_tail
 
 
 def error(code: int, message: str) -> bytes:

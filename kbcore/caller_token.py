@@ -9,10 +9,10 @@ local ``grpcurl`` can read it from there.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterable
 
+from kbcore.local_secret import shared_secret
 from kbcore.settings import Settings
 
 METADATA_KEY = "authorization"
@@ -23,23 +23,7 @@ def operator_token(settings: Settings) -> str:
     """The configured operator token, or the local one (created by whichever process asks first)."""
     if settings.admin_token:
         return settings.admin_token
-    path = settings.data_dir / LOCAL_TOKEN_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        # Written whole under a private name, then linked into place: a process starting at the
-        # same moment sees either no file or the complete token, never an empty one, and the
-        # first link wins (a second one fails and reads the winner's).
-        draft = path.with_name(f".{LOCAL_TOKEN_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
-        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(secrets.token_hex(24))
-        try:
-            os.link(draft, path)
-        except FileExistsError:
-            pass
-        finally:
-            draft.unlink()
-    return path.read_text().strip()
+    return shared_secret(settings.data_dir / LOCAL_TOKEN_FILE, lambda: secrets.token_hex(24))
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:

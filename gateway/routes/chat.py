@@ -46,7 +46,7 @@ RecordId = Annotated[int, Path(ge=1, le=MAX_RECORD_ID)]
 def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, chat_id: str, record_id: str) -> bytes:
     kind = item.WhichOneof("event")
     if kind == "delta":
-        return chunk(item.delta.content)
+        return chunk.reasoning(item.delta.reasoning) if item.delta.reasoning else chunk(item.delta.content)
     if kind == "progress":
         return sse.event("agent_status", progress_payload(item.progress))
     if kind == "done":

@@ -164,6 +164,8 @@ async def _open_chat(b: Backends, metadata: Metadata, app_id: str) -> str:
 
 def _frames(item: pb.AskResponse, completion: Completion, body: CompletionIn) -> bytes:
     kind = item.WhichOneof("event")
+    if kind == "delta" and item.delta.reasoning:  # the answering model's thinking, DeepSeek's field
+        return completion.chunk({"reasoning_content": item.delta.reasoning})
     if kind == "delta":
         return completion.chunk({"content": item.delta.content})
     if kind == "progress":
@@ -203,6 +205,7 @@ async def _whole(stream: AskStream, completion: Completion, body: CompletionIn) 
                     kind = item.WhichOneof("event")
                     if kind == "delta":
                         content.append(item.delta.content)
+                        reasoning.append(item.delta.reasoning)
                     elif kind == "progress" and body.show_rounds:
                         line = progress_line(progress_payload(item.progress))
                         reasoning.extend([line, "\n"] if line else [])

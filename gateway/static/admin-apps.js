@@ -19,6 +19,7 @@ const ui = {
   mode: $("app-mode"),
   prompt: $("app-prompt"),
   system: $("app-system"),
+  chatModel: $("app-chat-model"), // its options come from admin-models.js
   save: byTestId("save-application"),
   status: byTestId("app-status"),
   access: $("app-access"),
@@ -91,6 +92,7 @@ function fillForm(app) {
   ui.mode.value = a.dataset_setting?.search_mode || "hybrid";
   ui.prompt.value = a.model_setting?.prompt || "";
   ui.system.value = a.model_setting?.system || "";
+  ui.chatModel.value = a.model_setting?.chat_model_id || "";
   renderAccess();
 }
 
@@ -141,7 +143,7 @@ function readForm() {
       dataset_id_list: [...ui.datasets.querySelectorAll("input:checked")].map((i) => i.value),
       dialogue_number: dialogue,
       dataset_setting: { top_n: top, similarity, search_mode: ui.mode.value },
-      model_setting: { prompt: ui.prompt.value, system: ui.system.value },
+      model_setting: { prompt: ui.prompt.value, system: ui.system.value, chat_model_id: ui.chatModel.value },
     },
   };
 }

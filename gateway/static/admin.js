@@ -11,6 +11,7 @@ import { initCredentials } from "./admin-credentials.js";
 import { initUsage, loadUsageApplications } from "./admin-usage.js";
 import { initLog, loadLogApplications } from "./admin-log.js";
 import { initGaps, loadGapApplications } from "./admin-knowledge.js";
+import { initModels, loadModels } from "./admin-models.js";
 
 const auth = {
   panel: document.getElementById("auth-panel"),
@@ -29,6 +30,7 @@ function askForToken(err) {
 
 async function reloadAll() {
   await loadDatasets();
+  await loadModels();
   await loadApplications();
   await loadUsageApplications();
   await loadLogApplications();
@@ -61,4 +63,5 @@ initApplications();
 initUsage();
 initLog();
 initGaps();
+initModels();
 reloadAll();

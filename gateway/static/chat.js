@@ -7,6 +7,7 @@ import { createRecordNode, fillRecord as drawRecord, setAnswer, setProgress, add
 import { pageMode, shareSession, keySession, chatKey, local } from "./session.js";
 import { configureVotes, showVotes } from "./votes.js";
 import { placeRegenerate } from "./regenerate.js";
+import { setThinking } from "./thinking.js";
 
 const ui = {
   appName: byTestId("app-name"),
@@ -155,11 +156,13 @@ async function ask(question, { replace = null } = {}) {
   state.stopRequested = false;
 
   let answer = "";
+  let thinking = ""; // a reasoning model's, shown collapsed above the answer
   let recordId = "";
   let liveError = null;
   let pending = null;
   const draw = () => {
     pending = null;
+    setThinking(node, thinking, { live: !answer });
     setAnswer(node, answer);
     scrollToEnd(false);
   };
@@ -184,10 +187,9 @@ async function ask(question, { replace = null } = {}) {
             recordId = payload.chat_record_id;
             node.dataset.recordId = recordId;
           }
-          if (payload.content) {
-            answer += payload.content;
-            if (!pending) pending = setTimeout(draw, 40); // redraw at most ~25 times a second
-          }
+          if (payload.reasoning_content) thinking += payload.reasoning_content;
+          if (payload.content) answer += payload.content;
+          if ((payload.content || payload.reasoning_content) && !pending) pending = setTimeout(draw, 40); // redraw at most ~25 times a second
         }
       },
     });

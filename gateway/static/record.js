@@ -4,6 +4,7 @@ import { h, clear, byTestId } from "./dom.js";
 import { ApiError, errorNode } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { traceNode, sourcesNode } from "./trace.js";
+import { setThinking } from "./thinking.js";
 
 /** An empty record for a question; the answer parts are filled in later. */
 export function createRecordNode(question) {
@@ -79,6 +80,7 @@ export function fillRecord(node, record, { liveError = null } = {}) {
   node.dataset.status = record.status || "answered";
   byTestId("record-question", node).textContent = record.problem_text || "";
   setAnswer(node, record.answer_text || "");
+  setThinking(node, record.reasoning_content || "");
 
   const status = record.status;
   if (liveError) setError(node, liveError);

@@ -132,6 +132,26 @@ class Application(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
 
+class ModelEndpoint(Base):
+    """A model endpoint the operator registered (issue 14); applications pick theirs by id in
+    ``Application.model_setting`` (``chat_model_id``, ``aux_model_id``). The API key is stored
+    sealed by ``kbcore.secret_box`` and never leaves the chat service; ``key_hint`` is what
+    lists show of it."""
+
+    __tablename__ = "model_endpoint"
+    __table_args__ = (UniqueConstraint("name", name="uq_model_endpoint_name"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(100))
+    provider: Mapped[str] = mapped_column(String(16))  # openai, deepseek, dashscope, vllm, ollama, generic
+    base_url: Mapped[str] = mapped_column(String(500))
+    model: Mapped[str] = mapped_column(String(200))
+    purpose: Mapped[str] = mapped_column(String(16))  # chat, auxiliary, embedding, rerank
+    api_key_sealed: Mapped[str] = mapped_column(Text, default="")
+    key_hint: Mapped[str] = mapped_column(String(8), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
 class Chat(Base):
     __tablename__ = "chat"
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

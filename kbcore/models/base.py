@@ -77,11 +77,21 @@ class ModelError(Unavailable):
     malformed); the message says which. The caller retries later or reports the model down."""
 
 
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of a reasoning model's thinking (``reasoning_content``), streamed before its
+    answer: shown to the reader apart from the answer, kept with the record, never part of the
+    answer text nor of later turns' history."""
+
+    text: str
+
+
 @dataclass
 class GenerationStream:
-    """Deltas of an answer; ``usage`` is filled in once the stream has ended."""
+    """Deltas of an answer (answer text as ``str``, thinking as ``ReasoningDelta``); ``usage``
+    is filled in once the stream has ended."""
 
-    deltas: AsyncIterator[str]
+    deltas: AsyncIterator[str | ReasoningDelta]
     usage: Usage = field(default_factory=Usage)
 
 

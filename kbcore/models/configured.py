@@ -15,4 +15,5 @@ def model_client_for(settings: Settings) -> ModelClient:
         aux_model=settings.aux_model or None,
         timeout=settings.model_timeout,
         disable_thinking=settings.disable_thinking,
+        provider=settings.model_provider,
     )

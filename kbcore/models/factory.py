@@ -16,6 +16,7 @@ def create_model_client(
     aux_model: str | None,
     timeout: float,
     disable_thinking: bool,
+    provider: str = "",
 ) -> ModelClient:
     """No base URL means no endpoint: the offline extractive model answers, labelled as such."""
     if not base_url:
@@ -28,4 +29,5 @@ def create_model_client(
         aux_model=aux_model,
         timeout=timeout,
         disable_thinking=disable_thinking,
+        provider=provider,
     )

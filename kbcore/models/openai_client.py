@@ -16,6 +16,7 @@ import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -35,8 +36,10 @@ from kbcore.models.base import (
     GenerationStream,
     HistoryTurn,
     ModelError,
+    ReasoningDelta,
     Usage,
 )
+from kbcore.models.field_retry import RefusedFields
 from kbcore.models.prompts import (
     ASSESS_SYSTEM,
     REWRITE_SYSTEM,
@@ -45,6 +48,7 @@ from kbcore.models.prompts import (
     rewrite_user_content,
     summarize_user_content,
 )
+from kbcore.models.providers import provider_profile
 from kbcore.models.usage import estimate_usage
 from kbcore.sse import SseParser
 
@@ -74,14 +78,27 @@ def _message_params(messages: Sequence[ChatMessage]) -> list[ChatCompletionMessa
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:
-    """The server's own error message when it sent an OpenAI-style error body."""
+    """The server's own error message when it sent an OpenAI-style error body; a web page
+    (a proxy's or a wrong base URL's) is described, not quoted."""
     body = exc.body
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         return str(body["message"])
+    if isinstance(body, str) and _looks_like_html(body, exc.response.headers.get("content-type", "")):
+        return "an HTML page instead of an API error (is the base URL right? it usually ends in /v1)"
     return exc.message
 
 
-def model_error(job: str, exc: openai.OpenAIError, *, timeout: float) -> ModelError:
+def _looks_like_html(text: str | bytes, content_type: str) -> bool:
+    head = text[:64].decode("utf-8", "replace") if isinstance(text, bytes) else text[:64]
+    return "html" in content_type.lower() or head.lstrip().startswith("<")
+
+
+def _scrub(message: str, secret: str | None) -> str:
+    """The message without the API key, should an endpoint echo it back."""
+    return message.replace(secret, "***") if secret else message
+
+
+def model_error(job: str, exc: openai.OpenAIError, *, timeout: float, secret: str | None = None) -> ModelError:
     """A readable ModelError for a failed call: which job, and what the endpoint did."""
     if isinstance(exc, openai.APITimeoutError):
         message = f"{job}: the model endpoint did not respond within {timeout:g}s"
@@ -94,7 +111,13 @@ def model_error(job: str, exc: openai.OpenAIError, *, timeout: float) -> ModelEr
         return ModelError(f"{job}: malformed response from the model endpoint")
     else:
         message = f"{job}: model call failed: {exc}"
-    return ModelError(message[:_MESSAGE_LIMIT])
+    return ModelError(_scrub(message, secret)[:_MESSAGE_LIMIT])
+
+
+def _endpoint_label(base_url: str) -> str:
+    """The base URL as logs may show it: no user info, query or fragment."""
+    parts = urlsplit(base_url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
 class OpenAIModelClient:
@@ -111,21 +134,26 @@ class OpenAIModelClient:
         aux_model: str | None = None,
         timeout: float = 60.0,
         disable_thinking: bool = False,
+        provider: str = "",
         temperature: float = 0.3,
         max_retries: int = 2,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         """``timeout`` bounds each HTTP operation (connect, and every read of a stream).
 
-        ``disable_thinking`` sends ``thinking: {type: disabled}`` on the auxiliary calls, as the
-        seed does, so reasoning models spend their output budget on the result; endpoints that
-        reject unknown fields (api.openai.com) need it off. ``http_client`` is for tests.
+        ``disable_thinking`` asks the auxiliary calls not to reason, in the way of the
+        ``provider`` (a ``providers.PROFILES`` name; empty = detected from ``base_url``), so
+        reasoning models spend their output budget on the result. A field the endpoint
+        refuses is dropped and remembered (``field_retry``). ``http_client`` is for tests.
         """
         self.model_name = chat_model
         self.aux_model = aux_model or chat_model
+        self.profile = provider_profile(provider, base_url)
         self._timeout = timeout
         self._temperature = temperature
-        self._aux_extra_body: dict[str, Any] | None = {"thinking": {"type": "disabled"}} if disable_thinking else None
+        self._secret = api_key or None
+        self._aux_extra_body: dict[str, Any] = dict(self.profile.no_thinking) if disable_thinking else {}
+        self._refused = RefusedFields(_endpoint_label(base_url))
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or _NO_KEY,
@@ -134,41 +162,49 @@ class OpenAIModelClient:
             http_client=http_client,
         )
 
+    @property
+    def refused_fields(self) -> frozenset[str]:
+        """Optional fields this endpoint refused, which are no longer sent."""
+        return self._refused.refused
+
+    def _error(self, job: str, exc: openai.OpenAIError) -> ModelError:
+        return model_error(job, exc, timeout=self._timeout, secret=self._secret)
+
+    async def _post(self, body: dict[str, Any], optional: set[str], *, stream: bool = False) -> httpx2.Response:
+        """POST a chat completion; if the endpoint refuses one of the ``optional`` fields we
+        sent, send it once more without them (and never again to this endpoint)."""
+        sent = self._refused.strip(body)
+        try:
+            return await self._client.post("/chat/completions", body=sent, cast_to=httpx2.Response, stream=stream)
+        except openai.APIStatusError as exc:
+            refused = self._refused.learn(exc, optional & sent.keys())
+            if not refused:
+                raise
+        retry = {key: value for key, value in sent.items() if key not in refused}
+        return await self._client.post("/chat/completions", body=retry, cast_to=httpx2.Response, stream=stream)
+
     async def _complete(self, job: str, system: str, user: str, *, max_tokens: int, json_mode: bool = False) -> str:
         """One non-streaming auxiliary call; only a complete, non-empty answer is returned.
 
         Sent and read as plain JSON through the client's ``post`` (its request, retry and
         error handling, documented for raw requests): the typed ``create`` walks every
         parameter through its schema and builds a typed reply, which cost more than the rest
-        of the call, for two fields of one choice."""
+        of the call, for two fields of one choice. Reasoning a model sent along is ignored."""
         body: dict[str, Any] = {
             "model": self.aux_model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "temperature": 0,
             "max_tokens": max_tokens,
         }
-        if json_mode:
+        if json_mode and self.profile.json_mode:
             body["response_format"] = _JSON_OBJECT
-        body.update(self._aux_extra_body or {})
+        body.update(self._aux_extra_body)
+        optional = {"response_format", *self._aux_extra_body}
         try:
-            response = await self._client.post("/chat/completions", body=body, cast_to=httpx2.Response)
-            body = json.loads(response.content)
+            response = await self._post(body, optional)
         except openai.OpenAIError as exc:
-            raise model_error(job, exc, timeout=self._timeout) from exc
-        except ValueError as exc:
-            raise ModelError(f"{job}: malformed response from the model endpoint") from exc
-        choices = body.get("choices") if isinstance(body, dict) else None
-        if not choices:
-            raise ModelError(f"{job}: the model returned no choices")
-        choice = choices[0] if isinstance(choices[0], dict) else {}
-        if choice.get("finish_reason") == "length":
-            raise ModelError(f"{job}: the output hit the {max_tokens}-token limit")
-        message = choice.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        content = content.strip() if isinstance(content, str) else ""
-        if not content:
-            raise ModelError(f"{job}: the model returned an empty answer")
-        return content
+            raise self._error(job, exc) from exc
+        return _answer_content(job, _json_body(job, response), max_tokens)
 
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
         if not history:
@@ -191,7 +227,7 @@ class OpenAIModelClient:
             max_tokens=ASSESS_MAX_TOKENS,
             json_mode=True,
         )
-        return _unfence(content)
+        return _checked_assessment(_unfence(content))
 
     async def summarize(self, previous_summary: str, turns: Sequence[HistoryTurn]) -> str:
         return await self._complete(
@@ -210,8 +246,8 @@ class OpenAIModelClient:
         usage = Usage()
         return GenerationStream(deltas=self._stream(request, usage), usage=usage)
 
-    async def _stream(self, request: GenerationRequest, usage: Usage) -> AsyncIterator[str]:
-        """The answer's deltas, read from the raw event stream.
+    async def _stream(self, request: GenerationRequest, usage: Usage) -> AsyncIterator[str | ReasoningDelta]:
+        """The answer's deltas (thinking as ``ReasoningDelta``), read from the raw event stream.
 
         The request goes through the client's ``post`` like ``_complete``'s, and the body is
         left to us: the client's own stream builds a typed chunk object per event, which cost
@@ -219,46 +255,45 @@ class OpenAIModelClient:
         decodes them; an error payload, a cut connection or a stall ends the answer with a
         ModelError, as it did through the client's stream."""
         received = _Received()
-        body = self._answer_body(request)
         try:
-            http: httpx2.Response = await self._client.post(
-                "/chat/completions", body=body, cast_to=httpx2.Response, stream=True
-            )
+            http = await self._post(self._answer_body(request), {"stream_options"}, stream=True)
             # Closed on early exit too: the server must see the request end.
             async with contextlib.aclosing(http), contextlib.aclosing(_sse_data(http.aiter_bytes())) as events:
+                _require_event_stream(http)
                 try:
                     async for data in events:
                         if data.startswith("[DONE]"):
                             await _drain(events)
                             break
                         for choice in received.choices(data, http.request):
-                            content = received.content(choice)
-                            if content:
-                                yield content
+                            for delta in received.deltas_of(choice):
+                                yield delta
                             received.finish(choice)
                 except httpx2.TimeoutException as exc:
                     raise openai.APITimeoutError(request=http.request) from exc
                 except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as exc:
-                    raise openai.APIConnectionError(request=http.request) from exc
+                    raise ModelError(f"generate: the connection was cut mid-answer ({type(exc).__name__})") from exc
             if not received.finished:
                 raise ModelError("generate: the answer stream ended before the model finished")
         except openai.OpenAIError as exc:
-            raise model_error("generate", exc, timeout=self._timeout) from exc
+            raise self._error("generate", exc) from exc
         except (ValueError, AttributeError) as exc:  # a data line that is not JSON, or not shaped like a chunk
             raise ModelError(f"generate: malformed stream chunk ({exc})") from exc
         finally:
-            final = received.usage or estimate_usage(request.messages, "".join(received.deltas))
+            final = received.usage or estimate_usage(request.messages, received.text())
             usage.prompt_tokens, usage.completion_tokens = final.prompt_tokens, final.completion_tokens
 
     def _answer_body(self, request: GenerationRequest) -> dict[str, Any]:
-        """The streamed chat completion of an answer, asking for the usage in the last event."""
+        """The streamed chat completion of an answer, asking for the usage in the last event
+        where the provider supports it."""
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": _message_params(request.messages),
             "temperature": self._temperature,
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if self.profile.stream_usage:
+            body["stream_options"] = {"include_usage": True}
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
         return body
@@ -267,11 +302,76 @@ class OpenAIModelClient:
         await self._client.close()
 
 
+def _json_body(job: str, response: httpx2.Response) -> Any:
+    """The decoded answer of an auxiliary call; a web page or other non-JSON is named as such."""
+    if _looks_like_html(response.content, response.headers.get("content-type", "")):
+        raise ModelError(
+            f"{job}: the model endpoint answered with an HTML page, not JSON "
+            "(is the base URL right? it usually ends in /v1)"
+        )
+    try:
+        return json.loads(response.content)
+    except ValueError as exc:
+        raise ModelError(f"{job}: the model endpoint answered with something that is not JSON") from exc
+
+
+def _answer_content(job: str, body: Any, max_tokens: int) -> str:
+    """The text of a complete auxiliary answer; a cut, empty or thinking-only one is an error."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not choices or not isinstance(choices, list):
+        raise ModelError(f"{job}: the model returned no choices")
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    if choice.get("finish_reason") == "length":
+        raise ModelError(f"{job}: the output hit the {max_tokens}-token limit")
+    message = choice.get("message")
+    message = message if isinstance(message, dict) else {}
+    content = message.get("content")
+    content = content.strip() if isinstance(content, str) else ""
+    if not content and _reasoning_of(message):
+        raise ModelError(f"{job}: the model returned only its reasoning, no answer (is thinking disabled?)")
+    if not content:
+        raise ModelError(f"{job}: the model returned an empty answer")
+    return content
+
+
+def _checked_assessment(text: str) -> str:
+    """The assessment when it is shaped like one (a JSON object with a boolean ``sufficient``),
+    so a model that ignored the format is reported as the model's failure, by name."""
+    try:
+        decision = json.loads(text)
+    except ValueError as exc:
+        raise ModelError(f"assess: the model's assessment is not JSON ({text[:60]!r})") from exc
+    if not isinstance(decision, dict):
+        raise ModelError(f"assess: the model's assessment is a JSON {type(decision).__name__}, not an object")
+    if not isinstance(decision.get("sufficient"), bool):
+        kind = type(decision.get("sufficient")).__name__
+        raise ModelError(f"assess: the model's assessment has 'sufficient' of type {kind}, not true/false")
+    return text
+
+
+def _require_event_stream(http: httpx2.Response) -> None:
+    if "html" in http.headers.get("content-type", "").lower():
+        raise ModelError(
+            "generate: the model endpoint answered with an HTML page, not an event stream "
+            "(is the base URL right? it usually ends in /v1)"
+        )
+
+
+def _reasoning_of(delta: Any) -> str:
+    """A delta's (or message's) thinking: DeepSeek and DashScope say ``reasoning_content``,
+    newer vLLM, Ollama and OpenRouter ``reasoning``."""
+    for key in ("reasoning_content", "reasoning"):
+        value = delta.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 @dataclass
 class _Received:
     """What an answer stream delivered so far: the usage is reported from it however it ends."""
 
-    deltas: list[str] = field(default_factory=list)
+    deltas: list[str] = field(default_factory=list)  # answer and thinking, for the usage estimate
     usage: Usage | None = None  # as the server reported it, if it did
     finished: bool = False  # the model gave a finish reason: the answer is complete
 
@@ -287,13 +387,22 @@ class _Received:
         self.usage = _usage(chunk.get("usage")) or self.usage
         return (chunk.get("choices") or [])[:1]
 
-    def content(self, choice: Any) -> Any:
-        """The text a choice adds to the answer, kept for the usage estimate."""
+    def deltas_of(self, choice: Any) -> list[str | ReasoningDelta]:
+        """What a choice adds: its thinking first (it comes before the answer), then answer text."""
         delta = choice.get("delta") or {}
+        found: list[str | ReasoningDelta] = []
+        reasoning = _reasoning_of(delta)
+        if reasoning:
+            self.deltas.append(reasoning)
+            found.append(ReasoningDelta(reasoning))
         content = delta.get("content")
-        if content:
+        if isinstance(content, str) and content:
             self.deltas.append(content)
-        return content
+            found.append(content)
+        return found
+
+    def text(self) -> str:
+        return "".join(self.deltas)
 
     def finish(self, choice: Any) -> None:
         """Note a finish reason: a stream that ends without one was cut off."""

@@ -21,7 +21,15 @@ from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.models import Application, RecordSource, RecordStatus
 from kbcore.grpc_errors import RpcError, as_rpc_error
-from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, ModelClient, ModelError
+from kbcore.models.base import (
+    ChatMessage,
+    EvidenceParagraph,
+    GenerationRequest,
+    ModelClient,
+    ModelError,
+    ReasoningDelta,
+)
+from kbcore.models.endpoints import EndpointClients
 from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
@@ -56,6 +64,9 @@ class Outcome:
     """What exists so far; saved with the record whatever the ending."""
 
     answer: list[str] = field(default_factory=list)
+    # The model's thinking, kept apart from the answer: in the record's details, never its text.
+    reasoning: list[str] = field(default_factory=list)
+    model: ModelClient | None = None  # the model that answered; None = none was called
     context: context_service_pb2.ConversationContext | None = None
     retrieval: common_pb2.RetrievalResult | None = None
     message_tokens: int = 0
@@ -117,13 +128,16 @@ class AskFlow:
         upstreams: Upstreams,
         model: ModelClient,
         running: RunningQuestions,
+        endpoints: EndpointClients | None = None,
     ) -> None:
+        """``model`` is the deployment's; ``endpoints`` the registered ones an application may choose."""
         self._settings = settings
         self._store = store
         self._leases = leases
         self._up = upstreams
         self._model = model
         self._running = running
+        self._endpoints = endpoints
 
     async def run(
         self,
@@ -334,22 +348,34 @@ class AskFlow:
         result = outcome.retrieval
         assert result is not None and outcome.context is not None
         request = self._generation_request(application, question, result, outcome.context)
-        stream = self._model.generate(request)
+        model = outcome.model = await self._answering_model(application)
+        stream = model.generate(request)
         deltas = stream.deltas
         # The request goes out now, while the progress event below is being sent.
-        first: asyncio.Future[str] = asyncio.ensure_future(anext(deltas))
+        first: asyncio.Future[str | ReasoningDelta] = asyncio.ensure_future(anext(deltas))
         try:
             generating = common_pb2.Generating(rounds=len(result.rounds), stop_reason=result.stop_reason)
             yield pb.AskResponse(progress=common_pb2.Progress(generating=generating))
             # A Stop ends the stream at once, even while the model has yet to send its next delta.
             async for delta in until_stopped(_deltas(first, deltas), stop_requested):
-                outcome.answer.append(delta)
-                yield pb.AskResponse(delta=pb.AnswerDelta(content=delta))
+                if isinstance(delta, ReasoningDelta):
+                    outcome.reasoning.append(delta.text)
+                    yield pb.AskResponse(delta=pb.AnswerDelta(reasoning=delta.text))
+                else:
+                    outcome.answer.append(delta)
+                    yield pb.AskResponse(delta=pb.AnswerDelta(content=delta))
         finally:
             await _close_stream(first, deltas)
             prompt_tokens = stream.usage.prompt_tokens or sum(count_tokens(m.content) for m in request.messages)
             outcome.message_tokens = prompt_tokens
             outcome.answer_tokens = stream.usage.completion_tokens or count_tokens("".join(outcome.answer))
+
+    async def _answering_model(self, application: Application) -> ModelClient:
+        """The application's chosen chat model, else the deployment's."""
+        chosen = str((application.model_setting or {}).get("chat_model_id") or "")
+        if self._endpoints is None or not chosen:
+            return self._model
+        return await self._endpoints.client(chosen)
 
     def _generation_request(
         self,
@@ -388,7 +414,9 @@ class AskFlow:
         """The outcome into the record; None when saved, else why not (see ``save_outcome``)."""
         context = outcome.context.info if outcome.context is not None else None
         retrieval = outcome.retrieval or outcome.partial.result()
-        details = record_details(retrieval, context, self._model.model_name, self._model.is_offline, run_time)
+        model = outcome.model or self._model
+        reasoning = "".join(outcome.reasoning)
+        details = record_details(retrieval, context, model.model_name, model.is_offline, run_time, reasoning)
         values = {
             "answer": "".join(outcome.answer),
             "status": ending.status,
@@ -415,20 +443,24 @@ class _Calls:
                 call.cancel()  # a no-op once it has finished
 
 
-async def _deltas(first: asyncio.Future[str], deltas: AsyncIterator[str]) -> AsyncGenerator[str, None]:
-    """The model's non-empty deltas, the first one already requested."""
-    next_delta: Awaitable[str] = first
+async def _deltas(
+    first: asyncio.Future[str | ReasoningDelta], deltas: AsyncIterator[str | ReasoningDelta]
+) -> AsyncGenerator[str | ReasoningDelta, None]:
+    """The model's non-empty deltas (answer text or thinking), the first one already requested."""
+    next_delta: Awaitable[str | ReasoningDelta] = first
     while True:
         try:
             delta = await next_delta
         except StopAsyncIteration:
             return
         next_delta = anext(deltas)
-        if delta:
+        if delta.text if isinstance(delta, ReasoningDelta) else delta:
             yield delta
 
 
-async def _close_stream(first: asyncio.Future[str], deltas: AsyncIterator[str]) -> None:
+async def _close_stream(
+    first: asyncio.Future[str | ReasoningDelta], deltas: AsyncIterator[str | ReasoningDelta]
+) -> None:
     """Stop the model stream, whether it ended, failed or is being abandoned."""
     if not first.done():
         first.cancel()

@@ -39,7 +39,12 @@ def application_message(row: Application) -> pb.Application:
             similarity=float(search["similarity"]),
             search_mode=SEARCH_MODE.value(str(search["search_mode"])),
         ),
-        model_setting=pb.ModelSetting(prompt=str(model.get("prompt", "")), system=str(model.get("system", ""))),
+        model_setting=pb.ModelSetting(
+            prompt=str(model.get("prompt", "")),
+            system=str(model.get("system", "")),
+            chat_model_id=str(model.get("chat_model_id", "")),
+            aux_model_id=str(model.get("aux_model_id", "")),
+        ),
         created_at=_timestamp(row.created_at),
         updated_at=_timestamp(row.updated_at),
     )
@@ -77,7 +82,13 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
             "similarity": round(float(similarity), 4),
             "search_mode": SEARCH_MODE.name(search.search_mode) or DEFAULT_SEARCH_MODE,
         },
-        "model_setting": {"prompt": message.model_setting.prompt, "system": message.model_setting.system},
+        "model_setting": {
+            "prompt": message.model_setting.prompt,
+            "system": message.model_setting.system,
+            # Registered models (issue 14); "" = the deployment's, checked by ModelAdmin.check_choice.
+            "chat_model_id": message.model_setting.chat_model_id.strip(),
+            "aux_model_id": message.model_setting.aux_model_id.strip(),
+        },
     }
 
 

@@ -18,9 +18,13 @@ def record_details(
     model: str,
     offline_model: bool,
     run_time: float,
+    reasoning: str = "",
 ) -> pb.RecordDetails:
-    """What exists of a question's work; a step that never ran stays unset."""
-    details = pb.RecordDetails(chat=pb.ChatStep(model=model, offline_model=offline_model, run_time=run_time))
+    """What exists of a question's work; a step that never ran stays unset. ``reasoning`` is
+    the model's thinking: kept here, in the details, so it is shown with the record but never
+    read back as the answer that later turns' history is built from."""
+    step = pb.ChatStep(model=model, offline_model=offline_model, run_time=run_time, reasoning=reasoning)
+    details = pb.RecordDetails(chat=step)
     if retrieval is not None:
         details.retrieval.CopyFrom(retrieval)
     if context is not None:

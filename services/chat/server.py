@@ -19,10 +19,13 @@ from kbcore.grpc_guard import EntryGuard
 from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
+from kbcore.models.endpoints import EndpointClients
+from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
 from services.chat.ask import AskFlow, Upstreams
 from services.chat.credentials import Credentials
 from services.chat.identity import CallerInterceptor, CallerResolver
+from services.chat.model_admin import ModelAdmin
 from services.chat.running import RunningQuestions
 from services.chat.servicer import ChatServicer
 from services.chat.store import ChatStore
@@ -41,8 +44,12 @@ class ChatDeps:
     context_channel: grpc.aio.Channel
     retrieval_channel: grpc.aio.Channel
     engine: AsyncEngine | None = None
+    # The registered models' clients (issue 14), made by ``create_server``.
+    endpoints: EndpointClients | None = None
 
     async def close(self) -> None:
+        if self.endpoints is not None:
+            await self.endpoints.aclose()
         await self.context_channel.close()
         await self.retrieval_channel.close()
         await self.model.aclose()
@@ -69,9 +76,11 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     )
     running = RunningQuestions()
     leases = LeaseStore(deps.sessions, settings.lock_ttl)
-    flow = AskFlow(settings, store, leases, upstreams, deps.model, running)
+    deps.endpoints = EndpointClients(deps.sessions, settings, deps.model)
+    flow = AskFlow(settings, store, leases, upstreams, deps.model, running, deps.endpoints)
     credentials = Credentials(deps.sessions, VisitorPolicy.from_settings(settings))
-    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, credentials, leases)
+    model_admin = ModelAdmin(deps.sessions, SecretBox.from_settings(settings))
+    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, credentials, leases, model_admin)
     resolver = CallerResolver(operator_token(settings), credentials)
     identify = CallerInterceptor(SERVICE_NAME, resolver, PUBLIC_METHODS)
 

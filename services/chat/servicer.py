@@ -36,6 +36,8 @@ from services.chat.identity import CallerKind, current_caller
 from services.chat.knowledge_rpcs import KnowledgeRpcs
 from services.chat.log import record_origin
 from services.chat.log_rpcs import LogRpcs
+from services.chat.model_admin import ModelAdmin
+from services.chat.model_rpcs import ModelRpcs
 from services.chat.record_ids import record_id as _record_id
 from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore
@@ -66,7 +68,7 @@ def client_history(request: pb.AskRequest) -> list[common_pb2.Message] | None:
     return messages
 
 
-class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, pb_grpc.ChatServiceServicer):
+class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, ModelRpcs, pb_grpc.ChatServiceServicer):
     def __init__(
         self,
         store: ChatStore,
@@ -76,7 +78,9 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, pb_grpc
         rpc_timeout: float,
         credentials: Credentials,
         leases: LeaseStore,
+        model_admin: ModelAdmin,
     ):
+        self._model_admin = model_admin
         self._credentials = credentials
         self._leases = leases
         self._store = store
@@ -197,6 +201,7 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, pb_grpc
         require_operator(current_caller())
         fields = application_fields(request.application)
         await self._check_datasets(fields["dataset_ids"])
+        await self._model_admin.check_choice(fields["model_setting"])
         row = Application(**fields, **({"id": request.application.id} if request.application.id else {}))
         saved = await self._store.save_application(row)
         return pb.CreateApplicationResponse(application=application_message(saved))
@@ -220,6 +225,7 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, pb_grpc
         row = await self._application(request.application.id)
         fields = application_fields(request.application)
         await self._check_datasets(fields["dataset_ids"])
+        await self._model_admin.check_choice(fields["model_setting"])
         for key, value in fields.items():
             setattr(row, key, value)
         saved = await self._store.save_application(row)

@@ -70,6 +70,14 @@ READ_BY_THE_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
 
 
 QUESTION = "重症医学科每天的探视时间是几点？"
+# A model endpoint nobody listens to (port 9, discard): registering, checking and deleting it work.
+MODEL = {
+    "name": "fuzz-model",
+    "provider": "generic",
+    "model_name": "fake-chat",
+    "purpose": "chat",
+    "credential": {"api_base": "http://127.0.0.1:9/v1", "api_key": "fuzz-key"},
+}
 
 
 def known_bodies(app_id: str, access_token: str) -> dict[tuple[str, str], dict[str, Any]]:
@@ -84,6 +92,8 @@ def known_bodies(app_id: str, access_token: str) -> dict[tuple[str, str], dict[s
         ("POST", "/api/application/authentication"): {"access_token": access_token},
         ("PUT", "/api/application/{app_id}/chat/{chat_id}/chat_record/{record_id}/vote"): {"vote_status": "0"},
         ("PUT", "/api/application/{app_id}/api_key/{api_key_id}"): {"expires_at": ""},
+        ("POST", "/api/model"): {**MODEL, "name": "fuzz-created"},
+        ("PUT", "/api/model/{model_id}"): {"name": "fuzz-renamed"},
         (
             "PUT",
             "/api/application/{app_id}/chat/{chat_id}/chat_record/{record_id}/dataset/{dataset_id}/document_id/{document_id}/improve",
@@ -173,6 +183,8 @@ def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
     ids["paragraph_id"] = str(paragraphs[0]["id"])
     keys = requests.get(f"{url}/api/application/{seeded.app_id}/api_key", timeout=30).json()["data"]
     ids["api_key_id"] = str(keys[0]["id"])
+    model = requests.post(f"{url}/api/model", json={**MODEL, "name": f"fuzz-model-{len(headers)}"}, timeout=30)
+    ids["model_id"] = str(model.json()["data"]["id"])
     records = requests.get(
         f"{url}/api/application/{seeded.app_id}/chat/{chat_id}/chat_record/1/1", headers=headers, timeout=30
     ).json()["data"]["records"]

@@ -58,6 +58,10 @@ class ChatReply:
     error_message: str = "scripted failure"
     hang_after: int | None = None  # streaming: after this many pieces, send nothing until the client leaves
     raw_events: list[str] | None = None  # streaming: these exact ``data:`` payloads instead of chunks
+    cut_after: int | None = None  # streaming: after this many pieces, drop the connection mid-body
+    raw_body: str | None = None  # this exact body (e.g. a proxy's HTML page) instead of an API answer
+    content_type: str = "text/html; charset=utf-8"  # of ``raw_body``
+    reasoning: list[str] | None = None  # thinking pieces; None: the server's ``default_reasoning``
 
     @classmethod
     def stream(cls, chunks: Sequence[str], *, chunk_delay: float = 0.0, **kwargs: Any) -> ChatReply:
@@ -112,6 +116,7 @@ class _State:
     queue: deque[ChatReply] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
     cancelled: int = 0
+    refusals: int = 0  # requests answered 400 for a field the server does not accept
     completed: int = 0
     cancelled_event: threading.Event = field(default_factory=threading.Event)
 
@@ -144,6 +149,8 @@ class _ScriptedStream(Response):
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
             sent_pieces = 0
             for is_piece, payload in self._events:
+                if self._reply.cut_after is not None and sent_pieces >= self._reply.cut_after:
+                    raise ConnectionAbortedError("scripted: the connection drops mid-answer")
                 if self._reply.hang_after is not None and sent_pieces >= self._reply.hang_after:
                     await left.wait()  # a stalled model: nothing more until the client gives up
                     return
@@ -176,7 +183,26 @@ async def _left_during(left: asyncio.Event, seconds: float) -> bool:
 
 
 class FakeOpenAI:
-    """The scripted server. Use as a context manager (or ``start()``/``stop()`` in a fixture)."""
+    """The scripted server. Use as a context manager (or ``start()``/``stop()`` in a fixture).
+
+    Provider-like subclasses (``tests/fakes/providers.py``) override ``refusal`` (a request the
+    provider answers with an error), ``thinks`` (whether the request leaves thinking on) and
+    the field their thinking is streamed in."""
+
+    reasoning_field = "reasoning_content"
+    default_reasoning: tuple[str, ...] = ()  # thinking sent when a reply scripts none
+
+    def refusal(self, body: Json) -> Response | None:
+        """The error this provider answers ``body`` with, before any reply is used; None: none."""
+        return None
+
+    def thinks(self, body: Json) -> bool:
+        """Whether this request leaves the model's thinking on."""
+        return True
+
+    def _reasoning(self, body: Json, reply: ChatReply) -> list[str]:
+        pieces = reply.reasoning if reply.reasoning is not None else list(self.default_reasoning)
+        return pieces if self.thinks(body) else []
 
     def __init__(
         self,
@@ -209,7 +235,7 @@ class FakeOpenAI:
         with self._state.lock:
             self._state.queue.clear()
             self._state.requests.clear()
-            self._state.cancelled = self._state.completed = 0
+            self._state.cancelled = self._state.completed = self._state.refusals = 0
             self._state.cancelled_event.clear()
         self.default = self._initial_default
 
@@ -225,6 +251,12 @@ class FakeOpenAI:
     @property
     def chat_bodies(self) -> list[Json]:
         return [r.body for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def refusals(self) -> int:
+        """Requests refused by ``refusal`` (a provider's 400 for a field it does not accept)."""
+        with self._state.lock:
+            return self._state.refusals
 
     @property
     def cancelled_streams(self) -> int:
@@ -309,13 +341,23 @@ class FakeOpenAI:
 
     async def _chat(self, request: Request) -> Response:
         body = await self._record(request)
+        refused = self.refusal(body)
+        if refused is not None:
+            with self._state.lock:
+                self._state.refusals += 1
+            return refused
         reply = self._next_reply(body)
+        if reply.raw_body is not None:
+            return Response(reply.raw_body, status_code=reply.status, media_type=reply.content_type)
         if reply.status >= 400:
             await asyncio.sleep(reply.delay)
             return _error(reply.status, reply.error_message)
         if body.get("stream"):
             return _ScriptedStream(self._stream_events(body, reply), reply, self._state)
         await asyncio.sleep(reply.delay)
+        message: Json = {"role": "assistant", "content": reply.content}
+        if thinking := self._reasoning(body, reply):
+            message[self.reasoning_field] = "".join(thinking)
         return JSONResponse(
             {
                 "id": f"chatcmpl-fake-{next(self._ids)}",
@@ -325,7 +367,7 @@ class FakeOpenAI:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": reply.content},
+                        "message": message,
                         "finish_reason": reply.finish_reason,
                         "logprobs": None,
                     }
@@ -349,6 +391,10 @@ class FakeOpenAI:
             return json.dumps({**base, "choices": [choice]}, ensure_ascii=False)
 
         events = [(False, chunk({"role": "assistant", "content": ""}, None))]
+        events += [
+            (False, chunk({self.reasoning_field: piece, "content": None}, None))
+            for piece in self._reasoning(body, reply)
+        ]
         events += [(True, chunk({"content": piece}, None)) for piece in reply.pieces()]
         events.append((False, chunk({}, reply.finish_reason)))
         wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -18,11 +19,13 @@ from kbcore.models.base import (
     HistoryTurn,
     ModelClient,
     ModelError,
+    ReasoningDelta,
 )
 from kbcore.models.factory import create_model_client
 from kbcore.models.offline import OfflineExtractiveModel
 from kbcore.models.openai_client import OpenAIModelClient
 from kbcore.models.prompts import ASSESS_SYSTEM, REWRITE_SYSTEM, SUMMARIZE_SYSTEM
+from kbcore.models.providers import PROFILES, detect_provider, provider_profile
 from kbcore.tokens import count_tokens
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 
@@ -210,7 +213,7 @@ async def test_deltas_arrive_in_order_and_usage_comes_from_the_server(
 async def test_without_server_usage_the_tokens_are_estimated(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
     fake.enqueue(ChatReply.stream(["甲乙", "丙丁"], include_usage=False))
     stream = client.generate(request())
-    assert "".join([d async for d in stream.deltas]) == "甲乙丙丁"
+    assert "".join([str(d) async for d in stream.deltas]) == "甲乙丙丁"
     assert stream.usage.completion_tokens == count_tokens("甲乙丙丁")
     assert stream.usage.prompt_tokens == count_tokens("规则") + count_tokens("问题")
 
@@ -218,7 +221,7 @@ async def test_without_server_usage_the_tokens_are_estimated(fake: FakeOpenAI, c
 async def test_a_length_finish_on_the_stream_just_ends_the_answer(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
     fake.enqueue(ChatReply.stream(["答案写到", "一半"], finish_reason="length"))
     stream = client.generate(request())
-    assert "".join([d async for d in stream.deltas]) == "答案写到一半"
+    assert "".join([str(d) async for d in stream.deltas]) == "答案写到一半"
 
 
 async def test_an_error_status_for_the_answer_is_unavailable(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
@@ -234,7 +237,7 @@ async def test_an_error_event_mid_stream_raises(fake: FakeOpenAI, client: OpenAI
     first = json.dumps({**chunk, "choices": [{"index": 0, "delta": {"content": "部分"}, "finish_reason": None}]})
     error = json.dumps({"error": {"message": "model crashed", "type": "server_error"}})
     fake.enqueue(ChatReply(raw_events=[first, error]))
-    received: list[str] = []
+    received: list[str | ReasoningDelta] = []
     with pytest.raises(ModelError) as caught:
         async for delta in client.generate(request()).deltas:
             received.append(delta)
@@ -254,7 +257,7 @@ async def test_a_stream_that_stops_without_finishing_raises(fake: FakeOpenAI, cl
 async def test_a_stalled_stream_times_out(fake: FakeOpenAI) -> None:
     model = OpenAIModelClient(base_url=fake.base_url, api_key="k", chat_model="m", timeout=0.3, max_retries=0)
     fake.enqueue(ChatReply.hang(["开头"]))
-    received: list[str] = []
+    received: list[str | ReasoningDelta] = []
     try:
         with pytest.raises(ModelError) as caught:
             async for delta in model.generate(request()).deltas:
@@ -317,7 +320,7 @@ async def test_the_default_reply_can_route_by_job(fake: FakeOpenAI, client: Open
     fake.default = lambda body: ChatReply(replies.get(request_kind(body), "回答"))
     assert await client.rewrite(HISTORY, "q") == "改写"
     assert json.loads(await client.assess("q", [], EVIDENCE, []))["sufficient"] is True
-    assert "".join([d async for d in client.generate(request()).deltas]) == "回答"
+    assert "".join([str(d) async for d in client.generate(request()).deltas]) == "回答"
 
 
 # --- the factory -------------------------------------------------------------------------
@@ -362,3 +365,208 @@ async def test_events_are_decoded_however_the_bytes_are_cut() -> None:
 
     for size in range(1, len(body) + 1):
         assert [data async for data in _sse_data(cut(size))] == expected, size
+
+
+# --- provider profiles, refused fields, reasoning, bad input (issue 14) ---------------------
+
+SECRET = "sk-live-abcdef0123456789"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "expected"),
+    [
+        ("https://api.openai.com/v1", "openai"),
+        ("https://api.deepseek.com", "deepseek"),
+        ("https://dashscope.aliyuncs.com/compatible-mode/v1", "dashscope"),
+        ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "dashscope"),
+        ("http://gpu-box:11434/v1", "ollama"),
+        ("http://vllm.intranet:8000/v1", "generic"),
+        ("http://127.0.0.1:9/v1", "generic"),
+    ],
+)
+async def test_the_provider_is_detected_from_the_base_url(base_url: str, expected: str) -> None:
+    assert detect_provider(base_url) == expected
+    assert provider_profile("", base_url).name == expected
+
+
+async def test_each_profile_spells_no_thinking_its_own_way_and_a_wrong_name_is_refused() -> None:
+    no_thinking = {name: dict(profile.no_thinking) for name, profile in PROFILES.items()}
+    assert no_thinking["openai"] == {}
+    assert no_thinking["deepseek"] == no_thinking["generic"] == {"thinking": {"type": "disabled"}}
+    assert no_thinking["dashscope"] == {"enable_thinking": False}
+    assert no_thinking["vllm"] == no_thinking["sglang"] == {"chat_template_kwargs": {"enable_thinking": False}}
+    assert no_thinking["ollama"] == {"reasoning_effort": "none"}
+    assert provider_profile("DeepSeek", "http://x").name == "deepseek"  # an explicit name beats the host
+    with pytest.raises(ValueError, match="unknown model provider 'openia'"):
+        provider_profile("openia", "https://api.openai.com/v1")
+
+
+async def test_vllm_profile_sends_chat_template_kwargs_on_auxiliary_calls_only(fake: FakeOpenAI) -> None:
+    model = OpenAIModelClient(
+        base_url=fake.base_url, api_key=None, chat_model="m", disable_thinking=True, provider="vllm", max_retries=0
+    )
+    try:
+        await model.rewrite(HISTORY, "q")
+        fake.enqueue(ChatReply.stream(["答"]))
+        assert [d async for d in model.generate(request()).deltas] == ["答"]
+    finally:
+        await model.aclose()
+    aux, answer = fake.chat_bodies
+    assert aux["chat_template_kwargs"] == {"enable_thinking": False} and "thinking" not in aux
+    assert "chat_template_kwargs" not in answer
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "param"),
+    [
+        (400, "Unrecognized request argument supplied: thinking", None),  # api.openai.com, legacy wording
+        (400, "Unknown parameter: 'thinking'.", "thinking"),  # api.openai.com, newer wording
+        (422, "[{'loc': ['body', 'thinking'], 'msg': 'Extra inputs are not permitted'}]", None),  # pydantic servers
+    ],
+)
+async def test_a_refused_field_is_dropped_once_remembered_and_logged_once(
+    fake: FakeOpenAI,
+    client: OpenAIModelClient,
+    caplog: pytest.LogCaptureFixture,
+    status: int,
+    message: str,
+    param: str | None,
+) -> None:
+    fake.enqueue(
+        ChatReply(
+            raw_body=json.dumps(
+                {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+            ),
+            status=status,
+            content_type="application/json",
+        )
+    )
+    with caplog.at_level(logging.WARNING, logger="kbcore.models.field_retry"):
+        assert await client.rewrite(HISTORY, "q") == "fake answer"
+        assert await client.summarize("", [HistoryTurn("q", "a")]) == "fake answer"
+    first, retried, later = fake.chat_bodies
+    assert "thinking" in first and "thinking" not in retried and "thinking" not in later
+    assert client.refused_fields == {"thinking"}
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "refused thinking" in warnings[0] and "test-key" not in warnings[0]
+
+
+async def test_a_400_about_something_else_is_not_retried(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply.error(400, "This model's maximum context length is 8192 tokens"))
+    with pytest.raises(ModelError, match="maximum context length"):
+        await client.rewrite(HISTORY, "q")
+    assert len(fake.chat_bodies) == 1 and client.refused_fields == frozenset()
+
+
+async def test_a_refused_field_on_the_retry_too_is_an_error_not_a_loop(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(
+        ChatReply.error(400, "Unrecognized request argument supplied: thinking"),
+        ChatReply.error(400, "Unrecognized request argument supplied: messages"),
+    )
+    with pytest.raises(ModelError, match="messages"):
+        await client.rewrite(HISTORY, "q")
+    assert len(fake.chat_bodies) == 2
+
+
+async def test_the_answer_yields_reasoning_content_and_reasoning_apart_from_text(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    chunk = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "chat-m"}
+
+    def event(delta: dict[str, object], finish: str | None = None) -> str:
+        return json.dumps({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    fake.enqueue(
+        ChatReply(
+            raw_events=[
+                event({"reasoning_content": "想一想", "content": None}),
+                event({"reasoning": "再想", "content": ""}),
+                event({"content": "答案"}),
+                event({}, "stop"),
+                "[DONE]",
+            ]
+        )
+    )
+    stream = client.generate(request())
+    assert [d async for d in stream.deltas] == [ReasoningDelta("想一想"), ReasoningDelta("再想"), "答案"]
+    assert stream.usage.completion_tokens == count_tokens("想一想再想答案")  # estimated: thinking is billed too
+
+
+async def test_an_auxiliary_answer_ignores_reasoning_and_a_thinking_only_one_is_named(
+    fake: FakeOpenAI, client: OpenAIModelClient
+) -> None:
+    fake.enqueue(ChatReply("改写", reasoning=["先想"]), ChatReply("", reasoning=["想了很久"]))
+    assert await client.rewrite(HISTORY, "q") == "改写"
+    with pytest.raises(ModelError, match="only its reasoning"):
+        await client.rewrite(HISTORY, "q")
+
+
+HTML = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
+
+
+async def test_an_html_page_instead_of_json_is_named(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply(raw_body=HTML), ChatReply(raw_body=HTML, status=502))
+    with pytest.raises(ModelError, match="assess: the model endpoint answered with an HTML page, not JSON"):
+        await client.assess("q", [], EVIDENCE, [])
+    with pytest.raises(ModelError, match="HTTP 502: an HTML page instead of an API error") as caught:
+        await client.rewrite(HISTORY, "q")
+    assert "nginx" not in str(caught.value)
+
+
+async def test_an_html_page_instead_of_a_stream_is_named(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply(raw_body=HTML))
+    with pytest.raises(ModelError, match="HTML page, not an event stream"):
+        await client.generate(request()).deltas.__anext__()
+
+
+async def test_a_stream_cut_mid_answer_is_named(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply.stream(["第一段", "第二段", "第三段"], cut_after=1))
+    received: list[str | ReasoningDelta] = []
+    with pytest.raises(ModelError, match="cut mid-answer"):
+        async for delta in client.generate(request()).deltas:
+            received.append(delta)
+    assert received == ["第一段"]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("I think the evidence is sufficient.", "is not JSON"),
+        ('["sufficient"]', "is a JSON list, not an object"),
+        ('{"sufficient": "yes", "missing": "", "queries": []}', "'sufficient' of type str"),
+        ('{"missing": ""}', "'sufficient' of type NoneType"),
+    ],
+)
+async def test_an_assessment_that_is_not_one_is_a_named_model_error(
+    fake: FakeOpenAI, client: OpenAIModelClient, content: str, problem: str
+) -> None:
+    fake.enqueue(ChatReply(content))
+    with pytest.raises(ModelError, match=problem):
+        await client.assess("q", [], EVIDENCE, [])
+
+
+async def test_a_length_finish_on_an_assessment_is_named(fake: FakeOpenAI, client: OpenAIModelClient) -> None:
+    fake.enqueue(ChatReply('{"sufficient": tr', finish_reason="length"))
+    with pytest.raises(ModelError, match="assess: the output hit the 900-token limit"):
+        await client.assess("q", [], EVIDENCE, [])
+
+
+async def test_the_api_key_never_appears_in_an_error(fake: FakeOpenAI) -> None:
+    model = OpenAIModelClient(base_url=fake.base_url, api_key=SECRET, chat_model="m", max_retries=0)
+    fake.enqueue(
+        ChatReply.error(401, f"Incorrect API key provided: {SECRET}. You can find your API key at ..."),
+        ChatReply.error(400, f"Unrecognized request argument supplied: {SECRET}"),
+        ChatReply.error(404, f"The model `m` does not exist or you do not have access to it ({SECRET})"),
+    )
+    errors: list[str] = []
+    try:
+        for _ in range(3):
+            with pytest.raises(ModelError) as caught:
+                await model.rewrite(HISTORY, "q")
+            errors.append(str(caught.value))
+    finally:
+        await model.aclose()
+    assert all(SECRET not in error and "***" in error for error in errors), errors
+    assert "HTTP 401" in errors[0] and "HTTP 404" in errors[2]

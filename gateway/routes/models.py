@@ -1,0 +1,128 @@
+"""Model endpoints the operator registers (issue 14), on MaxKB v1's routes
+(apps/setting/urls.py: ``model``, ``model/<model_id>``; body from
+serializers/provider_serializers.py: ``name``, ``provider``, ``model_name``,
+``credential: {api_base, api_key}``).
+
+- ``GET /api/model`` (``?purpose=chat|auxiliary|embedding|rerank``): the models, by name.
+- ``POST /api/model``: register one. MaxKB's ``model_type`` (LLM / EMBEDDING / RERANKER) is
+  ``purpose`` here, which also tells a chat model from an auxiliary one; ``provider`` is the
+  endpoint's kind (openai, deepseek, dashscope, vllm, sglang, ollama, generic), not MaxKB's plugin name.
+- ``PUT /api/model/{id}``: change what is sent; a ``credential.api_key`` that is absent keeps the
+  stored key. ``DELETE /api/model/{id}``: refused (409) while an application uses it.
+- ``POST /api/model/{id}/check`` (MaxKB validates on save; here it is its own action, so a model
+  can be registered before its endpoint is up): one small real call, ``{ok, message}``.
+
+The API key is never returned: responses carry only ``key_hint`` ("…a1b2"). MaxKB returns the
+credential masked; here not even that, so a form that sends back what it read cannot store a
+mask as the key."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, StringConstraints
+
+from gateway.auth import caller_metadata
+from gateway.backends import Backends, backends, call
+from gateway.errors import ok
+from gateway.presenter import model_json
+from kb.chat.v1 import chat_service_pb2 as pb
+
+router = APIRouter(prefix="/api/model", tags=["model"])
+
+# The chat service checks both against its lists and says which values it takes.
+Provider = Annotated[str, StringConstraints(max_length=16)]
+Purpose = Annotated[str, StringConstraints(max_length=16)]
+
+
+class CredentialIn(BaseModel):
+    api_base: str = Field(
+        min_length=1, max_length=500, description="the OpenAI-compatible base URL, e.g. https://api.openai.com/v1"
+    )
+    api_key: str | None = Field(default=None, max_length=500, description="stored encrypted; never shown again")
+
+
+class ModelIn(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    provider: Provider = "generic"
+    model_name: str = Field(min_length=1, max_length=200, description="the model id the endpoint knows")
+    purpose: Purpose = "chat"
+    credential: CredentialIn
+
+
+class ModelEditIn(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    provider: Provider | None = None
+    model_name: str | None = Field(default=None, min_length=1, max_length=200)
+    purpose: Purpose | None = None
+    credential: CredentialIn | None = None
+
+
+def _metadata(request: Request) -> tuple[tuple[str, str], ...]:
+    return caller_metadata(request)
+
+
+@router.get("")
+async def list_models(
+    request: Request,
+    b: Annotated[Backends, Depends(backends)],
+    purpose: Annotated[Purpose | None, Query()] = None,
+) -> JSONResponse:
+    reply = await call(
+        b.chat.ListModels(
+            pb.ListModelsRequest(purpose=purpose or ""), timeout=b.rpc_timeout, metadata=_metadata(request)
+        )
+    )
+    return ok([model_json(m) for m in reply.models])
+
+
+@router.post("")
+async def create_model(body: ModelIn, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    message = pb.CreateModelRequest(
+        name=body.name,
+        provider=body.provider,
+        base_url=body.credential.api_base,
+        model=body.model_name,
+        purpose=body.purpose,
+        api_key=body.credential.api_key or "",
+    )
+    reply = await call(b.chat.CreateModel(message, timeout=b.rpc_timeout, metadata=_metadata(request)))
+    return ok(model_json(reply))
+
+
+@router.put("/{model_id}")
+async def edit_model(
+    model_id: str, body: ModelEditIn, request: Request, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    change = pb.UpdateModelRequest(id=model_id)
+    for field, value in (
+        ("name", body.name),
+        ("provider", body.provider),
+        ("model", body.model_name),
+        ("purpose", body.purpose),
+        ("base_url", body.credential.api_base if body.credential else None),
+        ("api_key", body.credential.api_key if body.credential else None),
+    ):
+        if value is not None:
+            setattr(change, field, value)
+    reply = await call(b.chat.UpdateModel(change, timeout=b.rpc_timeout, metadata=_metadata(request)))
+    return ok(model_json(reply))
+
+
+@router.delete("/{model_id}")
+async def delete_model(model_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    await call(
+        b.chat.DeleteModel(pb.DeleteModelRequest(id=model_id), timeout=b.rpc_timeout, metadata=_metadata(request))
+    )
+    return ok(True)
+
+
+@router.post("/{model_id}/check")
+async def check_model(model_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+    # The check's own deadline (15 s) plus room for the service: a slow endpoint is reported, not timed out here.
+    reply = await call(
+        b.chat.CheckModel(pb.CheckModelRequest(id=model_id), timeout=b.rpc_timeout + 20, metadata=_metadata(request))
+    )
+    return ok({"ok": reply.ok, "message": reply.message})
