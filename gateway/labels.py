@@ -80,6 +80,17 @@ SCORE_LABELS = {SEARCH_MODE.name(value): label for value, (label, _) in _SCORES.
 SCORE_HINTS = {SEARCH_MODE.name(value): hint for value, (_, hint) in _SCORES.items()}
 # A record saved before the mode was kept: its scores' kind is unknown, so no claim is made.
 SCORE_FALLBACK = "得分"
+# An application's optional rerank model (issue 14): its scores in the trace
+# (gateway/static/trace.js) and its choice on the application form (admin-apps.js).
+RERANK_WORDS = {
+    "score": "重排序得分",
+    "score_hint": "重排序模型对这段资料与查询相关性的打分：越大越相关，只在同一轮的候选之间可比",
+    "row": "重排序",
+    "reranked": "已按重排序模型的得分排序",
+    "failed": "重排序失败，保留检索顺序：",
+    "model": "重排序模型",
+    "none": "不使用重排序",
+}
 # The chat page's button under the last answer (re_chat).
 REGENERATE_WORDS = {
     "button": "重新生成",
@@ -302,4 +313,5 @@ def labels_json() -> dict[str, Any]:
         "log": LOG_WORDS,
         "knowledge": KNOWLEDGE_WORDS,
         "models": MODEL_WORDS,
+        "rerank": RERANK_WORDS,
     }

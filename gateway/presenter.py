@@ -78,7 +78,9 @@ def _plain(message: Message) -> dict[str, Any]:
 
 
 def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
-    """A paragraph as the HTTP API and the record details show it (MaxKB's ``similarity``)."""
+    """A paragraph as the HTTP API and the record details show it (MaxKB's ``similarity``), and
+    its ``rerank_score`` only when a rerank model scored it (the wire without rerank is unchanged)."""
+    rerank = {"rerank_score": round(paragraph.rerank_score, 4)} if paragraph.HasField("rerank_score") else {}
     return {
         "id": paragraph.id,
         "dataset_id": paragraph.dataset_id,
@@ -88,11 +90,14 @@ def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
         "content": paragraph.content,
         "similarity": round(paragraph.score, 4),
         "round": paragraph.round,
+        **rerank,
     }
 
 
 def round_json(trace: common_pb2.RoundTrace) -> dict[str, Any]:
-    """One retrieval round as the record details and the hit test show it (the seed's shape)."""
+    """One retrieval round as the record details and the hit test show it (the seed's shape);
+    ``reranked``/``rerank_error`` only for an application with a rerank model."""
+    rerank = {"reranked": trace.reranked, "rerank_error": trace.rerank_error}
     return {
         "round": trace.round,
         "queries": list(trace.queries),
@@ -101,6 +106,7 @@ def round_json(trace: common_pb2.RoundTrace) -> dict[str, Any]:
         "sufficient": trace.sufficient,
         "missing": trace.missing,
         "next_queries": list(trace.next_queries),
+        **(rerank if trace.reranked or trace.rerank_error else {}),
     }
 
 
@@ -250,6 +256,7 @@ def application_json(a: chat_pb.Application) -> dict[str, Any]:
             "system": a.model_setting.system,
             "chat_model_id": a.model_setting.chat_model_id,
             "aux_model_id": a.model_setting.aux_model_id,
+            "rerank_model_id": a.model_setting.rerank_model_id,
         },
         "create_time": a.created_at,
         "update_time": a.updated_at,

@@ -37,6 +37,8 @@ class Stack:
     gateway_task: asyncio.Task[None]
     chat_deps: ChatDeps
     url: str
+    # Retrieval's and context's dependencies: their registered models' clients close at stop.
+    service_deps: tuple[RetrievalDeps, ContextDeps] | None = None
 
     @property
     def retrieval_target(self) -> str:
@@ -60,6 +62,9 @@ class Stack:
             await server.stop(grace=1)
         await self.chat_deps.context_channel.close()
         await self.chat_deps.retrieval_channel.close()
+        for deps in (self.chat_deps, *(self.service_deps or ())):
+            if deps.endpoints is not None:  # the shared model, store and sessions belong to the caller
+                await deps.endpoints.aclose()
 
 
 async def start_stack(
@@ -74,8 +79,9 @@ async def start_stack(
     from kbcore.grpc_client import open_channel
 
     host = settings.grpc_host
-    retrieval = await create_retrieval_server(settings, RetrievalDeps(sessions, store, embedder, model), port=0)
-    context = await create_context_server(settings, ContextDeps(sessions, model), port=0)
+    retrieval_deps, context_deps = RetrievalDeps(sessions, store, embedder, model), ContextDeps(sessions, model)
+    retrieval = await create_retrieval_server(settings, retrieval_deps, port=0)
+    context = await create_context_server(settings, context_deps, port=0)
     settings = dataclasses.replace(
         settings,
         retrieval_target=f"{host}:{retrieval.port}",
@@ -99,4 +105,6 @@ async def start_stack(
         if task.done():
             task.result()
         await asyncio.sleep(0.01)
-    return Stack(settings, [retrieval, context, chat], server, task, chat_deps, f"http://127.0.0.1:{port}")
+    servers = [retrieval, context, chat]
+    url = f"http://127.0.0.1:{port}"
+    return Stack(settings, servers, server, task, chat_deps, url, (retrieval_deps, context_deps))

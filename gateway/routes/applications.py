@@ -36,6 +36,9 @@ class ModelSettingIn(BaseModel):
         max_length=36,
         description="a registered model for rewrite/assessment/summaries; empty = the deployment's",
     )
+    rerank_model_id: str = Field(
+        default="", max_length=36, description="a registered rerank model for each round's candidates; empty = none"
+    )
 
 
 class ApplicationIn(BaseModel):
@@ -63,6 +66,7 @@ class ApplicationIn(BaseModel):
                 system=self.model_setting.system,
                 chat_model_id=self.model_setting.chat_model_id,
                 aux_model_id=self.model_setting.aux_model_id,
+                rerank_model_id=self.model_setting.rerank_model_id,
             ),
         )
 

@@ -83,6 +83,7 @@ async def evaluate(
         search=application.search,
         cases=[case_message(case) for case in body.cases],
         without_history=not body.rewrite,
+        aux_model_id=application.model_setting.aux_model_id,  # the application's auxiliary model
     )
     # Every case gets the time one question gets, as if the cases ran one after another.
     scored = await call(b.retrieval.Evaluate(evaluate_request, timeout=b.ask_timeout * len(body.cases)))

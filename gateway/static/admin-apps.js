@@ -3,6 +3,7 @@ import { h, clear, byTestId } from "./dom.js";
 import { call, adminError } from "./admin-api.js";
 import { allDatasets, onDatasetsChanged } from "./admin-datasets.js";
 import { SEARCH_MODE_LABELS } from "./labels.js";
+import { initRerankChoice } from "./admin-rerank.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -20,6 +21,7 @@ const ui = {
   prompt: $("app-prompt"),
   system: $("app-system"),
   chatModel: $("app-chat-model"), // its options come from admin-models.js
+  rerankModel: $("app-rerank-model"), // its options come from admin-rerank.js
   save: byTestId("save-application"),
   status: byTestId("app-status"),
   access: $("app-access"),
@@ -93,6 +95,7 @@ function fillForm(app) {
   ui.prompt.value = a.model_setting?.prompt || "";
   ui.system.value = a.model_setting?.system || "";
   ui.chatModel.value = a.model_setting?.chat_model_id || "";
+  ui.rerankModel.value = a.model_setting?.rerank_model_id || "";
   renderAccess();
 }
 
@@ -143,7 +146,7 @@ function readForm() {
       dataset_id_list: [...ui.datasets.querySelectorAll("input:checked")].map((i) => i.value),
       dialogue_number: dialogue,
       dataset_setting: { top_n: top, similarity, search_mode: ui.mode.value },
-      model_setting: { prompt: ui.prompt.value, system: ui.system.value, chat_model_id: ui.chatModel.value },
+      model_setting: { prompt: ui.prompt.value, system: ui.system.value, chat_model_id: ui.chatModel.value, rerank_model_id: ui.rerankModel.value },
     },
   };
 }
@@ -211,6 +214,7 @@ async function createApiKey() {
 }
 
 export function initApplications() {
+  initRerankChoice();
   document.getElementById("app-form").addEventListener("submit", save);
   ui.newApp.addEventListener("click", () => {
     selectedId = "";

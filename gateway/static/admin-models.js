@@ -134,6 +134,7 @@ export async function loadModels() {
   }
   clear(ui.list).append(...(models.length ? models.map(row) : [h("li", { class: "muted" }, WORDS.none)]));
   renderChoice();
+  document.dispatchEvent(new CustomEvent("kb:models-loaded", { detail: models })); // admin-rerank.js
 }
 
 export function initModels() {

@@ -37,3 +37,5 @@ export function scoreLabel(mode) {
 }
 
 export const REGENERATE_WORDS = LABELS.regenerate;
+
+export const RERANK_WORDS = LABELS.rerank;

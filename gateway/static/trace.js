@@ -1,7 +1,7 @@
 // How one answer was found: the retrieval trace, context statistics and cited documents.
 // Shared by the chat page (records) and the operator page (multi-round hit test).
 import { h, formatSeconds } from "./dom.js";
-import { scoreLabel, stopReasonLabel, yesNo } from "./labels.js";
+import { RERANK_WORDS, scoreLabel, stopReasonLabel, yesNo } from "./labels.js";
 
 const docName = (p) => p.document_name || p.document_id || "未命名文档";
 
@@ -35,6 +35,9 @@ export function paragraphNode(p, { testid = "paragraph", showDocument = false, d
       p.title ? h("span", { class: "paragraph-title" }, p.title) : null,
       h("span", { class: "pill", testid: "score", title: score.hint || null }, `${score.label} ${similarityText(p.similarity)}`),
       p.round ? h("span", { class: "pill" }, `第 ${p.round} 轮`) : null,
+      p.rerank_score !== undefined
+        ? h("span", { class: "pill", testid: "rerank-score", title: RERANK_WORDS.score_hint }, `${RERANK_WORDS.score} ${similarityText(p.rerank_score)}`)
+        : null,
     ),
     h("div", { class: "paragraph-content" }, p.content || ""),
   );
@@ -65,9 +68,16 @@ export function roundNode(round, { testid = "trace-round", queryTestid = "trace-
       row("资料充分", yesNo(r.sufficient)),
       row("缺口", r.missing ? r.missing : h("span", { class: "muted" }, "—")),
       row("后续查询", listOrDash(r.next_queries, "next-query")),
+      r.reranked || r.rerank_error ? row(RERANK_WORDS.row, rerankLine(r)) : [],
     ),
     extra,
   );
+}
+
+/** Whether the round's candidates were re-ordered by the application's rerank model, or why not. */
+function rerankLine(r) {
+  if (r.rerank_error) return h("span", { testid: "rerank-failed" }, RERANK_WORDS.failed + r.rerank_error);
+  return h("span", { testid: "reranked" }, RERANK_WORDS.reranked);
 }
 
 function contextStats(record) {

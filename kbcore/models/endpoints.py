@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import ModelEndpoint
-from kbcore.errors import InvalidRequest
+from kbcore.errors import NotFound
 from kbcore.models.base import ModelClient
 from kbcore.models.factory import create_model_client
 from kbcore.models.providers import PROFILES
@@ -64,13 +64,13 @@ class EndpointClients:
 
     async def client(self, endpoint_id: str) -> ModelClient:
         """The endpoint's client; "" is the deployment default. An id that names no endpoint
-        (deleted between the choice and the question) is refused in words."""
+        (deleted between the choice and the question) is NOT_FOUND, in words."""
         if not endpoint_id:
             return self.default
         async with self.sessions() as session:
             row = await session.get(ModelEndpoint, endpoint_id)
         if row is None:
-            raise InvalidRequest(f"model {endpoint_id} is not registered (deleted?): choose another model")
+            raise NotFound(f"model {endpoint_id} is not registered (deleted?): choose another model")
         async with self._lock:
             cached = self._clients.get(endpoint_id)
             if cached is not None and cached.version == row.updated_at:

@@ -309,6 +309,7 @@ class AskFlow:
             before_record_id=record_id,
             dialogue_number=application.dialogue_number,
             lease_holder=holder,
+            aux_model_id=_aux_model_id(application),  # its summaries, when this load compacts
         )
         if client_history is not None:  # even an empty one: the chat's records must not be read
             request.client_turns.SetInParent()
@@ -331,6 +332,8 @@ class AskFlow:
             search=application_message(application).search,
             question=question,
             history=history,
+            aux_model_id=_aux_model_id(application),  # rewrite, assessment, follow-up queries
+            rerank_model_id=str((application.model_setting or {}).get("rerank_model_id") or ""),  # "" = no rerank
         )
         return self._up.retrieval.Retrieve(request, timeout=self._settings.ask_timeout)
 
@@ -487,6 +490,11 @@ def _done(record_id: int, outcome: Outcome) -> pb.AskResponse:
 def _recorded(question: Question, holder: str) -> tuple[str, str, bool, str, Mapping[str, str], Executable | None]:
     """The record's own fields, in the store's argument order."""
     return question.text, holder, question.re_chat, question.source, question.origin, question.counted
+
+
+def _aux_model_id(application: Application) -> str:
+    """The application's auxiliary model endpoint; empty means the deployment's."""
+    return str((application.model_setting or {}).get("aux_model_id") or "")
 
 
 def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:

@@ -44,6 +44,7 @@ def application_message(row: Application) -> pb.Application:
             system=str(model.get("system", "")),
             chat_model_id=str(model.get("chat_model_id", "")),
             aux_model_id=str(model.get("aux_model_id", "")),
+            rerank_model_id=str(model.get("rerank_model_id", "")),
         ),
         created_at=_timestamp(row.created_at),
         updated_at=_timestamp(row.updated_at),
@@ -88,6 +89,7 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
             # Registered models (issue 14); "" = the deployment's, checked by ModelAdmin.check_choice.
             "chat_model_id": message.model_setting.chat_model_id.strip(),
             "aux_model_id": message.model_setting.aux_model_id.strip(),
+            "rerank_model_id": message.model_setting.rerank_model_id.strip(),  # "" = no rerank
         },
     }
 

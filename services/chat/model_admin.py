@@ -21,8 +21,8 @@ MAX_NAME = 100
 MAX_URL = 500
 MAX_MODEL = 200
 MAX_KEY = 500
-# The two model slots an application has, and the purposes each accepts.
-SLOTS = {"chat_model_id": CHAT_PURPOSES, "aux_model_id": AUX_PURPOSES}
+# The model slots an application has, and the purposes each accepts (a reranker is optional).
+SLOTS = {"chat_model_id": CHAT_PURPOSES, "aux_model_id": AUX_PURPOSES, "rerank_model_id": frozenset({"rerank"})}
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,8 @@ class ModelAdmin:
             for slot, purposes in SLOTS.items():
                 if (application.model_setting or {}).get(slot) == endpoint_id and purpose not in purposes:
                     raise Conflict(
-                        f"application {application.id} uses this model as its {slot}: it must stay a chat model"
+                        f"application {application.id} uses this model as its {slot}: "
+                        f"it must stay one of {sorted(purposes)}"
                     )
 
     async def _saved(self, row: ModelEndpoint) -> ModelEndpoint:

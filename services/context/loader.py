@@ -83,8 +83,14 @@ class ContextLoader:
         self._budget = budget
 
     async def load(
-        self, chat_id: str, before_id: int | None, dialogue_number: int | None, lease_holder: str = ""
+        self,
+        chat_id: str,
+        before_id: int | None,
+        dialogue_number: int | None,
+        lease_holder: str = "",
+        model: ModelClient | None = None,
     ) -> AsyncIterator[Compacting | LoadedContext]:
+        """``model`` writes the summaries (the application's auxiliary model); None is the deployment's."""
         keep = keep_rounds(dialogue_number)
         if keep == 0:  # history off: neither turns nor the summary take part
             yield self._disabled()
@@ -95,14 +101,16 @@ class ContextLoader:
                 if not held:
                     log.info("chat %s is busy; serving a clipped context without compacting", chat_id)
                 else:
-                    async for event in self._compact_held(chat_id, before_id, keep):
+                    async for event in self._compact_held(chat_id, before_id, keep, model or self._model):
                         if isinstance(event, Compacting):
                             yield event
                         else:
                             state, turns = event.state, event.turns
         yield self._loaded(state, turns)
 
-    async def compact(self, chat_id: str, dialogue_number: int | None) -> CompactResult:
+    async def compact(
+        self, chat_id: str, dialogue_number: int | None, model: ModelClient | None = None
+    ) -> CompactResult:
         """Compact now over every finished record, by the rules of ``load``.
 
         Raises ChatBusy when another question or compaction holds the chat (never waits), and
@@ -114,7 +122,8 @@ class ContextLoader:
         async with self._compaction_lease(chat_id, "") as held:
             if not held:
                 raise ChatBusy(chat_id)
-            done = [event async for event in self._compact_held(chat_id, None, keep) if isinstance(event, Compacted)]
+            events = self._compact_held(chat_id, None, keep, model or self._model)
+            done = [event async for event in events if isinstance(event, Compacted)]
         result = done[-1]
         if result.failure:
             raise CompactionFailed(
@@ -124,7 +133,7 @@ class ContextLoader:
         return CompactResult(self._loaded(result.state, result.turns).info, result.rounds)
 
     async def load_given(
-        self, messages: Sequence[ChatMessage], dialogue_number: int | None
+        self, messages: Sequence[ChatMessage], dialogue_number: int | None, model: ModelClient | None = None
     ) -> AsyncIterator[Compacting | LoadedContext]:
         """The same rules over turns a client sent (the OpenAI protocol keeps history client-side):
         over budget, the oldest turns are summarised in memory; nothing is written anywhere."""
@@ -136,7 +145,7 @@ class ContextLoader:
         turns = pair_turns(messages)
         if self._needs_compaction(state, turns, keep):
             yield Compacting(len(turns) - keep)
-            result = await self._compact(state, turns, keep, _advance_in_memory)
+            result = await self._compact(state, turns, keep, _advance_in_memory, model or self._model)
             state, turns = result.state, result.turns
         yield self._loaded(state, turns)
 
@@ -165,7 +174,7 @@ class ContextLoader:
         return len(turns) > keep and estimate(state.summary, turns) > self._budget
 
     async def _compact_held(
-        self, chat_id: str, before_id: int | None, keep: int
+        self, chat_id: str, before_id: int | None, keep: int, model: ModelClient
     ) -> AsyncIterator[Compacting | Compacted]:
         """With the lease held: re-read, announce and run the compaction if still needed, report where it left off."""
         # Re-read under the lease: a compaction that finished meanwhile moved the watermark.
@@ -174,7 +183,7 @@ class ContextLoader:
             yield Compacted(state, turns)
             return
         yield Compacting(len(turns) - keep)
-        result = await self._compact(state, turns, keep, self._history.advance)
+        result = await self._compact(state, turns, keep, self._history.advance, model)
         if result.state.revision != (await self._history.state(chat_id)).revision:
             # Another writer moved the watermark: read again so no turn is both in the summary
             # and in the recent turns.
@@ -197,7 +206,9 @@ class ContextLoader:
         async with lease:
             yield True
 
-    async def _compact(self, state: ChatContextState, turns: list[Turn], keep: int, advance: Advance) -> Compacted:
+    async def _compact(
+        self, state: ChatContextState, turns: list[Turn], keep: int, advance: Advance, model: ModelClient
+    ) -> Compacted:
         """Merge the oldest turns into the summary, batch by batch, while over budget; ``advance``
         keeps each new summary (in the chat's row, or only in memory for a client's history) and
         answers None when someone else moved the watermark meanwhile."""
@@ -205,7 +216,7 @@ class ContextLoader:
         while len(turns) > keep and estimate(state.summary, turns) > self._budget:
             batch = turns[: min(COMPACTION_BATCH, len(turns) - keep)]
             try:
-                summary = await self._model.summarize(state.summary, [HistoryTurn(t.question, t.answer) for t in batch])
+                summary = await model.summarize(state.summary, [HistoryTurn(t.question, t.answer) for t in batch])
             except ModelError as exc:
                 log.warning("summary failed; the watermark stays at %d: %s", state.through_record_id, exc)
                 return Compacted(state, turns, merged, str(exc))

@@ -13,6 +13,7 @@ from kbcore.db.lease import LeaseStore
 from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
+from kbcore.models.endpoints import EndpointClients
 from kbcore.settings import Settings
 from services.context.history import HistoryStore
 from services.context.loader import ContextLoader
@@ -26,8 +27,12 @@ class ContextDeps:
     sessions: async_sessionmaker[AsyncSession]
     model: ModelClient
     engine: AsyncEngine | None = None
+    # The registered models' clients (issue 14), made by ``create_server``.
+    endpoints: EndpointClients | None = None
 
     async def close(self) -> None:
+        if self.endpoints is not None:
+            await self.endpoints.aclose()
         await self.model.aclose()
         if self.engine is not None:
             await self.engine.dispose()
@@ -44,7 +49,8 @@ async def create_server(settings: Settings, deps: ContextDeps, port: int | None 
     loader = ContextLoader(
         history, LeaseStore(deps.sessions, settings.lock_ttl), deps.model, settings.context_recent_tokens
     )
-    servicer = ContextServicer(history, loader)
+    deps.endpoints = EndpointClients(deps.sessions, settings, deps.model)
+    servicer = ContextServicer(history, loader, deps.endpoints)
 
     def register(server: grpc.aio.Server) -> None:
         context_service_pb2_grpc.add_ContextServiceServicer_to_server(servicer, server)

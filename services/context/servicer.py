@@ -8,15 +8,27 @@ from kb.context.v1 import context_service_pb2 as pb
 from kb.context.v1 import context_service_pb2_grpc as pb_grpc
 from kbcore.errors import InvalidRequest, NotFound
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
+from kbcore.models.base import ModelClient
+from kbcore.models.endpoints import EndpointClients
 from services.context import convert
 from services.context.history import HistoryStore
 from services.context.loader import Compacting, ContextLoader
 
 
 class ContextServicer(pb_grpc.ContextServiceServicer):
-    def __init__(self, history: HistoryStore, loader: ContextLoader) -> None:
+    def __init__(self, history: HistoryStore, loader: ContextLoader, endpoints: EndpointClients | None = None) -> None:
+        """``endpoints``: the registered models a request may name to write its summaries."""
         self._history = history
         self._loader = loader
+        self._endpoints = endpoints
+
+    async def _summary_model(self, endpoint_id: str) -> ModelClient | None:
+        """The model a request names for summaries; None (the loader's deployment model) when
+        it names none. An unknown id is NOT_FOUND."""
+        endpoint_id = endpoint_id.strip()
+        if not endpoint_id or self._endpoints is None:
+            return None
+        return await self._endpoints.client(endpoint_id)
 
     async def _check_chat(self, chat_id: str) -> None:
         if not chat_id:
@@ -29,14 +41,15 @@ class ContextServicer(pb_grpc.ContextServiceServicer):
         self, request: pb.LoadContextRequest, context: Context
     ) -> AsyncIterator[pb.LoadContextResponse]:
         dialogue_number = request.dialogue_number if request.HasField("dialogue_number") else None
+        model = await self._summary_model(request.aux_model_id)
         if request.HasField("client_turns"):
-            events = self._loader.load_given(convert.messages(request.client_turns.messages), dialogue_number)
+            events = self._loader.load_given(convert.messages(request.client_turns.messages), dialogue_number, model)
         else:
             if request.before_record_id < 0:
                 raise InvalidRequest("before_record_id must not be negative")
             await self._check_chat(request.chat_id)
             events = self._loader.load(
-                request.chat_id, request.before_record_id or None, dialogue_number, request.lease_holder
+                request.chat_id, request.before_record_id or None, dialogue_number, request.lease_holder, model
             )
         async for event in events:
             yield convert.compacting(event) if isinstance(event, Compacting) else convert.loaded(event)
@@ -45,4 +58,5 @@ class ContextServicer(pb_grpc.ContextServiceServicer):
     async def Compact(self, request: pb.CompactRequest, context: Context) -> pb.CompactResponse:
         await self._check_chat(request.chat_id)
         dialogue_number = request.dialogue_number if request.HasField("dialogue_number") else None
-        return convert.compacted(await self._loader.compact(request.chat_id, dialogue_number))
+        model = await self._summary_model(request.aux_model_id)
+        return convert.compacted(await self._loader.compact(request.chat_id, dialogue_number, model))

@@ -36,7 +36,7 @@ def history(messages: list[common_pb2.Message]) -> list[ChatMessage]:
     return [ChatMessage(ROLE.name(m.role) or "user", m.content) for m in messages]
 
 
-def paragraph(hit: Hit, round_no: int = 0) -> common_pb2.Paragraph:
+def paragraph(hit: Hit, round_no: int = 0, rerank_score: float | None = None) -> common_pb2.Paragraph:
     return common_pb2.Paragraph(
         id=hit.id,
         dataset_id=hit.dataset_id,
@@ -46,6 +46,7 @@ def paragraph(hit: Hit, round_no: int = 0) -> common_pb2.Paragraph:
         content=hit.content,
         score=hit.score,
         round=round_no,
+        rerank_score=rerank_score,
     )
 
 
@@ -63,7 +64,7 @@ def result(outcome: LoopResult, mode: SearchMode = DEFAULT_SEARCH.mode) -> pb.Re
     return pb.RetrieveResponse(
         result=common_pb2.RetrievalResult(
             problem_text=outcome.problem_text,
-            paragraphs=[paragraph(e.hit, e.round) for e in outcome.evidence],
+            paragraphs=[paragraph(e.hit, e.round, e.rerank_score) for e in outcome.evidence],
             rounds=[
                 common_pb2.RoundTrace(
                     round=r.round,
@@ -73,6 +74,8 @@ def result(outcome: LoopResult, mode: SearchMode = DEFAULT_SEARCH.mode) -> pb.Re
                     sufficient=r.sufficient,
                     missing=r.missing,
                     next_queries=r.next_queries,
+                    reranked=r.reranked,
+                    rerank_error=r.rerank_error,
                 )
                 for r in outcome.rounds
             ],

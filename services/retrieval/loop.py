@@ -20,6 +20,7 @@ from kbcore.models.base import ChatMessage, EvidenceJudge, EvidenceParagraph, Mo
 from kbcore.models.question_parts import normalise_query
 from kbcore.tokens import count_tokens, token_bound
 from services.retrieval.assessment import InvalidAssessment, parse_assessment
+from services.retrieval.rerank_step import RerankedRound
 from services.retrieval.store.base import Hit
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,8 @@ ASSESSMENT_FAILED = "证据充分性评估失败，无法确认已覆盖全部�
 
 
 SearchFn = Callable[[str], Awaitable[list[Hit]]]
+# The round's queries and their hits → the hits to admit, re-ordered by a rerank model (issue 14).
+RerankFn = Callable[[Sequence[str], Sequence[Sequence[Hit]]], Awaitable[RerankedRound]]
 
 
 @dataclass(frozen=True)
@@ -63,12 +66,15 @@ class RoundTrace:
     sufficient: bool = False
     missing: str = ""
     next_queries: list[str] = field(default_factory=list)
+    reranked: bool = False  # the round's candidates were re-ordered by the rerank model
+    rerank_error: str = ""  # why a chosen rerank model did not re-order them (search order kept)
 
 
 @dataclass(frozen=True)
 class Evidence:
     hit: Hit
     round: int
+    rerank_score: float | None = None  # the rerank model's score, when its round was reranked
 
 
 @dataclass
@@ -148,7 +154,13 @@ class _Gathered:
                 fresh.append(query)
         return fresh
 
-    def merge(self, round_no: int, results: Sequence[Sequence[Hit]], max_paragraphs: int) -> tuple[list[str], bool]:
+    def merge(
+        self,
+        round_no: int,
+        results: Sequence[Sequence[Hit]],
+        max_paragraphs: int,
+        rerank_scores: dict[str, float] | None = None,
+    ) -> tuple[list[str], bool]:
         """Add the round's new paragraphs, in query order then rank order.
 
         Returns the ids added, and whether the paragraph limit or the token budget turned any
@@ -162,7 +174,7 @@ class _Gathered:
                 if len(self.evidence) >= max_paragraphs or not self.budget.take(evidence_json(hit)):
                     exhausted = True
                     continue
-                self.evidence[hit.id] = Evidence(hit, round_no)
+                self.evidence[hit.id] = Evidence(hit, round_no, (rerank_scores or {}).get(hit.id))
                 added.append(hit.id)
         return added, exhausted
 
@@ -183,10 +195,13 @@ def _stop_after(
 
 
 class RetrievalLoop:
-    def __init__(self, model: ModelClient, search: SearchFn, limits: LoopLimits) -> None:
+    def __init__(
+        self, model: ModelClient, search: SearchFn, limits: LoopLimits, rerank: RerankFn | None = None
+    ) -> None:
         self._model = model
         self._search = search
         self._limits = limits
+        self._rerank = rerank  # None: the search's order is the admission order
 
     async def run(
         self, question: str, history: Sequence[ChatMessage], has_datasets: bool
@@ -252,8 +267,14 @@ class RetrievalLoop:
                 for search in searches:
                     search.cancel()
                 raise
-            added, exhausted = gathered.merge(round_no, results, self._limits.max_paragraphs)
+            reranked = await self._rerank(fresh, results) if self._rerank is not None else None
+            if reranked is not None:
+                results = reranked.results
+            scores = reranked.scores if reranked is not None else None
+            added, exhausted = gathered.merge(round_no, results, self._limits.max_paragraphs, scores)
             step = RoundTrace(round_no, fresh, added, len(gathered.evidence))
+            if reranked is not None:
+                step.reranked, step.rerank_error = not reranked.error, reranked.error
             gathered.rounds.append(step)
             next_queries = await self._assess(question, history, gathered, step)
             if next_queries is None:

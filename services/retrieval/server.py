@@ -13,6 +13,8 @@ from kbcore.db.engine import create_engine, session_factory
 from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
+from kbcore.models.endpoints import EndpointClients
+from kbcore.models.rerank import RerankEndpoints
 from kbcore.segment import warm_up
 from kbcore.settings import Settings
 from services.retrieval.catalog import Catalog
@@ -42,8 +44,15 @@ class RetrievalDeps:
     embedder: Embedder
     model: ModelClient
     engine: AsyncEngine | None = None
+    # The registered models' clients (issue 14), made by ``create_server``.
+    endpoints: EndpointClients | None = None
+    reranks: RerankEndpoints | None = None  # the rerank calls (issue 14), made by ``create_server``
 
     async def close(self) -> None:
+        if self.reranks is not None:
+            await self.reranks.aclose()
+        if self.endpoints is not None:
+            await self.endpoints.aclose()
         await self.store.close()
         await self.model.aclose()
         if self.engine is not None:
@@ -81,6 +90,8 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     limits = ParseLimits.from_settings(settings)
     worker = IngestWorker(queue, builder, job_parser(limits), settings.ingest_poll_seconds)
     desk = DocumentDesk(catalog, queue, builder, deps.store, worker.wake, limits, FetchPolicy.from_settings(settings))
+    deps.endpoints = EndpointClients(deps.sessions, settings, deps.model)
+    deps.reranks = RerankEndpoints(deps.sessions, settings)
     servicer = RetrievalServicer(
         catalog=catalog,
         searcher=Searcher(deps.store, deps.embedder),
@@ -89,6 +100,8 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         model=with_matcher(deps.model, deps.embedder, deps.store),
         limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
         embedder=deps.embedder,
+        endpoints=deps.endpoints,  # remote endpoints only: the offline matcher wraps the default alone
+        reranks=deps.reranks,
     )
 
     def register(server: grpc.aio.Server) -> None:

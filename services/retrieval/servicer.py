@@ -13,6 +13,8 @@ from kbcore.errors import InvalidRequest, NotFound
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.limits import MAX_NAME_CHARS, MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
 from kbcore.models.base import ChatMessage, ModelClient
+from kbcore.models.endpoints import EndpointClients
+from kbcore.models.rerank import RerankEndpoints
 from kbcore.tokens import fits_tokens
 from services.retrieval import convert, evaluation
 from services.retrieval.catalog import Catalog
@@ -22,6 +24,7 @@ from services.retrieval.embeddings import Embedder
 from services.retrieval.grouping import GroupingRpcs
 from services.retrieval.loop import FIRST_QUERY_CHARS, Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
 from services.retrieval.paragraphs import ParagraphEditor
+from services.retrieval.rerank_step import RoundReranker, candidate_settings
 from services.retrieval.search import Searcher, SearchSettings
 
 log = logging.getLogger(__name__)
@@ -41,7 +44,11 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
         model: ModelClient,
         limits: LoopLimits,
         embedder: Embedder,
+        endpoints: EndpointClients | None = None,
+        reranks: RerankEndpoints | None = None,
     ):
+        """``model`` is the deployment's auxiliary model; ``endpoints`` the registered ones a
+        request may name instead (an application's choice)."""
         self._catalog = catalog
         self._searcher = searcher
         self._desk = desk
@@ -49,6 +56,8 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
         self._model = model
         self._limits = limits
         self._embedder = embedder
+        self._endpoints = endpoints
+        self._reranks = reranks  # the rerank calls a request may ask for (issue 14)
 
     async def _known_datasets(self, dataset_ids: Iterable[str]) -> tuple[str, ...]:
         ids = _distinct_ids(dataset_ids)
@@ -70,8 +79,20 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
         settings = convert.search_settings(request.search)
         history = convert.history(list(request.history))
         dataset_ids = _distinct_ids(request.dataset_ids)
-        async for event in self._loop(question, history, settings, dataset_ids, check_datasets=True):
+        model = await self._aux_model(request.aux_model_id)
+        rerank = self._round_reranker(request.rerank_model_id, settings)
+        async for event in self._loop(
+            model, question, history, settings, dataset_ids, check_datasets=True, rerank=rerank
+        ):
             yield convert.result(event, settings.mode) if isinstance(event, LoopResult) else convert.progress(event)
+
+    def _round_reranker(self, endpoint_id: str, settings: SearchSettings) -> RoundReranker | None:
+        """The rerank step a request asks for; None for none. Whether the endpoint exists and
+        answers is found out at each round, where a failure only keeps the search order."""
+        endpoint_id = endpoint_id.strip()
+        if not endpoint_id or self._reranks is None:
+            return None
+        return RoundReranker(self._reranks, endpoint_id, settings.top_n)
 
     @unary_errors
     async def Evaluate(self, request: pb.EvaluateRequest, context: Context) -> pb.EvaluateResponse:
@@ -80,11 +101,12 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
         dataset_ids = await self._known_datasets(request.dataset_ids)
         if not dataset_ids:
             raise InvalidRequest("dataset_ids must name at least one dataset to evaluate against")
+        model = await self._aux_model(request.aux_model_id)
         gate = asyncio.Semaphore(CONCURRENT_CASES)
 
         async def run(case: pb.EvalCase, asked: evaluation.EvalQuestion) -> pb.CaseScore:
             async with gate:
-                outcome = await self._outcome(asked.question, asked.history, settings, dataset_ids)
+                outcome = await self._outcome(model, asked.question, asked.history, settings, dataset_ids)
             return evaluation.score(case, asked.gold, outcome)
 
         # A case that fails (a model endpoint down) fails the evaluation and cancels the rest;
@@ -97,12 +119,25 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
         scores = [task.result() for task in tasks]
         return pb.EvaluateResponse(summary=evaluation.summarize(scores), cases=scores)
 
+    async def _aux_model(self, endpoint_id: str) -> ModelClient:
+        """The model a request names for its auxiliary calls; empty is the deployment's (given
+        the offline matcher when it is the offline model). An unknown id is NOT_FOUND."""
+        endpoint_id = endpoint_id.strip()
+        if not endpoint_id or self._endpoints is None:
+            return self._model
+        return await self._endpoints.client(endpoint_id)
+
     async def _outcome(
-        self, question: str, history: list[ChatMessage], settings: SearchSettings, dataset_ids: tuple[str, ...]
+        self,
+        model: ModelClient,
+        question: str,
+        history: list[ChatMessage],
+        settings: SearchSettings,
+        dataset_ids: tuple[str, ...],
     ) -> LoopResult:
         """The loop's result for one question on datasets already checked (progress dropped)."""
         outcome = None
-        async for event in self._loop(question, history, settings, dataset_ids, check_datasets=False):
+        async for event in self._loop(model, question, history, settings, dataset_ids, check_datasets=False):
             if isinstance(event, LoopResult):
                 outcome = event
         if outcome is None:
@@ -111,16 +146,20 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
 
     async def _loop(
         self,
+        model: ModelClient,
         question: str,
         history: list[ChatMessage],
         settings: SearchSettings,
         dataset_ids: tuple[str, ...],
         check_datasets: bool,
+        rerank: RoundReranker | None = None,
     ) -> AsyncIterator[Retrieving | Assessed | LoopResult]:
-        """The loop for one question: its progress events, then its result."""
+        """The loop for one question, its auxiliary calls made by ``model``: its progress events, then its result."""
         # Without history the loop's first query is the question itself: search it while the
         # datasets are checked. Nothing is said before the check has passed; if it fails, the
         # early search is dropped.
+        if rerank is not None:  # more candidates than are kept, for the reranker to choose from
+            settings = candidate_settings(settings)
         first_query = question[:FIRST_QUERY_CHARS] if dataset_ids and not history else None
         early = (
             asyncio.ensure_future(self._searcher.search(dataset_ids, first_query, settings)) if first_query else None
@@ -142,7 +181,7 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
                 return await taken
             return await self._searcher.search(dataset_ids, query, settings)
 
-        loop = RetrievalLoop(self._model, search, self._limits)
+        loop = RetrievalLoop(model, search, self._limits, rerank)
         try:
             async for event in loop.run(question, history, bool(dataset_ids)):
                 yield event

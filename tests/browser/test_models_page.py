@@ -39,7 +39,8 @@ async def test_register_check_and_choose_a_model_on_the_operator_page(
         await page.get_by_test_id("application").filter(has_text=app_name).click()
         await page.get_by_test_id("app-chat-model").select_option(label=f"页面模型 {unique} (fake-chat)")
         await page.get_by_test_id("save-application").click()
-        await expect(page.get_by_test_id("app-status")).not_to_be_empty()
+        # "已保存：<name>", not the "正在保存…" shown while the request is on its way
+        await expect(page.get_by_test_id("app-status")).to_contain_text(app_name)
     model_id = await row.get_attribute("data-id")
     async with stack.http() as operator:
         saved = (await operator.get(f"/api/application/{app_id}")).json()["data"]

@@ -71,7 +71,7 @@ READ_BY_THE_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
 
 QUESTION = "重症医学科每天的探视时间是几点？"
 # A model endpoint nobody listens to (port 9, discard): registering, checking and deleting it work.
-MODEL = {
+MODEL: dict[str, Any] = {
     "name": "fuzz-model",
     "provider": "generic",
     "model_name": "fake-chat",

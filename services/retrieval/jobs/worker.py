@@ -90,7 +90,7 @@ class IngestWorker:
         if not progress.go_on:
             return await self._stopped(progress, target)
         progress.state = JobState.EMBEDDING
-        if not await self._builder.stage(target, paragraphs, progress):
+        if not await self._builder.stage(target, paragraphs, progress) or not await self._confirm(job, progress):
             return await self._stopped(progress, target)
         await self._builder.publish(target)
         return Outcome(
@@ -100,6 +100,14 @@ class IngestWorker:
             char_length=sum(len(p.content) for p in paragraphs),
             content_hash=content_hash(paragraphs),
         )
+
+    async def _confirm(self, job: ClaimedJob, progress: Progress) -> bool:
+        """Ask once more, right before publishing, whether to go on: a cancel that arrived since the
+        reporter's last look must win over a job that happens to finish within those half-seconds."""
+        control = await self._queue.report(job, self.holder, progress.state, progress.done, progress.total)
+        if control != Control.GO:
+            progress.go_on, progress.stopped_by = False, control
+        return progress.go_on
 
     async def _stopped(self, progress: Progress, target: VersionTarget) -> Outcome | None:
         """Told to stop: a cancel ends the job (``_end`` drops what this version staged); a lost
