@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 
 import openai
 
+from kbcore.models.scrub import shown
+
 CHECK_TIMEOUT = 15.0
-_MESSAGE_LIMIT = 300
 
 
 class _NotAnAnswer(Exception):
@@ -34,7 +35,7 @@ async def check_endpoint(*, base_url: str, api_key: str, model: str, purpose: st
     try:
         await _probe(client, model, purpose)
     except openai.OpenAIError as exc:
-        return CheckResult(False, _scrubbed(_failure(exc, base_url), api_key))
+        return CheckResult(False, shown(_failure(exc, base_url), api_key))
     except _NotAnAnswer as exc:
         return CheckResult(False, f"{_host(base_url)} {exc}")
     finally:
@@ -78,9 +79,3 @@ def _failure(exc: openai.OpenAIError, base_url: str) -> str:
     if isinstance(exc, openai.APIResponseValidationError):
         return f"{host} answered, but not in the OpenAI format (is the base URL the API's, ending in /v1?)"
     return f"the call to {host} failed: {exc}"
-
-
-def _scrubbed(message: str, api_key: str) -> str:
-    if api_key:
-        message = message.replace(api_key, "…")
-    return message[:_MESSAGE_LIMIT]

@@ -49,6 +49,7 @@ from kbcore.models.prompts import (
     summarize_user_content,
 )
 from kbcore.models.providers import provider_profile
+from kbcore.models.scrub import shown
 from kbcore.models.usage import estimate_usage
 from kbcore.sse import SseParser
 
@@ -61,7 +62,6 @@ _JSON_OBJECT: ResponseFormat = {"type": "json_object"}
 # Servers without authentication still need some key; an explicit placeholder also keeps the
 # client from picking up an unrelated OPENAI_API_KEY from the environment.
 _NO_KEY = "not-needed"
-_MESSAGE_LIMIT = 300
 _DRAIN_SECONDS = 0.1
 
 
@@ -93,11 +93,6 @@ def _looks_like_html(text: str | bytes, content_type: str) -> bool:
     return "html" in content_type.lower() or head.lstrip().startswith("<")
 
 
-def _scrub(message: str, secret: str | None) -> str:
-    """The message without the API key, should an endpoint echo it back."""
-    return message.replace(secret, "***") if secret else message
-
-
 def model_error(job: str, exc: openai.OpenAIError, *, timeout: float, secret: str | None = None) -> ModelError:
     """A readable ModelError for a failed call: which job, and what the endpoint did."""
     if isinstance(exc, openai.APITimeoutError):
@@ -111,7 +106,7 @@ def model_error(job: str, exc: openai.OpenAIError, *, timeout: float, secret: st
         return ModelError(f"{job}: malformed response from the model endpoint")
     else:
         message = f"{job}: model call failed: {exc}"
-    return ModelError(_scrub(message, secret)[:_MESSAGE_LIMIT])
+    return ModelError(shown(message, secret))
 
 
 def _endpoint_label(base_url: str) -> str:

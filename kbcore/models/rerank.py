@@ -24,12 +24,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import ModelEndpoint
 from kbcore.errors import CorruptData
+from kbcore.models.scrub import shown
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
 
 RERANK_TIMEOUT = 10.0
 RERANK_PURPOSE = "rerank"
-_MESSAGE_LIMIT = 300
 
 
 class RerankError(Exception):
@@ -64,9 +64,7 @@ class RerankEndpoints:
         except httpx.TimeoutException:
             raise RerankError(f"no answer from {_host(row.base_url)} within {self.timeout:g}s") from None
         except httpx.HTTPError as exc:
-            raise RerankError(
-                _scrubbed(f"no answer from {_host(row.base_url)}: {type(exc).__name__}", api_key)
-            ) from None
+            raise RerankError(shown(f"no answer from {_host(row.base_url)}: {type(exc).__name__}", api_key)) from None
         return sorted(ranked, key=lambda r: r.score, reverse=True)
 
     async def _endpoint(self, endpoint_id: str) -> tuple[ModelEndpoint, str]:
@@ -95,7 +93,7 @@ class RerankEndpoints:
             if reply.is_success:
                 self._tei.add(row.base_url)
         if not reply.is_success:
-            raise RerankError(_scrubbed(f"{_host(row.base_url)} answered HTTP {reply.status_code}", api_key))
+            raise RerankError(shown(f"{_host(row.base_url)} answered HTTP {reply.status_code}", api_key))
         try:
             body_json = reply.json()
         except ValueError:
@@ -103,7 +101,7 @@ class RerankEndpoints:
         try:
             return parsed(body_json, len(documents))
         except ValueError as exc:
-            raise RerankError(_scrubbed(f"{_host(row.base_url)} answered, but {exc}", api_key)) from None
+            raise RerankError(shown(f"{_host(row.base_url)} answered, but {exc}", api_key)) from None
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -127,9 +125,3 @@ def parsed(reply: Any, count: int) -> list[Ranked]:
 
 def _host(base_url: str) -> str:
     return urlsplit(base_url).netloc or base_url
-
-
-def _scrubbed(message: str, api_key: str) -> str:
-    if api_key:
-        message = message.replace(api_key, "…")
-    return message[:_MESSAGE_LIMIT]

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -39,6 +38,7 @@ from starlette.types import Receive, Scope, Send
 
 from kbcore.models.openai_client import OpenAIModelClient
 from kbcore.models.prompts import ASSESS_SYSTEM, REWRITE_SYSTEM, SUMMARIZE_SYSTEM
+from tests.fakes.threaded_server import ThreadedServer
 
 Json = dict[str, Any]
 
@@ -219,8 +219,7 @@ class FakeOpenAI:
         self.models = list(models)
         self._state = _State()
         self._ids = itertools.count(1)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._served = ThreadedServer("fake-openai")
         self.port = 0
 
     # --- scripting and inspection (test thread) ----------------------------------------
@@ -276,37 +275,11 @@ class FakeOpenAI:
     # --- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> FakeOpenAI:
-        config = uvicorn.Config(
-            self._app(),
-            host="127.0.0.1",
-            port=0,
-            log_level="warning",
-            lifespan="off",
-            http="h11",
-            ws="none",
-            loop="asyncio",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the fake OpenAI server did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self.port = self._served.start(self._app())
         return self
 
     def stop(self) -> None:
-        if self._server is None or self._thread is None:
-            return
-        self._server.should_exit = True
-        self._thread.join(timeout=5)
-        if self._thread.is_alive():
-            self._server.force_exit = True
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
+        self._served.stop()
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()

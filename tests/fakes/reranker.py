@@ -14,16 +14,16 @@ reranked order is the reverse of the order sent. ``status`` makes every call fai
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.fakes.threaded_server import ThreadedServer
 
 Rule = Callable[[str, Sequence[str]], list[float]]
 
@@ -49,8 +49,7 @@ class FakeReranker:
         self.status = 200  # anything else: every call answers this status
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._served = ThreadedServer("fake-reranker")
         self.port = 0
 
     @property
@@ -86,27 +85,11 @@ class FakeReranker:
         return JSONResponse({"id": "rerank-1", "model": body.get("model"), "results": results})
 
     def start(self) -> FakeReranker:
-        app = Starlette(routes=[Route("/v1/rerank", self._rerank, methods=["POST"])])
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", http="h11", ws="none"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="fake-reranker", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the fake reranker did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self.port = self._served.start(Starlette(routes=[Route("/v1/rerank", self._rerank, methods=["POST"])]))
         return self
 
     def stop(self) -> None:
-        if self._server is None or self._thread is None:
-            return
-        self._server.should_exit = True
-        self._thread.join(timeout=5)
-        self._server = self._thread = None
+        self._served.stop()
 
     def __enter__(self) -> FakeReranker:
         return self.start()

@@ -1,0 +1,51 @@
+"""An ASGI app served by uvicorn on a thread, on a free port of 127.0.0.1: how every fake
+provider runs, so real clients reach it over real HTTP from synchronous and async tests alike."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+
+class ThreadedServer:
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, app: Any) -> int:
+        """Serve ``app``; the port it listens on."""
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            lifespan="off",
+            http="h11",
+            ws="none",
+            loop="asyncio",
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name=self._name, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the {self._name} server did not start")
+            time.sleep(0.01)
+        return int(self._server.servers[0].sockets[0].getsockname()[1])
+
+    def stop(self) -> None:
+        """Stop serving (forcefully if a stream does not end within five seconds); idempotent."""
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
