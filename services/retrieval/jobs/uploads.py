@@ -7,6 +7,7 @@ needs real work (parsing, embedding) is left to the job, whose failures the docu
 
 from __future__ import annotations
 
+import asyncio
 import json
 import pathlib
 from collections.abc import Sequence
@@ -31,7 +32,8 @@ async def uploads_of(
     if source == "paragraphs":
         return [_paragraphs_upload(name, request.paragraphs.paragraphs)]
     if source == "file":
-        return _file_uploads(name, request.file.filename, request.file.data, limits)
+        # Sniffing and unpacking an archive are CPU work on up to KB_ARCHIVE_MAX_MB: off the event loop.
+        return await asyncio.to_thread(_file_uploads, name, request.file.filename, request.file.data, limits)
     if source == "url":
         page = await fetch_page(request.url.strip(), fetch)
         kind = sniff(page.filename, page.data)
