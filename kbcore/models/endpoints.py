@@ -52,21 +52,20 @@ class _Cached:
 
 @dataclass
 class EndpointClients:
-    """One client per registered endpoint, plus the deployment default for "no choice"."""
+    """One client per registered endpoint. "No choice" (an empty id) is each caller's own
+    default — the retrieval service's is wrapped with its evidence matcher — so it is decided
+    there, not here."""
 
     sessions: async_sessionmaker[AsyncSession]
     settings: Settings
-    default: ModelClient
     _box: SecretBox | None = None
     _clients: dict[str, _Cached] = field(default_factory=dict)
     _closing: set[asyncio.Task[None]] = field(default_factory=set)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def client(self, endpoint_id: str) -> ModelClient:
-        """The endpoint's client; "" is the deployment default. An id that names no endpoint
-        (deleted between the choice and the question) is NOT_FOUND, in words."""
-        if not endpoint_id:
-            return self.default
+        """The endpoint's client. An id that names no endpoint (deleted between the choice and
+        the question) is NOT_FOUND, in words."""
         async with self.sessions() as session:
             row = await session.get(ModelEndpoint, endpoint_id)
         if row is None:

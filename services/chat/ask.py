@@ -309,7 +309,7 @@ class AskFlow:
             before_record_id=record_id,
             dialogue_number=application.dialogue_number,
             lease_holder=holder,
-            aux_model_id=_aux_model_id(application),  # its summaries, when this load compacts
+            aux_model_id=_chosen_model(application, "aux_model_id"),  # its summaries, when this load compacts
         )
         if client_history is not None:  # even an empty one: the chat's records must not be read
             request.client_turns.SetInParent()
@@ -332,8 +332,8 @@ class AskFlow:
             search=application_message(application).search,
             question=question,
             history=history,
-            aux_model_id=_aux_model_id(application),  # rewrite, assessment, follow-up queries
-            rerank_model_id=str((application.model_setting or {}).get("rerank_model_id") or ""),  # "" = no rerank
+            aux_model_id=_chosen_model(application, "aux_model_id"),  # rewrite, assessment, follow-up queries
+            rerank_model_id=_chosen_model(application, "rerank_model_id"),  # "" = no rerank
         )
         return self._up.retrieval.Retrieve(request, timeout=self._settings.ask_timeout)
 
@@ -375,7 +375,7 @@ class AskFlow:
 
     async def _answering_model(self, application: Application) -> ModelClient:
         """The application's chosen chat model, else the deployment's."""
-        chosen = str((application.model_setting or {}).get("chat_model_id") or "")
+        chosen = _chosen_model(application, "chat_model_id")
         if self._endpoints is None or not chosen:
             return self._model
         return await self._endpoints.client(chosen)
@@ -492,9 +492,10 @@ def _recorded(question: Question, holder: str) -> tuple[str, str, bool, str, Map
     return question.text, holder, question.re_chat, question.source, question.origin, question.counted
 
 
-def _aux_model_id(application: Application) -> str:
-    """The application's auxiliary model endpoint; empty means the deployment's."""
-    return str((application.model_setting or {}).get("aux_model_id") or "")
+def _chosen_model(application: Application, slot: str) -> str:
+    """The model endpoint the application chose for ``slot`` (chat, aux or rerank model id);
+    empty means the deployment's (for rerank: none)."""
+    return str((application.model_setting or {}).get(slot) or "")
 
 
 def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:

@@ -24,7 +24,6 @@ from kb.common.v1 import common_pb2
 from kbcore.db.engine import run_read
 from kbcore.db.models import Chat, ChatRecord, RecordSource, RecordVote
 from kbcore.errors import InvalidRequest
-from kbcore.limits import MAX_PAGE_SIZE
 from kbcore.vocabulary import LOG_SOURCE, RECORD_STATUS, STOP_REASON, VOTE, EnumNames
 from services.chat.convert import record_message
 from services.chat.days import parse_day
@@ -113,15 +112,6 @@ def _names(values: Iterable[int], names: EnumNames[Any], field: str, allow_unspe
     if not allow_unspecified and 0 in checked:
         raise InvalidRequest(f"{field} cannot hold the unspecified value 0")
     return tuple(names.name(v) for v in checked)
-
-
-def page_bounds(page: int, page_size: int) -> tuple[int, int]:
-    """The page and its size, checked (both required: 0 is not "the default" here)."""
-    if page < 1:
-        raise InvalidRequest(f"page must be 1 or more, got {page}")
-    if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise InvalidRequest(f"page_size must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
-    return page, page_size
 
 
 def _like_literal(text: str) -> str:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from kb.chat.v1 import chat_service_pb2 as pb
 from kbcore.errors import PermissionDenied
 from kbcore.grpc_errors import Context, unary_errors
+from kbcore.paging import checked_page
 from services.chat.identity import CallerKind, current_caller
-from services.chat.log import ChatLog, LogQuery, log_query, page_bounds
+from services.chat.log import ChatLog, LogQuery, log_query
 from services.chat.store import ChatStore
 
 
@@ -25,7 +26,7 @@ class LogRpcs:
     @unary_errors
     async def ListLog(self, request: pb.ListLogRequest, context: Context) -> pb.ListLogResponse:
         query = await self._log_query(request.filter)
-        page, page_size = page_bounds(request.page, request.page_size)
+        page, page_size = checked_page(request.page, request.page_size)
         return await ChatLog(self._store.sessions).page(query, page, page_size)
 
     @unary_errors

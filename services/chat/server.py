@@ -76,7 +76,7 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     )
     running = RunningQuestions()
     leases = LeaseStore(deps.sessions, settings.lock_ttl)
-    deps.endpoints = EndpointClients(deps.sessions, settings, deps.model)
+    deps.endpoints = EndpointClients(deps.sessions, settings)
     flow = AskFlow(settings, store, leases, upstreams, deps.model, running, deps.endpoints)
     credentials = Credentials(deps.sessions, VisitorPolicy.from_settings(settings))
     model_admin = ModelAdmin(deps.sessions, SecretBox.from_settings(settings))

@@ -16,7 +16,8 @@ from kbcore.db.lease import LeaseStore
 from kbcore.db.models import Application, RecordSource
 from kbcore.errors import InvalidRequest, NotFound, PermissionDenied, TooLong
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
-from kbcore.limits import MAX_PAGE_SIZE, MAX_QUESTION_TOKENS
+from kbcore.limits import MAX_QUESTION_TOKENS
+from kbcore.paging import checked_page
 from kbcore.tokens import fits_tokens
 from kbcore.vocabulary import RECORD_SOURCE
 from services.chat.access import hiding_absence, require_application_access, require_chat_access, require_operator
@@ -172,12 +173,7 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, ModelRp
     @unary_errors
     async def ListRecords(self, request: pb.ListRecordsRequest, context: Context) -> pb.ListRecordsResponse:
         chat = await self._chat(request.chat_id, request.application_id)
-        page = request.page or 1
-        size = request.page_size or 20
-        if page < 1:
-            raise InvalidRequest("page must be 1 or more")
-        if not 1 <= size <= MAX_PAGE_SIZE:
-            raise InvalidRequest(f"page size must be between 1 and {MAX_PAGE_SIZE}")
+        page, size = checked_page(request.page or 1, request.page_size or 20)
         records, total = await self._store.list_records(chat.id, page, size)
         shown = [record_message(r) for r in records]
         await self._with_own_votes(shown)

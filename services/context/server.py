@@ -49,7 +49,7 @@ async def create_server(settings: Settings, deps: ContextDeps, port: int | None 
     loader = ContextLoader(
         history, LeaseStore(deps.sessions, settings.lock_ttl), deps.model, settings.context_recent_tokens
     )
-    deps.endpoints = EndpointClients(deps.sessions, settings, deps.model)
+    deps.endpoints = EndpointClients(deps.sessions, settings)
     servicer = ContextServicer(history, loader, deps.endpoints)
 
     def register(server: grpc.aio.Server) -> None:

@@ -18,6 +18,7 @@ from kbcore.db.engine import run_write
 from kbcore.db.models import Document
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_PAGE_SIZE, MAX_PARAGRAPH_TITLE_CHARS
+from kbcore.paging import checked_page
 from services.retrieval.ingest import VersionBuilder, VersionTarget, version_point
 from services.retrieval.jobs.queue import JobQueue
 from services.retrieval.jobs.states import ACTIVE
@@ -44,8 +45,7 @@ class ParagraphEditor:
         self._builder = builder
 
     async def page(self, dataset_id: str, document_id: str, page: int, size: int) -> tuple[list[StoredParagraph], int]:
-        if page < 1 or not 1 <= size <= MAX_PARAGRAPH_PAGE_SIZE:
-            raise InvalidRequest(f"page must be 1 or more and page_size between 1 and {MAX_PARAGRAPH_PAGE_SIZE}")
+        checked_page(page, size, MAX_PARAGRAPH_PAGE_SIZE)
         document, _ = await self._queue.document(dataset_id, document_id)
         if not document.active_version and document.paragraph_count == 0:
             return [], 0

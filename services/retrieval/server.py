@@ -90,7 +90,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     limits = ParseLimits.from_settings(settings)
     worker = IngestWorker(queue, builder, job_parser(limits), settings.ingest_poll_seconds)
     desk = DocumentDesk(catalog, queue, builder, deps.store, worker.wake, limits, FetchPolicy.from_settings(settings))
-    deps.endpoints = EndpointClients(deps.sessions, settings, deps.model)
+    deps.endpoints = EndpointClients(deps.sessions, settings)
     deps.reranks = RerankEndpoints(deps.sessions, settings)
     servicer = RetrievalServicer(
         catalog=catalog,

@@ -90,7 +90,9 @@ class IngestWorker:
         if not progress.go_on:
             return await self._stopped(progress, target)
         progress.state = JobState.EMBEDDING
-        if not await self._builder.stage(target, paragraphs, progress) or not await self._confirm(job, progress):
+        # One more look right before publishing: a cancel that arrived since the reporter's last
+        # look must win over a job that happens to finish within those half-seconds.
+        if not await self._builder.stage(target, paragraphs, progress) or not await self._look(job, progress):
             return await self._stopped(progress, target)
         await self._builder.publish(target)
         return Outcome(
@@ -101,9 +103,9 @@ class IngestWorker:
             content_hash=content_hash(paragraphs),
         )
 
-    async def _confirm(self, job: ClaimedJob, progress: Progress) -> bool:
-        """Ask once more, right before publishing, whether to go on: a cancel that arrived since the
-        reporter's last look must win over a job that happens to finish within those half-seconds."""
+    async def _look(self, job: ClaimedJob, progress: Progress) -> bool:
+        """Write the progress (renewing the lease) and learn whether to go on; a stop is kept in
+        ``progress`` for the builder and ``_stopped``."""
         control = await self._queue.report(job, self.holder, progress.state, progress.done, progress.total)
         if control != Control.GO:
             progress.go_on, progress.stopped_by = False, control
@@ -129,13 +131,10 @@ class IngestWorker:
         every = min(0.5, self._queue.lease_seconds / 3)
         while True:
             try:
-                control = await self._queue.report(job, self.holder, progress.state, progress.done, progress.total)
+                if not await self._look(job, progress):
+                    return
             except Exception:  # the database is away: the lease runs on; try again
                 log.exception("could not report the progress of ingestion job %s", job.id)
-                control = Control.GO
-            if control != Control.GO:
-                progress.go_on, progress.stopped_by = False, control
-                return
             await asyncio.sleep(every)
 
 
