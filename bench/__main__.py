@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench import charts, documents, ingestion, pipeline, quality, round_concurrency, search_latency
+from bench import charts, documents, ingestion, pipeline, providers, quality, round_concurrency, search_latency
 from bench.kb_fixture import load_sample_kb
 from bench.table import Row, render
 
@@ -46,6 +46,7 @@ SECTIONS: dict[str, Section] = {
     "documents": documents.run,
     "quality": quality.run,
     "rounds": round_rows,
+    "providers": providers.run,
 }
 
 

@@ -17,6 +17,7 @@ from tests.browser.test_chat_page import ask, finished
 from tests.e2e.conftest import ANSWER_CHUNKS
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import Stack
+from tests.sse_client import ask as sse_ask
 from tests.thinking_model import THINKING, thinking_stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
@@ -65,3 +66,25 @@ async def test_thinking_is_collapsed_above_the_answer_opens_on_click_and_survive
         await page.reload()
         record = page.locator(f'[data-testid=record][data-record-id="{record_id}"]')
         await expect(record).to_have_attribute("data-status", "answered")
+
+
+async def test_the_operators_record_view_shows_the_thinking_collapsed(thinking_stack: Stack, new_page: NewPage) -> None:
+    """The conversation log opens a record the way the chat page draws it: the thinking is there,
+    collapsed above the answer, for the operator who reviews why the model answered so."""
+    async with thinking_stack.http() as operator:
+        chat_id = (await operator.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")).json()["data"]
+        response, _ = await sse_ask(operator, chat_id, QUESTION)
+        assert response.status_code == 200
+
+    page = await new_page(thinking_stack.url)
+    await page.goto(f"{thinking_stack.url}/ui/admin#log")
+    await page.get_by_test_id("log-app").select_option(DEMO_APPLICATION_ID)
+    row = page.get_by_test_id("log-row").filter(has_text=QUESTION).first
+    await row.get_by_test_id("log-open").click()
+    detail = page.get_by_test_id("log-detail")
+    thinking = detail.get_by_test_id("thinking")
+    await expect(thinking.get_by_test_id("thinking-summary")).to_have_text(THINKING_WORDS["summary"])
+    assert await thinking.get_attribute("open") is None, "collapsed: the answer is what one reads first"
+    await thinking.get_by_test_id("thinking-summary").click()
+    await expect(thinking.get_by_test_id("thinking-text")).to_have_text("".join(THINKING))
+    await expect(detail.get_by_test_id("answer")).to_have_text("".join(ANSWER_CHUNKS))
