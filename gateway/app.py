@@ -31,8 +31,10 @@ from gateway.routes import (
     models,
     openai,
 )
+from gateway.routes import metrics as metrics_route
 from gateway.signin_limit import SignInLimiter
 from kbcore.caller_token import operator_token
+from kbcore.metrics.asgi import HttpMetrics
 from kbcore.settings import Settings
 
 # Every route module, in the order its routes are matched.
@@ -99,6 +101,9 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     # Outermost, before CORS and routing: the edge rules, then the body limit.
     app.add_middleware(BodyLimit)
     app.add_middleware(EdgeGuard, rules=EdgeRules.from_settings(settings))
+    if settings.metrics:  # outermost of all, so requests refused at the edge are counted too
+        app.add_middleware(HttpMetrics)
+        app.include_router(metrics_route.router)
     for routes in ROUTES:
         app.include_router(routes.router)
     mount_pages(app)

@@ -18,6 +18,7 @@ from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.document_types import SUPPORTED_SUFFIXES, SUPPORTED_TYPES_SENTENCE
 from kbcore.vocabulary import (
     DOCUMENT_STATUS,
+    EMBEDDING_SWITCH_STATE,
     LOG_SOURCE,
     RECORD_SOURCE,
     RECORD_STATUS,
@@ -178,6 +179,8 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "message_tokens": record.message_tokens,
         "answer_tokens": record.answer_tokens,
         "run_time": record.run_time,
+        # The question's W3C trace id: its spans when tracing is on, its log lines' ``trace_id``.
+        "trace_id": record.details.chat.trace_id,
         "create_time": record.created_at,
         "update_time": record.updated_at,
         "agent_trace": [round_json(r) for r in retrieval.rounds],
@@ -264,6 +267,9 @@ def application_json(a: chat_pb.Application) -> dict[str, Any]:
 
 
 def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
+    """MaxKB's dataset fields, plus its embedding model (issue 14): ``embedding_model_id`` ("" =
+    the deployment's default; MaxKB's spelling ``embedding_mode_id`` too), the vectors' size,
+    and ``embedding_switch``, the newest change of model (null when there never was one)."""
     return {
         "id": d.id,
         "name": d.name,
@@ -271,6 +277,22 @@ def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
         "document_count": d.document_count,
         "paragraph_count": d.paragraph_count,
         "create_time": d.created_at,
+        "embedding_model_id": d.embedding_model_id,
+        "embedding_mode_id": d.embedding_model_id,
+        "embedding_model_name": d.embedding_model_name,
+        "embedding_dimension": d.embedding_dimension,
+        "embedding_switch": embedding_switch_json(d.embedding_switch) if d.HasField("embedding_switch") else None,
+    }
+
+
+def embedding_switch_json(s: retrieval_pb.EmbeddingSwitch) -> dict[str, Any]:
+    """A change of embedding model: ``status`` (``queued``, ``embedding``, ``ready``, ``failed``,
+    ``cancelled``), its progress in paragraphs, and why it failed."""
+    return {
+        "to_model_id": s.to_model_id,
+        "status": EMBEDDING_SWITCH_STATE.name(s.state) or UNKNOWN_STATUS,
+        "progress": {"done": s.progress_done, "total": s.progress_total},
+        "error": s.error,
     }
 
 

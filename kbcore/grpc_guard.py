@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -90,6 +91,9 @@ def _guarded_unary(behaviour: Any, method: str) -> Any:
 
 
 def _guarded_stream(behaviour: Any, method: str) -> Any:
+    if inspect.iscoroutinefunction(behaviour):  # a stream written with ``context.write`` (health's Watch)
+        return _guarded_unary(behaviour, method)
+
     async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         try:
             if isinstance(request, Message):

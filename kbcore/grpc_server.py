@@ -17,6 +17,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from kbcore.metrics.grpc_interceptor import metrics_interceptors
+
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # document uploads travel as one message
@@ -56,7 +58,7 @@ async def build_server(
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> RunningServer:
     server = grpc.aio.server(
-        interceptors=list(interceptors),
+        interceptors=[*metrics_interceptors(), *interceptors],  # metrics outermost: they see every ending
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),

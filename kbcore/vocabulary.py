@@ -49,5 +49,8 @@ RECORD_SOURCE: EnumNames[common_pb2.RecordSource] = EnumNames(common_pb2.RecordS
 SEARCH_MODE: EnumNames[common_pb2.SearchMode] = EnumNames(common_pb2.SearchMode)
 ROLE: EnumNames[common_pb2.Role] = EnumNames(common_pb2.Role)
 DOCUMENT_STATUS: EnumNames[retrieval_service_pb2.DocumentStatus] = EnumNames(retrieval_service_pb2.DocumentStatus)
+EMBEDDING_SWITCH_STATE: EnumNames[retrieval_service_pb2.EmbeddingSwitchState] = EnumNames(
+    retrieval_service_pb2.EmbeddingSwitchState
+)
 LOG_SOURCE: EnumNames[chat_service_pb2.LogSource] = EnumNames(chat_service_pb2.LogSource)
 VOTE: EnumNames[chat_service_pb2.Vote] = EnumNames(chat_service_pb2.Vote)

@@ -65,6 +65,8 @@ class Stack:
         for deps in (self.chat_deps, *(self.service_deps or ())):
             if deps.endpoints is not None:  # the shared model, store and sessions belong to the caller
                 await deps.endpoints.aclose()
+        if self.service_deps is not None and self.service_deps[0].spaces is not None:
+            await self.service_deps[0].spaces.close()  # the embedding models' own stores (issue 14)
 
 
 async def start_stack(

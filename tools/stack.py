@@ -36,6 +36,11 @@ log = logging.getLogger("stack")
 START_TIMEOUT = 120.0
 # A restarted process binds the port its predecessor had: the others were told that target.
 PORT_VARIABLES = {"context": "KB_CONTEXT_PORT", "retrieval": "KB_RETRIEVAL_PORT", "chat": "KB_CHAT_PORT"}
+METRICS_PORT_VARIABLES = {
+    "context": "KB_CONTEXT_METRICS_PORT",
+    "retrieval": "KB_RETRIEVAL_METRICS_PORT",
+    "chat": "KB_CHAT_METRICS_PORT",
+}
 
 
 def _wait_for_port(run_dir: Path, name: str, process: subprocess.Popen[bytes]) -> int:
@@ -72,6 +77,7 @@ class Stack:
         self.info: dict[str, object] = {}
         self.supervisor = Supervisor(self._spawn, self._restarted)
         self._comebacks: list[asyncio.Task[None]] = []
+        self.metrics: dict[str, str] = {}  # service → its /metrics URL (the gateway's is under its URL)
 
     @property
     def processes(self) -> list[tuple[str, subprocess.Popen[bytes]]]:
@@ -83,11 +89,22 @@ class Stack:
 
     def _start(self, name: str, module: str, extra: dict[str, str]) -> int:
         env = {**self.env, **extra}
+        if self.ephemeral and name in METRICS_PORT_VARIABLES:
+            env[METRICS_PORT_VARIABLES[name]] = "0"
         service = Supervised(name, module, env, subprocess.Popen([sys.executable, "-m", module], env=env))
         self.services.append(service)
         port = _wait_for_port(self.run_dir, name, service.process)
         env[PORT_VARIABLES.get(name, "KB_HTTP_PORT")] = str(port)
+        self._learn_metrics_port(name, env)
         return port
+
+    def _learn_metrics_port(self, name: str, env: dict[str, str]) -> None:
+        """The service's metrics port (announced before its gRPC port), kept for a restart to bind."""
+        announced = self.run_dir / f"{name}-metrics.port"
+        if name in METRICS_PORT_VARIABLES and announced.exists():
+            port = int(announced.read_text())
+            env[METRICS_PORT_VARIABLES[name]] = str(port)
+            self.metrics[name] = f"http://{self.settings.grpc_host}:{port}/metrics"
 
     def supervise(self) -> None:
         """From now on a service that dies is restarted (before this, it fails the start)."""
@@ -154,6 +171,7 @@ class Stack:
             "context_target": context_target,
             "retrieval_target": retrieval_target,
             "chat_target": chat_target,
+            "metrics": {**self.metrics, "gateway": f"http://{s.http_host}:{http_port}/metrics"} if s.metrics else {},
             "pids": {name: p.pid for name, p in self.processes},
         }
 

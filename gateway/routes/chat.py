@@ -47,6 +47,8 @@ def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, chat_id: str, record_id
     kind = item.WhichOneof("event")
     if kind == "delta":
         return chunk.reasoning(item.delta.reasoning) if item.delta.reasoning else chunk(item.delta.content)
+    if kind == "deltas":  # deltas that arrived together: still one answer chunk each, in one write
+        return b"".join([chunk.reasoning(d.reasoning) if d.reasoning else chunk(d.content) for d in item.deltas.deltas])
     if kind == "progress":
         return sse.event("agent_status", progress_payload(item.progress))
     if kind == "done":
@@ -77,6 +79,7 @@ async def chat_message(
             message=body.message,
             re_chat=body.re_chat,
             form_data_json=json.dumps(body.form_data, ensure_ascii=False),
+            batch_deltas=True,
         ),
         timeout=b.ask_timeout,
         metadata=caller_metadata(request),

@@ -53,8 +53,34 @@ MAX_FORM_FIELDS = 4
 
 
 class DatasetIn(BaseModel):
+    """``embedding_model_id``: a registered embedding model ("" or absent = the deployment's
+    default); MaxKB's ``embedding_mode_id`` is accepted for it."""
+
     name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     desc: str = Field(default="", max_length=5000)
+    embedding_model_id: str | None = Field(default=None, max_length=36)
+    embedding_mode_id: str | None = Field(default=None, max_length=36)
+
+    def embedding_model(self) -> str | None:
+        return embedding_model_of(self.embedding_model_id, self.embedding_mode_id)
+
+
+class DatasetChangeIn(BaseModel):
+    """What ``PUT /api/dataset/{id}`` changes; absent fields stay. A new embedding model starts a
+    re-embedding in the background (follow ``embedding_switch``); the current model while one
+    runs cancels it."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS)
+    desc: str | None = Field(default=None, max_length=5000)
+    embedding_model_id: str | None = Field(default=None, max_length=36)
+    embedding_mode_id: str | None = Field(default=None, max_length=36)
+
+
+def embedding_model_of(ours: str | None, maxkb: str | None) -> str | None:
+    if ours is not None and maxkb is not None and ours.strip() != maxkb.strip():
+        raise ApiError(400, "embedding_model_id and embedding_mode_id name different models: send one")
+    chosen = ours if ours is not None else maxkb
+    return chosen.strip() if chosen is not None else None
 
 
 class ParagraphIn(BaseModel):
@@ -80,9 +106,26 @@ class WebDocumentsIn(BaseModel):
 
 @router.post("")
 async def create_dataset(body: DatasetIn, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.retrieval.CreateDataset(pb.CreateDatasetRequest(name=body.name, description=body.desc), timeout=b.rpc_timeout)
+    request = pb.CreateDatasetRequest(
+        name=body.name, description=body.desc, embedding_model_id=body.embedding_model() or ""
     )
+    reply = await call(b.retrieval.CreateDataset(request, timeout=b.rpc_timeout))
+    return ok(dataset_json(reply.dataset))
+
+
+@router.put("/{dataset_id}")
+async def update_dataset(
+    dataset_id: str, body: DatasetChangeIn, b: Annotated[Backends, Depends(backends)]
+) -> JSONResponse:
+    request = pb.UpdateDatasetRequest(dataset_id=dataset_id)
+    if body.name is not None:
+        request.name = body.name
+    if body.desc is not None:
+        request.description = body.desc
+    model = embedding_model_of(body.embedding_model_id, body.embedding_mode_id)
+    if model is not None:
+        request.embedding_model_id = model
+    reply = await call(b.retrieval.UpdateDataset(request, timeout=b.rpc_timeout))
     return ok(dataset_json(reply.dataset))
 
 

@@ -101,7 +101,10 @@ async def _complete(request: Request, b: Backends, app_id: str | None) -> Respon
         application = await _application(b, metadata, app_id, body.model)
         chat_id = body.chat_id or request.headers.get(CHAT_ID_HEADER, "").strip()
         ask = pb.AskRequest(
-            message=asked.question, system_addendum=asked.system, source=common_pb2.RECORD_SOURCE_OPENAI_API
+            message=asked.question,
+            system_addendum=asked.system,
+            source=common_pb2.RECORD_SOURCE_OPENAI_API,
+            batch_deltas=True,
         )
         if chat_id:  # the server keeps this conversation: its history, not the messages sent
             ask.chat_id = chat_id
@@ -162,12 +165,18 @@ async def _open_chat(b: Backends, metadata: Metadata, app_id: str) -> str:
     return reply.chat_id
 
 
+def _delta_chunk(delta: pb.AnswerDelta, completion: Completion) -> bytes:
+    if delta.reasoning:  # the answering model's thinking, DeepSeek's field
+        return completion.chunk({"reasoning_content": delta.reasoning})
+    return completion.chunk({"content": delta.content})
+
+
 def _frames(item: pb.AskResponse, completion: Completion, body: CompletionIn) -> bytes:
     kind = item.WhichOneof("event")
-    if kind == "delta" and item.delta.reasoning:  # the answering model's thinking, DeepSeek's field
-        return completion.chunk({"reasoning_content": item.delta.reasoning})
     if kind == "delta":
-        return completion.chunk({"content": item.delta.content})
+        return _delta_chunk(item.delta, completion)
+    if kind == "deltas":  # deltas that arrived together: still one completion chunk each
+        return b"".join([_delta_chunk(d, completion) for d in item.deltas.deltas])
     if kind == "progress":
         line = progress_line(progress_payload(item.progress)) if body.show_rounds else None
         return completion.chunk({"reasoning_content": line + "\n"}) if line else b""
@@ -203,9 +212,10 @@ async def _whole(stream: AskStream, completion: Completion, body: CompletionIn) 
             async for batch in events:
                 for item in batch or ():
                     kind = item.WhichOneof("event")
-                    if kind == "delta":
-                        content.append(item.delta.content)
-                        reasoning.append(item.delta.reasoning)
+                    if kind in ("delta", "deltas"):
+                        for delta in item.deltas.deltas if kind == "deltas" else (item.delta,):
+                            content.append(delta.content)
+                            reasoning.append(delta.reasoning)
                     elif kind == "progress" and body.show_rounds:
                         line = progress_line(progress_payload(item.progress))
                         reasoning.extend([line, "\n"] if line else [])

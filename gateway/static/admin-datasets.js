@@ -9,6 +9,8 @@ const ui = {
   name: byTestId("dataset-name"),
   desc: document.getElementById("dataset-desc"),
   create: byTestId("create-dataset"),
+  model: byTestId("dataset-model"),
+  embedding: document.getElementById("dataset-embedding"),
   panel: document.getElementById("dataset-panel"),
   panelEmpty: document.getElementById("dataset-panel-empty"),
   title: document.getElementById("dataset-title"),
@@ -16,6 +18,11 @@ const ui = {
 
 let datasets = [];
 let selectedId = "";
+let embeddingModels = []; // registered models of purpose embedding: a dataset's choice
+let switchPoll = 0;
+const DEFAULT_MODEL = "默认向量模型";
+const SWITCH_WORDS = { queued: "排队中", embedding: "重新向量化中", ready: "已完成", failed: "失败", cancelled: "已取消" };
+const RUNNING_SWITCH = new Set(["queued", "embedding"]);
 const listeners = [];
 
 /** Other parts (the application form, the hit test) follow the list and the selection. */
@@ -54,25 +61,43 @@ function renderList() {
           }
         },
       },
-      h("div", { class: "item-main" }, h("div", { class: "item-name" }, d.name), h("div", { class: "item-meta muted" }, `${d.document_count ?? 0} 个文档 · ${d.paragraph_count ?? 0} 个段落`)),
+      h("div", { class: "item-main" }, h("div", { class: "item-name" }, d.name), h("div", { class: "item-meta muted" }, `${d.document_count ?? 0} 个文档 · ${d.paragraph_count ?? 0} 个段落 · ${d.embedding_model_name || DEFAULT_MODEL}`)),
       h("button", { type: "button", class: "link danger-text", testid: "delete-dataset", title: `删除知识库 ${d.name}`, onclick: (e) => removeDataset(e, d) }, "删除"),
     );
     ui.list.appendChild(item);
   }
 }
 
+let loads = 0; // a list that arrives after a newer one (a poll crossing a change) is dropped
+
 export async function loadDatasets() {
+  const load = ++loads;
   try {
-    datasets = (await call("/api/dataset")) || [];
+    const listed = (await call("/api/dataset")) || [];
+    const models = (await call("/api/model?purpose=embedding").catch(() => [])) || [];
+    if (load !== loads) return;
+    datasets = listed;
+    embeddingModels = models;
     showStatus(ui.status, null);
   } catch (err) {
     showStatus(ui.status, adminError(err, "dataset-error"));
     return;
   }
   if (!datasets.some((d) => d.id === selectedId)) selectedId = datasets.length ? datasets[0].id : "";
+  renderModelChoices(ui.model, ui.model.value || "");
   renderList();
   renderPanel();
   notify();
+  // A change of embedding model runs in the background: follow it until it has ended.
+  clearTimeout(switchPoll);
+  if (datasets.some((d) => RUNNING_SWITCH.has(d.embedding_switch?.status))) switchPoll = setTimeout(loadDatasets, 1000);
+}
+
+function renderModelChoices(select, current) {
+  clear(select);
+  select.appendChild(h("option", { value: "" }, DEFAULT_MODEL));
+  for (const m of embeddingModels) select.appendChild(h("option", { value: m.id }, `${m.name} (${m.model_name})`));
+  select.value = current;
 }
 
 function select(id) {
@@ -92,7 +117,7 @@ async function createDataset() {
   }
   ui.create.disabled = true;
   try {
-    const created = await call("/api/dataset", { method: "POST", body: { name, desc: ui.desc.value.trim() } });
+    const created = await call("/api/dataset", { method: "POST", body: { name, desc: ui.desc.value.trim(), embedding_model_id: ui.model.value } });
     ui.name.value = "";
     ui.desc.value = "";
     if (created && created.id) selectedId = created.id;
@@ -133,6 +158,40 @@ function renderPanel() {
   ui.panelEmpty.hidden = Boolean(d);
   if (!d) return;
   ui.title.textContent = d.name;
+  renderEmbedding(d);
+}
+
+/** The dataset's embedding model, the newest change of it, and a control to change it. */
+function renderEmbedding(d) {
+  // A poll re-renders the panel: a model the operator picked but has not applied yet stays picked.
+  const picked = ui.embedding.dataset.id === d.id ? ui.embedding.querySelector("select")?.value : undefined;
+  clear(ui.embedding);
+  ui.embedding.dataset.id = d.id;
+  const sw = d.embedding_switch;
+  const running = sw && RUNNING_SWITCH.has(sw.status);
+  const choice = h("select", { testid: "dataset-model-change", "aria-label": "更换向量模型" });
+  renderModelChoices(choice, running ? sw.to_model_id : picked ?? d.embedding_model_id);
+  // While a change runs, the button cancels it (the current model chosen again).
+  const onclick = running ? () => changeModel(d, d.embedding_model_id) : () => changeModel(d, choice.value);
+  const change = h("button", { type: "button", testid: "change-dataset-model", onclick }, running ? "取消更换" : "更换");
+  ui.embedding.append(
+    h("div", { class: "muted small" }, `向量模型：${d.embedding_model_name || DEFAULT_MODEL} · ${d.embedding_dimension} 维`),
+    h("div", { class: "inline" }, choice, change),
+  );
+  if (sw) {
+    const progress = sw.progress.total ? ` ${sw.progress.done}/${sw.progress.total}` : "";
+    const text = `更换向量模型：${SWITCH_WORDS[sw.status] || sw.status}${progress}${sw.error ? `（${sw.error}）` : ""}`;
+    ui.embedding.appendChild(h("div", { class: sw.status === "failed" ? "danger-text small" : "muted small", testid: "dataset-switch" }, text));
+  }
+}
+
+async function changeModel(d, modelId) {
+  try {
+    await call(`/api/dataset/${encodeURIComponent(d.id)}`, { method: "PUT", body: { embedding_model_id: modelId } });
+    await loadDatasets();
+  } catch (err) {
+    showStatus(ui.status, adminError(err, "dataset-error"));
+  }
 }
 
 export function initDatasets() {

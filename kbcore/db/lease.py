@@ -106,6 +106,13 @@ class LeaseStore:
         query = select(ChatLock.stop_requested).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
         return bool(await run_read(self._sessions, lambda session: session.scalar(query)))
 
+    async def stop_requests(self) -> set[tuple[str, str]]:
+        """Every (chat, holder) asked to stop, across all processes: one cheap query that a
+        process's stop watch runs for all the questions it answers (rows are few: held chats)."""
+        query = select(ChatLock.chat_id, ChatLock.holder).where(ChatLock.stop_requested.is_(True))
+        rows = await run_read(self._sessions, lambda session: session.execute(query).all())
+        return {(chat_id, holder) for chat_id, holder in rows}
+
     async def is_held_by(self, chat_id: str, holder: str) -> bool:
         query = select(ChatLock.chat_id).where(
             ChatLock.chat_id == chat_id, ChatLock.holder == holder, ChatLock.expires_at >= utcnow()

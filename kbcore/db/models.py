@@ -68,6 +68,14 @@ class Dataset(Base):
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # Embeddings per dataset (issue 14): the registered embedding model its vectors were made by
+    # ("" = the deployment's default embedder) and their size (0 = the default's, for datasets
+    # older than this column); the model a re-embedding is switching it to (None: no switch
+    # running; "" = back to the default), and why the newest switch failed.
+    embedding_model_id: Mapped[str] = mapped_column(String(36), default="", server_default="")
+    embedding_dimension: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    embedding_pending_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    embedding_error: Mapped[str] = mapped_column(Text, default="", server_default="")
 
 
 class Document(Base):
@@ -108,6 +116,33 @@ class IngestJob(Base):
     filename: Mapped[str] = mapped_column(String(300))
     source_type: Mapped[str] = mapped_column(String(16))
     source: Mapped[bytes] = mapped_column(LargeBinary)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    holder: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class EmbeddingJob(Base):
+    """One change of a dataset's embedding model (issue 14): every served paragraph embedded
+    again by the new model into the new model's vector store, staged, then published and the
+    dataset flipped in one transaction. Leased like ``IngestJob``; the newest row per dataset
+    is what the dataset shows of its switch."""
+
+    __tablename__ = "embedding_job"
+    __table_args__ = (Index("ix_embedding_job_state_created", "state", "created_at"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("dataset.id", ondelete="CASCADE"), index=True)
+    from_model_id: Mapped[str] = mapped_column(String(36), default="")
+    from_dimension: Mapped[int] = mapped_column(Integer, default=0)
+    to_model_id: Mapped[str] = mapped_column(String(36), default="")
+    to_dimension: Mapped[int] = mapped_column(Integer, default=0)
+    store_key: Mapped[str] = mapped_column(String(300))
+    state: Mapped[str] = mapped_column(String(16))  # queued, embedding, ready, failed, cancelled
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int] = mapped_column(Integer, default=0)
     holder: Mapped[str | None] = mapped_column(String(80), nullable=True)

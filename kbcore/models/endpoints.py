@@ -44,6 +44,12 @@ def endpoint_client(row: ModelEndpoint, api_key: str, settings: Settings) -> Mod
     )
 
 
+async def read_endpoint(sessions: async_sessionmaker[AsyncSession], endpoint_id: str) -> ModelEndpoint | None:
+    """The registered endpoint's row as it is now (every process reads the same shared table)."""
+    async with sessions() as session:
+        return await session.get(ModelEndpoint, endpoint_id)
+
+
 @dataclass
 class _Cached:
     version: dt.datetime
@@ -66,8 +72,7 @@ class EndpointClients:
     async def client(self, endpoint_id: str) -> ModelClient:
         """The endpoint's client. An id that names no endpoint (deleted between the choice and
         the question) is NOT_FOUND, in words."""
-        async with self.sessions() as session:
-            row = await session.get(ModelEndpoint, endpoint_id)
+        row = await read_endpoint(self.sessions, endpoint_id)
         if row is None:
             raise NotFound(f"model {endpoint_id} is not registered (deleted?): choose another model")
         async with self._lock:

@@ -15,6 +15,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Sequence
 
+from kbcore.metrics.catalog import ModelCall, Purpose, stream_outcome
 from kbcore.models.base import (
     ChatMessage,
     EvidenceMatcher,
@@ -40,6 +41,7 @@ OFFLINE_MODEL_NAME = "offline-extractive"
 OFFLINE_LABEL = "（离线抽取式模型：未配置大模型，以下内容直接摘自检索资料）"
 
 NEAREST_LEAD = "（未能确认资料回答了这一部分，以下只是资料中最接近的内容）"
+UNVERIFIED_LEAD = "以下部分无法根据资料核实："
 UNVERIFIED_TAIL = "检索到的资料中没有能确认它的内容，本回答不作推测。"
 _MISSING_LIMIT = 400
 _GIST_CHARS = 120
@@ -74,7 +76,8 @@ class OfflineExtractiveModel:
         return await asyncio.to_thread(judge_parts, parts, needs, prepare(evidence), cosines, queries)
 
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
-        return await asyncio.to_thread(standalone_question, history, question)
+        with ModelCall(OFFLINE_MODEL_NAME, Purpose.AUXILIARY):
+            return await asyncio.to_thread(standalone_question, history, question)
 
     async def assess(
         self,
@@ -83,8 +86,9 @@ class OfflineExtractiveModel:
         evidence: Sequence[EvidenceParagraph],
         searched: Sequence[str],
     ) -> str:
-        supports = await self.support(question, history, evidence)
-        return await asyncio.to_thread(assessment_json, question, history, evidence, supports, searched)
+        with ModelCall(OFFLINE_MODEL_NAME, Purpose.AUXILIARY):
+            supports = await self.support(question, history, evidence)
+            return await asyncio.to_thread(assessment_json, question, history, evidence, supports, searched)
 
     async def summarize(self, previous_summary: str, turns: Sequence[HistoryTurn]) -> str:
         return summarize_turns(previous_summary, turns)
@@ -94,9 +98,11 @@ class OfflineExtractiveModel:
         return GenerationStream(deltas=self._stream(request, usage), usage=usage)
 
     async def _stream(self, request: GenerationRequest, usage: Usage) -> AsyncIterator[str]:
-        pieces = await asyncio.to_thread(compose_answer, request)
+        call = ModelCall(OFFLINE_MODEL_NAME, Purpose.CHAT)  # observed once, when the stream ends
+        pieces: list[str] | None = None  # None: composing failed
         sent: list[str] = []
         try:
+            pieces = await asyncio.to_thread(compose_answer, request)
             for piece in pieces:
                 sent.append(piece)
                 yield piece
@@ -104,6 +110,8 @@ class OfflineExtractiveModel:
         finally:
             estimate = estimate_usage(request.messages, "".join(sent))
             usage.prompt_tokens, usage.completion_tokens = estimate.prompt_tokens, estimate.completion_tokens
+            call.tokens(estimate.prompt_tokens, estimate.completion_tokens)
+            call.end(stream_outcome(pieces is not None and len(sent) == len(pieces)))
 
     async def aclose(self) -> None:
         return None
@@ -289,8 +297,13 @@ def compose_answer(request: GenerationRequest) -> list[str]:
         pieces.extend(quotes)
         pieces.append("\n\n")
     if unverified:
-        pieces.append("以下部分无法根据资料核实：" + "；".join(unverified) + "。" + UNVERIFIED_TAIL)
+        pieces.append(UNVERIFIED_LEAD + "；".join(unverified) + "。" + UNVERIFIED_TAIL)
     return _strip_trailing_break(pieces)
+
+
+def unverified_parts(answer: str) -> str:
+    """The closing sentence of an offline answer that names the parts it could not verify ("" if none)."""
+    return answer.split(UNVERIFIED_LEAD, 1)[1] if UNVERIFIED_LEAD in answer else ""
 
 
 def _strip_trailing_break(pieces: list[str]) -> list[str]:

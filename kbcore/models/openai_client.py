@@ -29,6 +29,7 @@ from openai.types.chat import (
 )
 from openai.types.chat.completion_create_params import ResponseFormat
 
+from kbcore.metrics.catalog import ModelCall, Purpose, stream_outcome
 from kbcore.models.base import (
     ChatMessage,
     EvidenceParagraph,
@@ -52,6 +53,7 @@ from kbcore.models.providers import provider_profile
 from kbcore.models.scrub import shown
 from kbcore.models.usage import estimate_usage
 from kbcore.sse import SseParser
+from kbcore.tracing import model_span
 
 log = logging.getLogger(__name__)
 
@@ -195,11 +197,16 @@ class OpenAIModelClient:
             body["response_format"] = _JSON_OBJECT
         body.update(self._aux_extra_body)
         optional = {"response_format", *self._aux_extra_body}
-        try:
-            response = await self._post(body, optional)
-        except openai.OpenAIError as exc:
-            raise self._error(job, exc) from exc
-        return _answer_content(job, _json_body(job, response), max_tokens)
+        with ModelCall(self.aux_model, Purpose.AUXILIARY) as call:
+            try:
+                with model_span(job, self.aux_model):
+                    response = await self._post(body, optional)
+            except openai.OpenAIError as exc:
+                raise self._error(job, exc) from exc
+            answer = _json_body(job, response)
+            if reported := _usage(answer.get("usage") if isinstance(answer, dict) else None):
+                call.tokens(reported.prompt_tokens, reported.completion_tokens)
+            return _answer_content(job, answer, max_tokens)
 
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
         if not history:
@@ -250,8 +257,10 @@ class OpenAIModelClient:
         decodes them; an error payload, a cut connection or a stall ends the answer with a
         ModelError, as it did through the client's stream."""
         received = _Received()
+        call = ModelCall(self.model_name, Purpose.CHAT)  # observed once, when the stream ends
         try:
-            http = await self._post(self._answer_body(request), {"stream_options"}, stream=True)
+            with model_span("generate", self.model_name):  # until the stream opens: no span work per chunk
+                http = await self._post(self._answer_body(request), {"stream_options"}, stream=True)
             # Closed on early exit too: the server must see the request end.
             async with contextlib.aclosing(http), contextlib.aclosing(_sse_data(http.aiter_bytes())) as events:
                 _require_event_stream(http)
@@ -277,6 +286,8 @@ class OpenAIModelClient:
         finally:
             final = received.usage or estimate_usage(request.messages, received.text())
             usage.prompt_tokens, usage.completion_tokens = final.prompt_tokens, final.completion_tokens
+            call.tokens(final.prompt_tokens, final.completion_tokens)
+            call.end(stream_outcome(received.finished))
 
     def _answer_body(self, request: GenerationRequest) -> dict[str, Any]:
         """The streamed chat completion of an answer, asking for the usage in the last event

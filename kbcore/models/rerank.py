@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.models import ModelEndpoint
 from kbcore.errors import CorruptData
+from kbcore.metrics.catalog import ModelCall, Purpose
 from kbcore.models.scrub import shown
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
@@ -60,7 +61,8 @@ class RerankEndpoints:
         """Every document's score, best first."""
         row, api_key = await self._endpoint(endpoint_id)
         try:
-            ranked = await self._call(row, api_key, query, documents)
+            with ModelCall(row.model, Purpose.RERANK):
+                ranked = await self._call(row, api_key, query, documents)
         except httpx.TimeoutException:
             raise RerankError(f"no answer from {_host(row.base_url)} within {self.timeout:g}s") from None
         except httpx.HTTPError as exc:

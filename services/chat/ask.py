@@ -21,6 +21,8 @@ from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.models import Application, RecordSource, RecordStatus
 from kbcore.grpc_errors import RpcError, as_rpc_error
+from kbcore.log_context import bind_record, question_trace_id
+from kbcore.metrics.catalog import LEASE_CONFLICTS
 from kbcore.models.base import (
     ChatMessage,
     EvidenceParagraph,
@@ -34,16 +36,17 @@ from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.convert import application_message, part_support
+from services.chat.delta_pump import DeltaPump, has_text
 from services.chat.details import log_columns, record_details, stored
 from services.chat.prompt import build_messages
+from services.chat.question_metrics import observe_ended
 from services.chat.running import RunningQuestions
 from services.chat.saving import save_outcome
+from services.chat.stop_watch import StopWatch
 from services.chat.stopping import PartialRounds, until_stopped
 from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
-# A Stop that reached another process is seen within this, well inside the second it may take.
-STOP_POLL_SECONDS = 0.25
 CLIENT_GONE = "the client went away before the answer ended"
 ContextCall: TypeAlias = (
     "grpc.aio.UnaryStreamCall[context_service_pb2.LoadContextRequest, context_service_pb2.LoadContextResponse]"
@@ -89,6 +92,8 @@ class Question:
     # Counts the question against the credential that asked it, in the transaction that records
     # it (``services.chat.credential_admin.counted_use``); None: nothing to count.
     counted: Executable | None = None
+    # The caller reads ``AskResponse.deltas``: deltas that arrived together go as one message.
+    batch_deltas: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,7 @@ class AskFlow:
         self._model = model
         self._running = running
         self._endpoints = endpoints
+        self._stops = StopWatch(leases)  # stops that reach this process's questions through the lease table
 
     async def run(
         self,
@@ -149,18 +155,18 @@ class AskFlow:
         """``admit`` runs once the chat is held and before the record exists (the quota check)."""
         holder = new_holder("ask")
         started = await self._begin_or_undo(chat_id, question, holder, admit)
+        bind_record(started.record.id)  # on this question's log lines and upstream calls from now on
         # Nothing awaits between taking the lease and entering ``held``, which releases it.
         async with self._leases.held(chat_id, holder) as lease_lost:
             stop_requested = self._running.register(chat_id)
-            watcher = asyncio.create_task(self._watch_for_stop(chat_id, holder, stop_requested, lease_lost))
             try:
                 # Closed here, not by the garbage collector: the record is saved before the lease goes.
                 answer = self._answer(application, chat_id, question, started, stop_requested)
-                async with contextlib.aclosing(answer) as events:
-                    async for event in events:
-                        yield event
+                with self._stops.watching(chat_id, holder, stop_requested, lease_lost):
+                    async with contextlib.aclosing(answer) as events:
+                        async for event in events:
+                            yield event
             finally:
-                watcher.cancel()
                 self._running.unregister(chat_id, stop_requested)
 
     async def _begin(
@@ -196,6 +202,9 @@ class AskFlow:
         begun = asyncio.ensure_future(self._begin(chat_id, question, holder, admit))
         try:
             return await asyncio.shield(begun)
+        except ChatBusy:
+            LEASE_CONFLICTS.inc()
+            raise
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._undo_begin(begun, chat_id, holder))
@@ -208,22 +217,6 @@ class AskFlow:
             await save_outcome(self._store, started.record.id, values)
         finally:
             await self._leases.release(chat_id, holder)
-
-    async def _watch_for_stop(
-        self, chat_id: str, holder: str, stop_requested: asyncio.Event, lease_lost: asyncio.Event
-    ) -> None:
-        """A Stop that reached another chat-service process arrives through the lease row; a
-        lost lease stops the answer too, since another holder may own the chat now."""
-        while not stop_requested.is_set():
-            await asyncio.sleep(STOP_POLL_SECONDS)
-            try:
-                if lease_lost.is_set():
-                    stop_requested.set()
-                elif await self._leases.stop_requested(chat_id, holder):
-                    stop_requested.set()
-                    await self._leases.renew(chat_id, holder)  # the acknowledgement Stop waits for
-            except Exception:  # a database hiccup must not end the answer; the next poll retries
-                log.exception("checking for a stop request on chat %s failed", chat_id)
 
     async def _answer(
         self,
@@ -250,7 +243,7 @@ class AskFlow:
             yield pb.AskResponse(started=pb.RecordStarted(record_id=str(record.id), chat_id=chat_id))
             # The context phase starts now: said here, not after a round trip to the context service.
             yield pb.AskResponse(progress=common_pb2.Progress(context=common_pb2.ContextLoading()))
-            async for event in self._steps(application, question, calls, outcome, stop_requested):
+            async for event in self._steps(application, asked, calls, outcome, stop_requested):
                 yield event
             if stop_requested.is_set():
                 ending = Ending(RecordStatus.STOPPED, "stopped by the user")
@@ -274,7 +267,7 @@ class AskFlow:
     async def _steps(
         self,
         application: Application,
-        question: str,
+        asked: Question,
         calls: _Calls,
         outcome: Outcome,
         stop_requested: asyncio.Event,
@@ -287,12 +280,12 @@ class AskFlow:
             return
         if calls.retrieve is None:
             history = list(outcome.context.messages) if outcome.context else []
-            calls.retrieve = self._start_retrieve(application, question, history)
+            calls.retrieve = self._start_retrieve(application, asked.text, history)
         async for event in until_stopped(self._retrieve(calls.retrieve, outcome), stop_requested):
             yield event
         if stop_requested.is_set():
             return
-        async for event in self._generate(application, question, outcome, stop_requested):
+        async for event in self._generate(application, asked, outcome, stop_requested):
             yield event
 
     def _start_context(
@@ -346,28 +339,33 @@ class AskFlow:
                 outcome.retrieval = response.result
 
     async def _generate(
-        self, application: Application, question: str, outcome: Outcome, stop_requested: asyncio.Event
+        self, application: Application, asked: Question, outcome: Outcome, stop_requested: asyncio.Event
     ) -> AsyncIterator[pb.AskResponse]:
         result = outcome.retrieval
         assert result is not None and outcome.context is not None
-        request = self._generation_request(application, question, result, outcome.context)
+        request = self._generation_request(application, asked.text, result, outcome.context)
         model = outcome.model = await self._answering_model(application)
         stream = model.generate(request)
         deltas = stream.deltas
-        # The request goes out now, while the progress event below is being sent.
-        first: asyncio.Future[str | ReasoningDelta] = asyncio.ensure_future(anext(deltas))
+        # The request goes out now, while the progress event below is being sent: read by a pump
+        # when the caller takes deltas that arrived together as one message, else requested.
+        pump = DeltaPump(deltas) if asked.batch_deltas else None
+        first = None if pump is not None else asyncio.ensure_future(anext(deltas))
         try:
             generating = common_pb2.Generating(rounds=len(result.rounds), stop_reason=result.stop_reason)
             yield pb.AskResponse(progress=common_pb2.Progress(generating=generating))
+            reading = pump.batches() if pump is not None else _deltas(first, deltas)
             # A Stop ends the stream at once, even while the model has yet to send its next delta.
-            async for delta in until_stopped(_deltas(first, deltas), stop_requested):
-                if isinstance(delta, ReasoningDelta):
-                    outcome.reasoning.append(delta.text)
-                    yield pb.AskResponse(delta=pb.AnswerDelta(reasoning=delta.text))
-                else:
-                    outcome.answer.append(delta)
-                    yield pb.AskResponse(delta=pb.AnswerDelta(content=delta))
+            async for found in until_stopped(reading, stop_requested):
+                for delta in found:
+                    if isinstance(delta, ReasoningDelta):
+                        outcome.reasoning.append(delta.text)
+                    else:
+                        outcome.answer.append(delta)
+                yield _delta_response(found)
         finally:
+            if pump is not None:
+                await pump.aclose()
             await _close_stream(first, deltas)
             prompt_tokens = stream.usage.prompt_tokens or sum(count_tokens(m.content) for m in request.messages)
             outcome.message_tokens = prompt_tokens
@@ -419,7 +417,8 @@ class AskFlow:
         retrieval = outcome.retrieval or outcome.partial.result()
         model = outcome.model or self._model
         reasoning = "".join(outcome.reasoning)
-        details = record_details(retrieval, context, model.model_name, model.is_offline, run_time, reasoning)
+        trace_id = question_trace_id()
+        details = record_details(retrieval, context, model.model_name, model.is_offline, run_time, reasoning, trace_id)
         values = {
             "answer": "".join(outcome.answer),
             "status": ending.status,
@@ -430,6 +429,7 @@ class AskFlow:
             "run_time": round(run_time, 3),
             **log_columns(details),
         }
+        observe_ended(ending.status, retrieval)
         return await save_outcome(self._store, record_id, values)
 
 
@@ -447,25 +447,35 @@ class _Calls:
 
 
 async def _deltas(
-    first: asyncio.Future[str | ReasoningDelta], deltas: AsyncIterator[str | ReasoningDelta]
-) -> AsyncGenerator[str | ReasoningDelta, None]:
-    """The model's non-empty deltas (answer text or thinking), the first one already requested."""
-    next_delta: Awaitable[str | ReasoningDelta] = first
+    first: asyncio.Future[str | ReasoningDelta] | None, deltas: AsyncIterator[str | ReasoningDelta]
+) -> AsyncGenerator[list[str | ReasoningDelta], None]:
+    """The model's non-empty deltas one at a time (batches of one), the first one already requested."""
+    next_delta: Awaitable[str | ReasoningDelta] = first if first is not None else anext(deltas)
     while True:
         try:
             delta = await next_delta
         except StopAsyncIteration:
             return
         next_delta = anext(deltas)
-        if delta.text if isinstance(delta, ReasoningDelta) else delta:
-            yield delta
+        if has_text(delta):
+            yield [delta]
+
+
+def _delta_response(found: list[str | ReasoningDelta]) -> pb.AskResponse:
+    """One model delta as ``delta``, as it always was; several that arrived together as ``deltas``."""
+    answer = [
+        pb.AnswerDelta(reasoning=d.text) if isinstance(d, ReasoningDelta) else pb.AnswerDelta(content=d) for d in found
+    ]
+    if len(answer) == 1:
+        return pb.AskResponse(delta=answer[0])
+    return pb.AskResponse(deltas=pb.AnswerDeltas(deltas=answer))
 
 
 async def _close_stream(
-    first: asyncio.Future[str | ReasoningDelta], deltas: AsyncIterator[str | ReasoningDelta]
+    first: asyncio.Future[str | ReasoningDelta] | None, deltas: AsyncIterator[str | ReasoningDelta]
 ) -> None:
     """Stop the model stream, whether it ended, failed or is being abandoned."""
-    if not first.done():
+    if first is not None and not first.done():
         first.cancel()
         with contextlib.suppress(BaseException):
             await first

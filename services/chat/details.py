@@ -19,11 +19,15 @@ def record_details(
     offline_model: bool,
     run_time: float,
     reasoning: str = "",
+    trace_id: str = "",
 ) -> pb.RecordDetails:
     """What exists of a question's work; a step that never ran stays unset. ``reasoning`` is
     the model's thinking: kept here, in the details, so it is shown with the record but never
-    read back as the answer that later turns' history is built from."""
-    step = pb.ChatStep(model=model, offline_model=offline_model, run_time=run_time, reasoning=reasoning)
+    read back as the answer that later turns' history is built from. ``trace_id`` finds the
+    question's trace and log lines (``kbcore.log_context``)."""
+    step = pb.ChatStep(
+        model=model, offline_model=offline_model, run_time=run_time, reasoning=reasoning, trace_id=trace_id
+    )
     details = pb.RecordDetails(chat=step)
     if retrieval is not None:
         details.retrieval.CopyFrom(retrieval)

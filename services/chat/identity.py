@@ -114,6 +114,10 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     async for item in items:
                         yield item
             finally:
-                _CALLER.reset(reset)
+                # A stream the client left is closed by whoever finalizes the generator, in
+                # another context than the one that set the caller: that context is gone, and
+                # so is what there was to reset.
+                with contextlib.suppress(ValueError):
+                    _CALLER.reset(reset)
 
         return identified

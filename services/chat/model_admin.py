@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import Application, ModelEndpoint, utcnow
+from kbcore.db.models import Application, Dataset, ModelEndpoint, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.models.endpoints import AUX_PURPOSES, CHAT_PURPOSES, PROVIDERS, PURPOSES
 from kbcore.secret_box import SecretBox, key_hint
@@ -131,6 +131,18 @@ class ModelAdmin:
                 raise Conflict(
                     f"model {row.name!r} is used by {len(users)} application(s) ({', '.join(users)}): "
                     "choose another model for them first"
+                )
+            datasets = (
+                await session.scalars(
+                    select(Dataset.name).where(
+                        (Dataset.embedding_model_id == endpoint_id) | (Dataset.embedding_pending_id == endpoint_id)
+                    )
+                )
+            ).all()
+            if datasets:  # their vectors were made by it: without it they could not be searched
+                raise Conflict(
+                    f"model {row.name!r} embeds {len(datasets)} dataset(s) ({', '.join(map(repr, datasets))}): "
+                    "give them another embedding model first"
                 )
             await session.delete(row)
 

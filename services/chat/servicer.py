@@ -14,9 +14,11 @@ from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2
 from kbcore.db.lease import LeaseStore
 from kbcore.db.models import Application, RecordSource
+from kbcore.embedding_rule import mixed_models, of_dataset
 from kbcore.errors import InvalidRequest, NotFound, PermissionDenied, TooLong
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.limits import MAX_QUESTION_TOKENS
+from kbcore.log_context import begin_question
 from kbcore.paging import checked_page
 from kbcore.tokens import fits_tokens
 from kbcore.vocabulary import RECORD_SOURCE
@@ -52,7 +54,7 @@ MAX_EXPORT_RECORDS = 100_000
 
 
 MAX_CLIENT_MESSAGES = 1000
-# A live holder polls for a stop every quarter second (ask.STOP_POLL_SECONDS) and acknowledges it by renewing its lease.
+# A live holder polls for a stop every quarter second (stop_watch.STOP_POLL_SECONDS) and acknowledges it by renewing its lease.
 STOP_CONFIRM_SECONDS = 3.0
 STOP_CONFIRM_POLL = 0.1
 
@@ -106,6 +108,7 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, ModelRp
 
     @stream_errors
     async def Ask(self, request: pb.AskRequest, context: Context) -> AsyncIterator[pb.AskResponse]:
+        begin_question(context.invocation_metadata() or ())  # its trace id, for the record and the log
         question = request.message.strip()
         if not question:
             raise InvalidRequest("message must not be empty")
@@ -131,6 +134,7 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, ModelRp
             source,
             record_origin(caller, source),
             counted_use(caller),
+            batch_deltas=request.batch_deltas,
         )
         application = with_system_addendum(application, request.system_addendum)
         async with contextlib.aclosing(self._flow.run(application, chat.id, asked, admit)) as events:
@@ -185,10 +189,13 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, ModelRp
         listed = await self._up.retrieval.ListDatasets(
             retrieval_service_pb2.ListDatasetsRequest(), timeout=self._rpc_timeout
         )
-        known = {d.id for d in listed.datasets}
+        known = {d.id: d for d in listed.datasets}
         unknown = [d for d in dataset_ids if d not in known]
         if unknown:
             raise NotFound(f"unknown dataset(s): {', '.join(unknown)}")
+        refusal = mixed_models([of_dataset(known[d]) for d in dataset_ids])  # one embedding model per application
+        if refusal:
+            raise InvalidRequest(refusal)
 
     @unary_errors
     async def CreateApplication(

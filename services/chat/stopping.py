@@ -23,36 +23,48 @@ async def until_stopped(items: AsyncGenerator[T, None], stop: asyncio.Event) -> 
     """The items of ``items`` until it ends or ``stop`` is set. On a stop, the read in flight is
     cancelled (the gRPC read or model stream under it with it) and this ends quietly: the caller
     looks at ``stop`` to tell a stopped phase from a finished one. Errors of ``items`` pass, and
-    so does the caller's own cancellation (a client gone), which cancels the read too."""
+    so does the caller's own cancellation (a client gone), which cancels the read too.
+
+    Items are read in the caller's task, and a stop cancels that task only while it is reading
+    (as ``asyncio.timeout`` does, undone with ``uncancel``): one waiter per phase instead of a
+    task and a wait per item, which cost more than the item itself in an answer's stream."""
+    if stop.is_set():
+        await items.aclose()
+        return
+    task = asyncio.current_task()
+    assert task is not None
+    cancelling = task.cancelling()
+    reading = interrupted = False
+
+    def interrupt(_: object) -> None:
+        nonlocal interrupted
+        if reading and not interrupted:
+            interrupted = True
+            task.cancel()
+
     stopped = asyncio.ensure_future(stop.wait())
-    pending: asyncio.Future[T] | None = None
+    stopped.add_done_callback(interrupt)
     try:
         while not stop.is_set():
-            pending = asyncio.ensure_future(anext(items))
-            await asyncio.wait({pending, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            if not pending.done():
-                return  # stopped: the read is cancelled below
+            reading = True
             try:
-                item = pending.result()
+                item = await anext(items)
             except StopAsyncIteration:
                 return
-            pending = None
+            except asyncio.CancelledError:
+                if interrupted and task.uncancel() <= cancelling:
+                    return  # stopped: the read was cancelled, and with it ``items``
+                raise
+            finally:
+                reading = False
+            if interrupted:  # the read finished despite the cancel: undo it, the stop still wins
+                task.uncancel()
+                return
             yield item
     finally:
+        stopped.remove_done_callback(interrupt)
         stopped.cancel()
-        await _cancel_read(pending)
         await items.aclose()  # the read is over, so ``items`` is no longer running
-
-
-async def _cancel_read(pending: asyncio.Future[T] | None) -> None:
-    """Cancel a read still in flight and wait for it to end (it ends ``items`` with it)."""
-    if pending is None:
-        return
-    if not pending.done():
-        pending.cancel()
-        await asyncio.wait({pending})  # never raises; the caller's own cancellation does
-    if not pending.cancelled():
-        pending.exception()  # retrieved, so an error racing the stop is not logged as lost
 
 
 class PartialRounds:

@@ -9,29 +9,63 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.lookup import require_row
 from kbcore.db.models import Application, Dataset, Document
 from kbcore.errors import NotFound
+from services.retrieval.known_ids import KnownIds
 
 
 class Catalog:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+        self._known = KnownIds()  # datasets found to exist a moment ago: the per-question check skips SQL
 
-    async def create_dataset(self, name: str, description: str, dataset_id: str | None = None) -> Dataset:
+    async def create_dataset(
+        self,
+        name: str,
+        description: str,
+        dataset_id: str | None = None,
+        *,
+        embedding_model_id: str = "",
+        embedding_dimension: int = 0,
+    ) -> Dataset:
+        """A new dataset on its embedding model ("" = the default); an existing id returns that dataset."""
         async with self._sessions.begin() as session:
             if dataset_id:
                 existing = await session.get(Dataset, dataset_id)
                 if existing is not None:
                     return existing
-            dataset = Dataset(name=name, description=description, **({"id": dataset_id} if dataset_id else {}))
+            dataset = Dataset(
+                name=name,
+                description=description,
+                embedding_model_id=embedding_model_id,
+                embedding_dimension=embedding_dimension,
+                embedding_pending_id=None,
+                embedding_error="",
+                **({"id": dataset_id} if dataset_id else {}),
+            )
             session.add(dataset)
         return dataset
+
+    async def rename_dataset(self, dataset_id: str, name: str | None, description: str | None) -> None:
+        async with self._sessions.begin() as session:
+            dataset = await session.get(Dataset, dataset_id, with_for_update=True)
+            if dataset is None:
+                raise NotFound(f"dataset {dataset_id} does not exist")
+            if name is not None:
+                dataset.name = name
+            if description is not None:
+                dataset.description = description
 
     async def get_dataset(self, dataset_id: str) -> Dataset:
         return await require_row(self._sessions, Dataset, dataset_id, "dataset")
 
     async def missing_datasets(self, dataset_ids: list[str]) -> list[str]:
+        """The ids that name no dataset; those found to exist within seconds are not looked up again."""
+        unknown = self._known.unknown(dataset_ids)
+        if not unknown:
+            return []
         async with self._sessions() as session:
-            found = set((await session.scalars(select(Dataset.id).where(Dataset.id.in_(dataset_ids)))).all())
-        return [d for d in dataset_ids if d not in found]
+            found = set((await session.scalars(select(Dataset.id).where(Dataset.id.in_(unknown)))).all())
+        self._known.found(found)
+        return [d for d in unknown if d not in found]
 
     async def list_datasets(self) -> list[tuple[Dataset, int, int]]:
         """Every dataset with its document and paragraph counts."""
@@ -57,6 +91,7 @@ class Catalog:
         in one transaction: an application never names a dataset that no longer exists (its next
         question would fail). Returns the applications that changed."""
         async with self._sessions.begin() as session:
+            self._known.forget(dataset_id)
             dataset = await session.get(Dataset, dataset_id)
             if dataset is None:
                 raise NotFound(f"dataset {dataset_id} does not exist")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kbcore.db.models import Dataset, Document, IngestJob
+from kbcore.db.models import Dataset, Document, EmbeddingJob, IngestJob
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_TOP_N
 from kbcore.models.base import ChatMessage, PartSupport
-from kbcore.vocabulary import DOCUMENT_STATUS, ROLE, SEARCH_MODE
+from kbcore.vocabulary import DOCUMENT_STATUS, EMBEDDING_SWITCH_STATE, ROLE, SEARCH_MODE
 from services.retrieval.jobs.states import ACTIVE
 from services.retrieval.loop import Assessed, LoopResult, Retrieving
 from services.retrieval.search import SearchSettings
@@ -103,15 +103,39 @@ def part_support(support: PartSupport) -> common_pb2.PartSupport:
     )
 
 
-def dataset(row: Dataset, documents: int = 0, paragraphs: int = 0) -> pb.Dataset:
-    return pb.Dataset(
+def dataset(
+    row: Dataset,
+    documents: int = 0,
+    paragraphs: int = 0,
+    *,
+    default_dimension: int = 0,
+    model_name: str = "",
+    switch: EmbeddingJob | None = None,
+) -> pb.Dataset:
+    """A dataset with its embedding model (issue 14): a dimension of 0 (a dataset older than the
+    column) is the default embedder's, ``switch`` its newest change of model."""
+    message = pb.Dataset(
         id=row.id,
         name=row.name,
         description=row.description,
         document_count=documents,
         paragraph_count=paragraphs,
         created_at=row.created_at.isoformat() + "Z",
+        embedding_model_id=row.embedding_model_id,
+        embedding_dimension=row.embedding_dimension or default_dimension,
+        embedding_model_name=model_name,
     )
+    if switch is not None:
+        message.embedding_switch.CopyFrom(
+            pb.EmbeddingSwitch(
+                to_model_id=switch.to_model_id,
+                state=EMBEDDING_SWITCH_STATE.value(switch.state, pb.EMBEDDING_SWITCH_STATE_UNSPECIFIED),
+                progress_done=switch.done,
+                progress_total=switch.total,
+                error=switch.error,
+            )
+        )
+    return message
 
 
 def document(row: Document, job: IngestJob | None = None) -> pb.Document:

@@ -18,7 +18,7 @@ from services.retrieval.jobs.states import ACTIVE
 from services.retrieval.jobs.uploads import uploads_of
 from services.retrieval.parsing import ParseLimits
 from services.retrieval.parsing.web_fetch import FetchPolicy
-from services.retrieval.store.base import VectorStore
+from services.retrieval.spaces import EmbeddingSpaces
 
 DocumentView = tuple[Document, IngestJob | None]
 FOLLOW_EVERY = 0.1  # seconds between two looks at a followed document's job
@@ -30,7 +30,7 @@ class DocumentDesk:
         catalog: Catalog,
         queue: JobQueue,
         builder: VersionBuilder,
-        store: VectorStore,
+        spaces: EmbeddingSpaces,
         wake_worker: Callable[[], None],
         limits: ParseLimits,
         fetch: FetchPolicy,
@@ -38,7 +38,7 @@ class DocumentDesk:
         self._catalog = catalog
         self._queue = queue
         self._builder = builder
-        self._store = store
+        self._spaces = spaces  # where each dataset's points are (its embedding model's store)
         self._wake_worker = wake_worker
         self._limits = limits
         self._fetch = fetch
@@ -88,10 +88,14 @@ class DocumentDesk:
     async def delete_document(self, dataset_id: str, document_id: str) -> None:
         """The catalog row (and its jobs) first: a worker still embedding it finds its job gone at
         its next report and drops what it wrote; then every point of the document."""
+        spaces = await self._spaces.every_space_of(dataset_id)
         await self._catalog.delete_document(dataset_id, document_id)
-        await self._store.delete_document(dataset_id, document_id)
+        for space in spaces:
+            await space.store.delete_document(dataset_id, document_id)
 
     async def delete_dataset(self, dataset_id: str) -> list[Application]:
+        spaces = await self._spaces.every_space_of(dataset_id)
         detached = await self._catalog.delete_dataset(dataset_id)
-        await self._store.delete_dataset(dataset_id)
+        for space in spaces:
+            await space.store.delete_dataset(dataset_id)
         return detached

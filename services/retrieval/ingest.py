@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.retrieval.embeddings import Embedder
+from services.retrieval.jobs.embed_pipeline import embed_in_order
 from services.retrieval.splitter import SplitParagraph
 from services.retrieval.store.base import ParagraphPoint, VectorStore
 from services.retrieval.store.layout import indexed_text
-
-EMBED_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -67,12 +66,10 @@ class VersionBuilder:
         stored = await self._store.existing_ids(ids)
         missing = [i for i, point_id in enumerate(ids) if point_id not in stored]
         progress.done, progress.total = len(ids) - len(missing), len(ids)
-        for start in range(0, len(missing), EMBED_BATCH):
-            if not progress.go_on:
-                return False
-            batch = missing[start : start + EMBED_BATCH]
-            texts = [indexed_text(target.document_name, paragraphs[i].title, paragraphs[i].content) for i in batch]
-            vectors = await self._embedder.embed_passages(texts)
+        texts = [indexed_text(target.document_name, paragraphs[i].title, paragraphs[i].content) for i in missing]
+
+        async def write(offset: int, vectors: list[list[float]]) -> None:
+            batch = missing[offset : offset + len(vectors)]
             await self._store.upsert(
                 [
                     version_point(target, ids[i], i, paragraphs[i], v, searchable=False)
@@ -80,7 +77,9 @@ class VersionBuilder:
                 ]
             )
             progress.done += len(batch)
-        return progress.go_on
+
+        # Batches in flight while earlier ones are written, in order; stops within one batch round.
+        return await embed_in_order(self._embedder, texts, write, lambda: progress.go_on)
 
     async def publish(self, target: VersionTarget) -> None:
         await self._store.publish_version(target.dataset_id, target.document_id, target.version)

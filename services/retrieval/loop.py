@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass, field
 
 from kb.common.v1 import common_pb2
+from kbcore import tracing
 from kbcore.models.base import ChatMessage, EvidenceJudge, EvidenceParagraph, ModelClient, ModelError, PartSupport
 from kbcore.models.question_parts import normalise_query
 from kbcore.tokens import count_tokens, token_bound
@@ -255,36 +256,53 @@ class RetrievalLoop:
             if not fresh:
                 gathered.stop = common_pb2.STOP_REASON_DUPLICATE_QUERY
                 return
-            # The (at most two) queries of a round run concurrently, and start before their
-            # progress events are sent (each send waits for its completion); merging in query
-            # order keeps the evidence order independent of which search finished first.
-            searches = [asyncio.ensure_future(self._search(q)) for q in fresh]
+            # One span per round, current only while it awaits (never across a yield).
+            round_span = tracing.start_span("retrieval round", {"kb.round": round_no, "kb.queries": len(fresh)})
             try:
-                for query in fresh:
-                    yield Retrieving(round_no, query)
-                results = await asyncio.gather(*searches)
-            except BaseException:
-                for search in searches:
-                    search.cancel()
-                raise
-            reranked = await self._rerank(fresh, results) if self._rerank is not None else None
-            if reranked is not None:
-                results = reranked.results
-            scores = reranked.scores if reranked is not None else None
-            added, exhausted = gathered.merge(round_no, results, self._limits.max_paragraphs, scores)
-            step = RoundTrace(round_no, fresh, added, len(gathered.evidence))
-            if reranked is not None:
-                step.reranked, step.rerank_error = not reranked.error, reranked.error
-            gathered.rounds.append(step)
-            next_queries = await self._assess(question, history, gathered, step)
+                # The (at most two) queries of a round run concurrently, and start before their
+                # progress events are sent (each send waits for its completion); merging in query
+                # order keeps the evidence order independent of which search finished first.
+                with tracing.current(round_span):
+                    searches = [asyncio.ensure_future(self._search(q)) for q in fresh]
+                try:
+                    for query in fresh:
+                        yield Retrieving(round_no, query)
+                    results = await asyncio.gather(*searches)
+                except BaseException:
+                    for search in searches:
+                        search.cancel()
+                    raise
+                with tracing.current(round_span):
+                    step, exhausted = await self._merge_round(round_no, fresh, results, gathered)
+                    round_span.set_attribute("kb.hits", sum(len(hits) for hits in results))
+                    round_span.set_attribute("kb.new_paragraphs", len(step.new_paragraph_ids))
+                    next_queries = await self._assess(question, history, gathered, step)
+            finally:
+                round_span.end()
             if next_queries is None:
                 return
             queries = next_queries
             yield Assessed(round_no, gathered.sufficient, gathered.missing)
-            stop = _stop_after(round_no, gathered.sufficient, exhausted, added, queries)
+            stop = _stop_after(round_no, gathered.sufficient, exhausted, step.new_paragraph_ids, queries)
             if stop is not None:
                 gathered.stop = stop
                 return
+
+    async def _merge_round(
+        self, round_no: int, fresh: list[str], results: Sequence[Sequence[Hit]], gathered: _Gathered
+    ) -> tuple[RoundTrace, bool]:
+        """The round's hits (re-ordered by the rerank model when one is chosen) into the
+        evidence: the round's trace, and whether the evidence limits turned any away."""
+        reranked = await self._rerank(fresh, results) if self._rerank is not None else None
+        if reranked is not None:
+            results = reranked.results
+        scores = reranked.scores if reranked is not None else None
+        added, exhausted = gathered.merge(round_no, results, self._limits.max_paragraphs, scores)
+        step = RoundTrace(round_no, fresh, added, len(gathered.evidence))
+        if reranked is not None:
+            step.reranked, step.rerank_error = not reranked.error, reranked.error
+        gathered.rounds.append(step)
+        return step, exhausted
 
     async def _assess(
         self, question: str, history: Sequence[ChatMessage], gathered: _Gathered, step: RoundTrace

@@ -22,8 +22,9 @@ from kbcore.paging import checked_page
 from services.retrieval.ingest import VersionBuilder, VersionTarget, version_point
 from services.retrieval.jobs.queue import JobQueue
 from services.retrieval.jobs.states import ACTIVE
+from services.retrieval.spaces import EmbeddingSpaces, Space
 from services.retrieval.splitter import SplitParagraph
-from services.retrieval.store.base import StoredParagraph, VectorStore
+from services.retrieval.store.base import StoredParagraph
 
 
 @dataclass(frozen=True)
@@ -36,62 +37,60 @@ class ParagraphChange:
 
 
 class ParagraphEditor:
-    def __init__(
-        self, sessions: async_sessionmaker[AsyncSession], queue: JobQueue, store: VectorStore, builder: VersionBuilder
-    ) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], queue: JobQueue, spaces: EmbeddingSpaces) -> None:
         self._sessions = sessions
         self._queue = queue
-        self._store = store
-        self._builder = builder
+        self._spaces = spaces  # each dataset's paragraphs live in its embedding model's store
 
     async def page(self, dataset_id: str, document_id: str, page: int, size: int) -> tuple[list[StoredParagraph], int]:
         checked_page(page, size, MAX_PARAGRAPH_PAGE_SIZE)
         document, _ = await self._queue.document(dataset_id, document_id)
         if not document.active_version and document.paragraph_count == 0:
             return [], 0
-        paragraphs = await self._store.document_paragraphs(dataset_id, document_id, document.active_version)
+        store = (await self._spaces.served(dataset_id)).store
+        paragraphs = await store.document_paragraphs(dataset_id, document_id, document.active_version)
         start = (page - 1) * size
         return paragraphs[start : start + size], len(paragraphs)
 
     async def add(self, dataset_id: str, document_id: str, title: str, content: str) -> StoredParagraph:
-        target = await self._editable(dataset_id, document_id)
+        target, space = await self._editable(dataset_id, document_id)
         paragraph = _checked(title, content)
-        served = await self._store.document_paragraphs(dataset_id, document_id, target.version)
+        served = await space.store.document_paragraphs(dataset_id, document_id, target.version)
         position = max((p.position for p in served), default=-1) + 1
-        vector = await self._builder.embed_one(target.document_name, paragraph.title, paragraph.content)
+        vector = await _builder(space).embed_one(target.document_name, paragraph.title, paragraph.content)
         point_id = str(uuid.uuid4())
-        await self._store.upsert([version_point(target, point_id, position, paragraph, vector, searchable=True)])
+        await space.store.upsert([version_point(target, point_id, position, paragraph, vector, searchable=True)])
         await self._count(document_id, 1, len(paragraph.content))
-        return await self._require(dataset_id, document_id, point_id)
+        return await self._require(space, dataset_id, document_id, point_id)
 
     async def update(
         self, dataset_id: str, document_id: str, paragraph_id: str, change: ParagraphChange
     ) -> StoredParagraph:
-        target = await self._editable(dataset_id, document_id)
-        current = await self._require(dataset_id, document_id, paragraph_id, target.version)
+        target, space = await self._editable(dataset_id, document_id)
+        current = await self._require(space, dataset_id, document_id, paragraph_id, target.version)
         enabled = current.enabled if change.enabled is None else change.enabled
         if change.title is not None or change.content is not None:
             edited = _checked(
                 current.title if change.title is None else change.title,
                 current.content if change.content is None else change.content,
             )
-            vector = await self._builder.embed_one(target.document_name, edited.title, edited.content)
+            vector = await _builder(space).embed_one(target.document_name, edited.title, edited.content)
             point = version_point(
                 target, paragraph_id, current.position, edited, vector, searchable=True, enabled=enabled
             )
-            await self._store.upsert([point])
+            await space.store.upsert([point])
             await self._count(document_id, 0, len(edited.content) - len(current.content))
         elif change.enabled is not None and change.enabled != current.enabled:
-            await self._store.set_enabled(dataset_id, [paragraph_id], change.enabled)
-        return await self._require(dataset_id, document_id, paragraph_id)
+            await space.store.set_enabled(dataset_id, [paragraph_id], change.enabled)
+        return await self._require(space, dataset_id, document_id, paragraph_id)
 
     async def delete(self, dataset_id: str, document_id: str, paragraph_id: str) -> None:
-        target = await self._editable(dataset_id, document_id)
-        current = await self._require(dataset_id, document_id, paragraph_id, target.version)
-        await self._store.delete_points([paragraph_id])
+        target, space = await self._editable(dataset_id, document_id)
+        current = await self._require(space, dataset_id, document_id, paragraph_id, target.version)
+        await space.store.delete_points([paragraph_id])
         await self._count(document_id, -1, -len(current.content))
 
-    async def _editable(self, dataset_id: str, document_id: str) -> VersionTarget:
+    async def _editable(self, dataset_id: str, document_id: str) -> tuple[VersionTarget, Space]:
         document, job = await self._queue.document(dataset_id, document_id)
         if job is not None and job.state in ACTIVE:
             raise Conflict(
@@ -99,16 +98,17 @@ class ParagraphEditor:
             )
         if not document.active_version and document.paragraph_count == 0:
             raise Conflict(f"document {document.name!r} has no searchable version to change")
-        return VersionTarget(dataset_id, document_id, document.name, document.active_version)
+        space = await self._spaces.writable(dataset_id)
+        return VersionTarget(dataset_id, document_id, document.name, document.active_version), space
 
     async def _require(
-        self, dataset_id: str, document_id: str, paragraph_id: str, version: int | None = None
+        self, space: Space, dataset_id: str, document_id: str, paragraph_id: str, version: int | None = None
     ) -> StoredParagraph:
         try:
             uuid.UUID(paragraph_id)
         except ValueError:
             raise NotFound(f"paragraph {paragraph_id!r} does not exist") from None
-        found = await self._store.paragraph(paragraph_id)
+        found = await space.store.paragraph(paragraph_id)
         if (
             found is None
             or found.dataset_id != dataset_id
@@ -126,6 +126,11 @@ class ParagraphEditor:
                 document.char_length = max(0, document.char_length + chars)
 
         await run_write(self._sessions, work)
+
+
+def _builder(space: Space) -> VersionBuilder:
+    """Embeds an operator's paragraph with its dataset's model, on the text the store indexes."""
+    return VersionBuilder(space.store, space.embedder)
 
 
 def _checked(title: str, content: str) -> SplitParagraph:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N
 from services.retrieval.embeddings import Embedder
+from services.retrieval.spaces import EmbeddingSpaces
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
 
 
@@ -18,21 +19,29 @@ class SearchSettings:
 
 
 class Searcher:
-    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
+    """Searches one store with one embedder, or, given ``spaces`` (issue 14), the store and
+    embedder of the model the datasets were embedded by, with that model's similarity floor."""
+
+    def __init__(self, store: VectorStore, embedder: Embedder, spaces: EmbeddingSpaces | None = None) -> None:
         self._store = store
         self._embedder = embedder
+        self._spaces = spaces
 
     async def search(self, dataset_ids: tuple[str, ...], text: str, settings: SearchSettings) -> list[Hit]:
+        store, embedder, similarity = self._store, self._embedder, settings.similarity
+        if self._spaces is not None:
+            space = await self._spaces.for_datasets(dataset_ids)
+            store, embedder, similarity = space.store, space.embedder, space.threshold(similarity)
         vector = None
         if settings.mode is not SearchMode.KEYWORD:
-            vector = await self._embedder.embed_query(text)
-        return await self._store.search(
+            vector = await embedder.embed_query(text)
+        return await store.search(
             SearchQuery(
                 dataset_ids=dataset_ids,
                 text=text,
                 vector=vector,
                 mode=settings.mode,
                 limit=settings.top_n,
-                similarity=settings.similarity,
+                similarity=similarity,
             )
         )

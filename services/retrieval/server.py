@@ -18,10 +18,10 @@ from kbcore.models.rerank import RerankEndpoints
 from kbcore.segment import warm_up
 from kbcore.settings import Settings
 from services.retrieval.catalog import Catalog
+from services.retrieval.dataset_admin import DatasetAdmin
 from services.retrieval.documents import DocumentDesk
 from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, create_embedder
 from services.retrieval.evidence_matcher import with_matcher
-from services.retrieval.ingest import VersionBuilder
 from services.retrieval.jobs.queue import JobQueue
 from services.retrieval.jobs.sources import job_parser
 from services.retrieval.jobs.worker import IngestWorker
@@ -29,10 +29,15 @@ from services.retrieval.loop import LoopLimits
 from services.retrieval.paragraphs import ParagraphEditor
 from services.retrieval.parsing import ParseLimits
 from services.retrieval.parsing.web_fetch import FetchPolicy
+from services.retrieval.reembed_queue import SwitchQueue
+from services.retrieval.reembed_worker import SwitchWorker
 from services.retrieval.search import Searcher
 from services.retrieval.servicer import RetrievalServicer
+from services.retrieval.space_builder import SpaceBuilder
+from services.retrieval.spaces import EmbeddingSpaces, default_spaces
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
+from services.retrieval.store.maintenance import index_maintainer
 
 SERVICE_NAME = retrieval_service_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 
@@ -47,8 +52,13 @@ class RetrievalDeps:
     # The registered models' clients (issue 14), made by ``create_server``.
     endpoints: EndpointClients | None = None
     reranks: RerankEndpoints | None = None  # the rerank calls (issue 14), made by ``create_server``
+    # Each embedding model's embedder and store (issue 14), made by ``create_server``; the
+    # default's are ``embedder`` and ``store``.
+    spaces: EmbeddingSpaces | None = None
 
     async def close(self) -> None:
+        if self.spaces is not None:
+            await self.spaces.close()
         if self.reranks is not None:
             await self.reranks.aclose()
         if self.endpoints is not None:
@@ -76,6 +86,8 @@ async def open_deps(settings: Settings) -> RetrievalDeps:
             model=settings.embedding_model,
             dimension=settings.embedding_dimension,
             timeout=settings.model_timeout,
+            batch_size=settings.embedding_batch,
+            concurrency=settings.embedding_concurrency,
         )
     )
     model = model_client_for(settings)
@@ -85,21 +97,25 @@ async def open_deps(settings: Settings) -> RetrievalDeps:
 async def create_server(settings: Settings, deps: RetrievalDeps, port: int | None = None) -> RunningServer:
     """The server and its ingestion worker (every replica runs one; they share the SQL queue)."""
     catalog = Catalog(deps.sessions)
-    queue = JobQueue(deps.sessions, settings.ingest_lease_seconds, deps.store.identity)
-    builder = VersionBuilder(deps.store, deps.embedder)
+    spaces = deps.spaces = default_spaces(settings, deps)
+    queue = JobQueue(deps.sessions, settings.ingest_lease_seconds, spaces.identity)
+    builder = SpaceBuilder(spaces)
     limits = ParseLimits.from_settings(settings)
     worker = IngestWorker(queue, builder, job_parser(limits), settings.ingest_poll_seconds)
-    desk = DocumentDesk(catalog, queue, builder, deps.store, worker.wake, limits, FetchPolicy.from_settings(settings))
+    switches = SwitchQueue(deps.sessions, settings.ingest_lease_seconds, spaces.identity)
+    switcher = SwitchWorker(switches, spaces, deps.sessions, settings.ingest_poll_seconds)
+    desk = DocumentDesk(catalog, queue, builder, spaces, worker.wake, limits, FetchPolicy.from_settings(settings))
     deps.endpoints = EndpointClients(deps.sessions, settings)
     deps.reranks = RerankEndpoints(deps.sessions, settings)
     servicer = RetrievalServicer(
         catalog=catalog,
-        searcher=Searcher(deps.store, deps.embedder),
+        searcher=Searcher(deps.store, deps.embedder, spaces),
         desk=desk,
-        paragraphs=ParagraphEditor(deps.sessions, queue, deps.store, builder),
+        paragraphs=ParagraphEditor(deps.sessions, queue, spaces),
         model=with_matcher(deps.model, deps.embedder, deps.store),
         limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
         embedder=deps.embedder,
+        datasets=DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake),
         endpoints=deps.endpoints,  # remote endpoints only: the offline matcher wraps the default alone
         reranks=deps.reranks,
     )
@@ -110,4 +126,9 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     address = f"{settings.grpc_host}:{settings.retrieval_port if port is None else port}"
     running = await build_server(address, register, [SERVICE_NAME])
     running.background.append(asyncio.create_task(worker.run(), name="ingestion worker"))
+    # HNSW for the embedded store, built in a child process after bulk loads (store/maintenance.py).
+    maintainer = index_maintainer(settings, spaces.stores)
+    if maintainer is not None:
+        running.background.append(asyncio.create_task(maintainer.run(), name="vector index maintenance"))
+    running.background.append(asyncio.create_task(switcher.run(), name="re-embedding worker"))
     return running

@@ -11,13 +11,14 @@ from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import InvalidRequest, NotFound
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
-from kbcore.limits import MAX_NAME_CHARS, MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
+from kbcore.limits import MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
 from kbcore.models.base import ChatMessage, ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.rerank import RerankEndpoints
 from kbcore.tokens import fits_tokens
 from services.retrieval import convert, evaluation
 from services.retrieval.catalog import Catalog
+from services.retrieval.dataset_admin import DatasetAdmin
 from services.retrieval.document_rpcs import DocumentRpcs
 from services.retrieval.documents import DocumentDesk
 from services.retrieval.embeddings import Embedder
@@ -44,6 +45,7 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
         model: ModelClient,
         limits: LoopLimits,
         embedder: Embedder,
+        datasets: DatasetAdmin,
         endpoints: EndpointClients | None = None,
         reranks: RerankEndpoints | None = None,
     ):
@@ -58,6 +60,7 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
         self._embedder = embedder
         self._endpoints = endpoints
         self._reranks = reranks  # the rerank calls a request may ask for (issue 14)
+        self._datasets = datasets  # datasets with their embedding models (issue 14)
 
     async def _known_datasets(self, dataset_ids: Iterable[str]) -> tuple[str, ...]:
         ids = _distinct_ids(dataset_ids)
@@ -205,18 +208,15 @@ class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServ
 
     @unary_errors
     async def CreateDataset(self, request: pb.CreateDatasetRequest, context: Context) -> pb.CreateDatasetResponse:
-        name = request.name.strip()
-        if not name:
-            raise InvalidRequest("dataset name must not be empty")
-        if len(name) > MAX_NAME_CHARS:
-            raise InvalidRequest(f"dataset name is longer than {MAX_NAME_CHARS} characters")
-        dataset = await self._catalog.create_dataset(name, request.description, request.id.strip() or None)
-        return pb.CreateDatasetResponse(dataset=convert.dataset(dataset))
+        return pb.CreateDatasetResponse(dataset=await self._datasets.create(request))
 
     @unary_errors
     async def ListDatasets(self, request: pb.ListDatasetsRequest, context: Context) -> pb.ListDatasetsResponse:
-        rows = await self._catalog.list_datasets()
-        return pb.ListDatasetsResponse(datasets=[convert.dataset(d, docs, paras) for d, docs, paras in rows])
+        return pb.ListDatasetsResponse(datasets=await self._datasets.views())
+
+    @unary_errors
+    async def UpdateDataset(self, request: pb.UpdateDatasetRequest, context: Context) -> pb.UpdateDatasetResponse:
+        return pb.UpdateDatasetResponse(dataset=await self._datasets.update(request))
 
 
 def _distinct_ids(dataset_ids: Iterable[str]) -> tuple[str, ...]:

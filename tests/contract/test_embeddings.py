@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import math
+import struct
 from collections.abc import Sequence
 
 import httpx2
 import pytest
 
+from kbcore.models.base import ModelError
 from services.retrieval.embeddings import (
     REMOTE_BATCH,
     CachedQueryEmbedder,
@@ -65,7 +68,8 @@ async def test_openai_embedder_batches_orders_and_normalises() -> None:
     )
     texts = [f"段落{i}" for i in range(REMOTE_BATCH + 6)]
     vectors = await embedder.embed_passages(texts)
-    assert [len(r) for r in requests] == [REMOTE_BATCH, 6]
+    # One request per batch (sent concurrently, so in any order), each a slice of the texts.
+    assert sorted(requests, key=len, reverse=True) == [texts[:REMOTE_BATCH], texts[REMOTE_BATCH:]]
     assert len(vectors) == len(texts)
     assert all(norm(v) == pytest.approx(1.0, abs=1e-6) for v in vectors)
     # Placed by index, not by response order: input 1 of a batch is (2, 1, 0, 0) normalised.
@@ -86,6 +90,48 @@ async def test_openai_embedder_rejects_a_dimension_mismatch() -> None:
     )
     with pytest.raises(ValueError, match="4-dimensional"):
         await embedder.embed_query("问题")
+    await embedder.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "words"),
+    [
+        (200, {"object": "list", "data": "not a list"}, "malformed response"),
+        (200, {"data": [{"index": 0, "embedding": "@@not base64@@"}]}, "malformed response"),
+        (401, {"error": {"message": "bad key sk-secret-123"}}, "HTTP 401"),
+    ],
+)
+async def test_openai_embedder_failures_are_model_errors_without_the_key(
+    status: int, body: dict[str, object], words: str
+) -> None:
+    embedder = OpenAIEmbedder(
+        base_url="http://embeddings.test/v1",
+        api_key="sk-secret-123",
+        model="test-embed",
+        dimension=4,
+        timeout=5,
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(lambda _: httpx2.Response(status, json=body))),
+    )
+    with pytest.raises(ModelError, match=words) as failure:
+        await embedder.embed_passages(["段落"])
+    assert "sk-secret-123" not in str(failure.value)
+    await embedder.close()
+
+
+async def test_openai_embedder_reads_base64_vectors() -> None:
+    vector = [3.0, 4.0, 0.0, 0.0]
+    encoded = base64.b64encode(struct.pack("<4f", *vector)).decode()
+    data = {"object": "list", "data": [{"index": 0, "embedding": encoded}], "usage": {}}
+    embedder = OpenAIEmbedder(
+        base_url="http://embeddings.test/v1",
+        api_key=None,
+        model="test-embed",
+        dimension=4,
+        timeout=5,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(lambda _: httpx2.Response(200, json=data))),
+    )
+    assert await embedder.embed_passages(["段落"]) == [pytest.approx([0.6, 0.8, 0.0, 0.0])]
     await embedder.close()
 
 

@@ -125,6 +125,7 @@ def launcher(tmp_path: Path, database: str) -> Iterator[Launcher]:
         "KB_DATA_DIR": str(tmp_path / "data"),
         "KB_DATABASE_URL": database,
         "KB_RETRIEVAL_PORT": "0",
+        "KB_RETRIEVAL_METRICS_PORT": "0",
         "KB_INGEST_LEASE_SECONDS": str(LEASE_SECONDS),
         "KB_INGEST_POLL_SECONDS": "0.2",
         "KB_LOG_LEVEL": "WARNING",

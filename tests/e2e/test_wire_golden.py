@@ -24,6 +24,8 @@ _TIME = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
 _RUN_TIME = re.compile(rb'"run_time":\s?[0-9.e-]+')
 # The prompt quotes paragraph ids, whose tokens vary with the ids themselves.
 _MESSAGE_TOKENS = re.compile(rb'"message_tokens":\d+')
+# A question's trace id is drawn per question (issue 18).
+_TRACE_ID = re.compile(rb'"trace_id":"[0-9a-f]{32}"')
 
 
 def normalise(raw: bytes, record_ids: list[str]) -> bytes:
@@ -44,6 +46,7 @@ def normalise(raw: bytes, record_ids: list[str]) -> bytes:
     text = _TIME.sub(b"<time>", text)
     text = _RUN_TIME.sub(b'"run_time":<seconds>', text)
     text = _MESSAGE_TOKENS.sub(b'"message_tokens":<tokens>', text)
+    text = _TRACE_ID.sub(b'"trace_id":"<trace>"', text)
     return text
 
 

@@ -3,6 +3,8 @@ without credentials is refused, and a visitor cannot reach another visitor's cha
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 
 from kb.chat.v1 import chat_service_pb2 as chat_pb
@@ -72,5 +74,11 @@ async def test_reflection_and_health_need_no_credentials_so_grpcurl_can_describe
         assert "kb.chat.v1.ChatService" in names
         health = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""))
         assert health.status == health_pb2.HealthCheckResponse.SERVING
+        # Watch streams with ``context.write`` rather than yielding: the entry guard and the
+        # caller interceptor must let it through as it is.
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
+        first = await asyncio.wait_for(watch.read(), 10)
+        assert first.status == health_pb2.HealthCheckResponse.SERVING
+        watch.cancel()
     finally:
         await channel.close()

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from kbcore.models.base import GenerationRequest
-from kbcore.models.offline import OfflineExtractiveModel, compose_answer
+from kbcore.models.offline import OfflineExtractiveModel, compose_answer, unverified_parts
 from services.retrieval.evidence_matcher import EmbeddingMatcher
 from services.retrieval.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
 from services.retrieval.search import Searcher, SearchSettings
@@ -22,10 +22,6 @@ CASES = Path(__file__).with_name("absent_parts.jsonl")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # The answer's own structure: part headers ("2. …") and pointers ("见第2部分…") are not facts.
 STRUCTURE = re.compile(r"^\d+\. |见第\d+部分", re.MULTILINE)
-
-
-def unverified_section(answer: str) -> str:
-    return answer.split("以下部分无法根据资料核实：", 1)[1] if "以下部分无法根据资料核实：" in answer else ""
 
 
 async def test_a_part_absent_from_the_knowledge_base_is_named_unverifiable(stack: Stack, store, embedder) -> None:
@@ -55,7 +51,7 @@ async def test_a_part_absent_from_the_knowledge_base_is_named_unverifiable(stack
         )
         answer = "".join(compose_answer(request))
         assert not result.sufficient, case["id"]
-        named.append(case["absent"] in unverified_section(answer))
+        named.append(case["absent"] in unverified_parts(answer))
         known = "".join(p.content + p.title + p.document_name for p in evidence) + case["question"]
         invented.extend(n for n in NUMBER.findall(STRUCTURE.sub("", answer)) if n not in known)
     print(f"\nabsent part named unverifiable: {sum(named)}/{len(cases)}")

@@ -181,8 +181,13 @@ def _document_in(session: Session, dataset_id: str, document_id: str) -> Documen
 
 
 def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -> Document:
-    if session.get(Dataset, dataset_id) is None:
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None:
         raise NotFound(f"dataset {dataset_id} does not exist")
+    if dataset.embedding_pending_id is not None:  # the copy for the new model would miss it
+        raise Conflict(
+            f"dataset {dataset.name!r} is being embedded again by another model; upload once that has finished"
+        )
     document = session.scalar(
         select(Document).where(Document.dataset_id == dataset_id, Document.name == upload.name).with_for_update()
     )

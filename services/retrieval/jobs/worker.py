@@ -14,7 +14,8 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 
-from kbcore.errors import InvalidRequest
+from kbcore.errors import InvalidRequest, Unavailable
+from kbcore.metrics.catalog import observe_ingestion_job
 from services.retrieval.ingest import Progress, VersionBuilder, VersionTarget, content_hash
 from services.retrieval.jobs.queue import MAX_ATTEMPTS, ClaimedJob, Control, JobQueue, Outcome
 from services.retrieval.jobs.states import JobState
@@ -71,7 +72,7 @@ class IngestWorker:
         outcome: Outcome | None
         try:
             outcome = await self._build(job, target, progress)
-        except InvalidRequest as exc:
+        except (InvalidRequest, Unavailable) as exc:  # bad input, or an embeddings endpoint that kept failing
             outcome = Outcome(JobState.FAILED, error=str(exc))
         except Exception:
             log.exception("ingestion job %s of document %s failed", job.id, job.document_id)
@@ -126,6 +127,8 @@ class IngestWorker:
             await self._builder.drop(target)  # nothing half-built stays in the store
         if not await self._queue.finish(job, self.holder, outcome):
             log.info("ingestion job %s ended elsewhere (taken over or deleted)", job.id)
+            return
+        observe_ingestion_job(outcome.state, outcome.paragraph_count if outcome.state == JobState.READY else 0)
 
     async def _report(self, job: ClaimedJob, progress: Progress) -> None:
         every = min(0.5, self._queue.lease_seconds / 3)

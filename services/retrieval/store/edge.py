@@ -8,11 +8,15 @@ this module is built on (qdrant-edge-py 0.9.0):
   segmentation and result conversion off the event loop. ``optimize()`` is no exception: run in
   a thread on a 30k-point shard it took 15 s, during which a ticking Python thread ran not once.
 * Concurrent ``update`` and ``query`` calls from several threads are safe. Writes still take a
-  lock so that a batch and its ``flush`` are not interleaved with ``close``.
+  lock so that a batch and its ``flush`` are not interleaved with ``close`` or a shard swap;
+  reads borrow the shard from a ``ShardSlot`` so a swap closes the old shard only after them.
 * New points land in one appendable plain segment that is always searched exactly, on one
-  thread; HNSW exists only after ``optimize()``, which is slow (minutes at 100k points on 2
-  cores) and, holding the GIL, would freeze the service, so it never runs on the write path or
-  in the background. On an HNSW segment Qdrant itself falls back to exact search when the
+  thread; HNSW exists only after ``optimize()``, which is slow (about 40 s per 100k points on
+  one core) and, holding the GIL, would freeze the service, so this process never runs it:
+  ``maintenance`` builds HNSW on a copy of the shard in a child process and swaps the result in
+  (a flushed shard folder copied elsewhere loads and optimizes as the original would; an
+  ``UpdateOperation`` can be applied to a second shard, which is how writes made during the
+  build are replayed). On an HNSW segment Qdrant itself falls back to exact search when the
   filtered candidate set is small, so searches do not force ``exact``. Scalar quantization is
   not applied to the appendable segment (no quantized storage is written), so it cannot speed
   up that exact scan.
@@ -42,18 +46,23 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import shutil
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
 
-from services.retrieval.store import layout
+from services.retrieval.store import layout, shard_files
 from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph
 from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
+from services.retrieval.store.shard_slot import ShardSlot
 from services.retrieval.store.sparse import SparseTerms
 
 logger = logging.getLogger(__name__)
@@ -61,12 +70,61 @@ logger = logging.getLogger(__name__)
 _CONFIG_FILE = "edge_config.json"  # written by EdgeShard.create: its presence means "reopen"
 # Dense storage of new shards; existing shards keep theirs (see the module docstring).
 DENSE_DATATYPE = qe.VectorStorageDatatype.Turbo16
+# Candidates an HNSW search explores (ignored on plain segments). Qdrant's default is the build's
+# ef_construct (100); 128 kept recall@10 at 1.0 on embedding-like vectors for 0.1 ms more at 100k.
+HNSW_EF = 128
+# Writes remembered while an index build runs, to replay onto the new shard: past this many
+# upserted points (about 2 KB each with text and vectors) or other operations, the run is
+# abandoned rather than the memory grown; a bulk load that overlaps a build costs only the build.
+JOURNAL_LIMIT = 50_000
+
+
+class MaintenanceError(RuntimeError):
+    """An index build could not be swapped in; the store keeps serving its current shard."""
+
+
+@dataclass(frozen=True)
+class Swap:
+    """What swapping a built shard in did, and what it held up."""
+
+    generation: Path
+    replayed_writes: int
+    open_seconds: float  # opening the built shard: the GIL is held, so the service stalls
+    held_seconds: float  # the last replays, commit and swap: writes wait (searches do not)
 
 
 def _config(dimension: int, datatype: qe.VectorStorageDatatype) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={layout.DENSE: qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine, datatype=datatype)},
         sparse_vectors={layout.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+
+
+def shard_dimension(path: Path) -> int:
+    """The dense vector size of the store at ``path``, as its current shard records it."""
+    stored = json.loads((shard_files.current_folder(path) / _CONFIG_FILE).read_text(encoding="utf-8"))
+    return int(stored["vectors"][layout.DENSE]["size"])
+
+
+def index_build_config(
+    folder: Path, *, m: int, ef_construct: int, full_scan_threshold_kb: int, indexing_threshold_kb: int, threads: int
+) -> qe.EdgeConfig:
+    """The config an index build loads the shard copy in ``folder`` with: its own vectors, and
+    HNSW for every segment above ``indexing_threshold_kb``.
+
+    The built segment's keyword index is memory-mapped (``Memory.Cached``): the default, an
+    in-RAM immutable index, is rebuilt from the stored sparse vectors every time the shard is
+    loaded, which took 10 s at 100k points, all of it holding the GIL of the service swapping
+    the shard in. Mapped, the load is a fraction of a second and keyword search as fast."""
+    stored = json.loads((folder / _CONFIG_FILE).read_text(encoding="utf-8"))
+    base = _config(int(stored["vectors"][layout.DENSE]["size"]), _stored_datatype(folder))
+    return qe.EdgeConfig(
+        vectors=base.vectors,
+        sparse_vectors={layout.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=qe.Memory.Cached)},
+        hnsw_config=qe.HnswIndexConfig(
+            m=m, ef_construct=ef_construct, full_scan_threshold=full_scan_threshold_kb, max_indexing_threads=threads
+        ),
+        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=indexing_threshold_kb),
     )
 
 
@@ -123,9 +181,10 @@ def _edge_point(point: ParagraphPoint, dimension: int) -> qe.Point:
     return qe.Point(layout.point_id(point.id), vectors, layout.payload(point))
 
 
-def _request(plan: SearchPlan) -> qe.QueryRequest:
+def _request(plan: SearchPlan, exact: bool = False) -> qe.QueryRequest:
     only = _in_datasets(plan.dataset_ids)
     idf = qe.SearchParams(idf=qe.IdfParams(corpus=only))
+    dense_params = qe.SearchParams(exact=True) if exact else qe.SearchParams(hnsw_ef=HNSW_EF)
     dense_query = qe.Query.Nearest(plan.dense.vector, using=layout.DENSE) if plan.dense else None
     sparse_query = qe.Query.Nearest(_sparse(plan.sparse), using=layout.SPARSE) if plan.sparse else None
     if not plan.fuse:
@@ -135,13 +194,20 @@ def _request(plan: SearchPlan) -> qe.QueryRequest:
                 query=dense_query,
                 filter=only,
                 score_threshold=plan.dense.threshold,
+                params=dense_params,
                 with_payload=True,
             )
         return qe.QueryRequest(limit=plan.fetch, query=sparse_query, filter=only, params=idf, with_payload=True)
     prefetches = []
     if plan.dense is not None:
         prefetches.append(
-            qe.Prefetch(limit=plan.candidates, query=dense_query, filter=only, score_threshold=plan.dense.threshold)
+            qe.Prefetch(
+                limit=plan.candidates,
+                query=dense_query,
+                filter=only,
+                score_threshold=plan.dense.threshold,
+                params=dense_params,
+            )
         )
     if plan.sparse is not None:
         prefetches.append(qe.Prefetch(limit=plan.candidates, query=sparse_query, filter=only, params=idf))
@@ -156,17 +222,53 @@ def _request(plan: SearchPlan) -> qe.QueryRequest:
     )
 
 
-class EdgeVectorStore:
-    """``VectorStore`` on one qdrant-edge shard directory; open it with :meth:`open`."""
+def _load_or_create(folder: Path, dimension: int) -> qe.EdgeShard:
+    """The shard in ``folder``, created if the folder holds none (checking ``dimension`` fits)."""
+    if (folder / _CONFIG_FILE).exists():
+        datatype = _stored_datatype(folder)
+        shard = qe.EdgeShard.load(str(folder), _config(dimension, datatype))  # raises if the dimension differs
+        logger.info("opened qdrant-edge shard at %s (dense %s)", folder, datatype)
+        if datatype != DENSE_DATATYPE:
+            logger.info("shard %s stores dense %s, not %s: exact search is slower", folder, datatype, DENSE_DATATYPE)
+        return shard
+    folder.mkdir(parents=True, exist_ok=True)
+    shard = qe.EdgeShard.create(str(folder), _config(dimension, DENSE_DATATYPE))
+    logger.info("created qdrant-edge shard at %s (dimension %d, dense %s)", folder, dimension, DENSE_DATATYPE)
+    return shard
 
-    def __init__(self, shard: qe.EdgeShard, dimension: int, path: Path) -> None:
-        self._shard: qe.EdgeShard | None = shard
+
+class EdgeVectorStore:
+    """``VectorStore`` on one qdrant-edge shard directory; open it with :meth:`open`.
+
+    Reads borrow the shard from a :class:`ShardSlot`; writes take ``_write_lock`` and, while an
+    index build runs, are also kept in a journal. That is what lets index maintenance
+    (``services.retrieval.store.maintenance``) build HNSW on a copy in another process and swap
+    the result in while searches and writes go on: :meth:`begin_index_build`, :meth:`swap_in`.
+    """
+
+    def __init__(self, shard: qe.EdgeShard, dimension: int, path: Path, folder: Path | None = None) -> None:
+        self._slot = ShardSlot(shard, str(path))
         self._dimension = dimension
         self._path = path
+        self._folder = path if folder is None else folder  # the generation in use (shard_files)
         self._write_lock = threading.Lock()
+        self._journal: list[qe.UpdateOperation] | None = None  # writes since the build's copy
+        self._journal_overflowed = False
+        self._journal_weight = 0  # points upserted plus other operations, against JOURNAL_LIMIT
+        self.last_write = time.monotonic()  # maintenance waits for writes to go quiet
         # A shard directory is one process's store: processes share ingestion jobs only when they
         # share a store, so its identity is the machine and the directory.
         self.identity = f"edge:{socket.gethostname()}:{path.resolve()}"
+
+    @property
+    def path(self) -> Path:
+        """The configured path: the store's name, whichever generation folder holds its shard."""
+        return self._path
+
+    @property
+    def folder(self) -> Path:
+        """The shard folder in use now."""
+        return self._folder
 
     @classmethod
     async def open(cls, path: Path, dimension: int) -> EdgeVectorStore:
@@ -175,19 +277,12 @@ class EdgeVectorStore:
 
     @classmethod
     def _open_sync(cls, path: Path, dimension: int) -> EdgeVectorStore:
-        if (path / _CONFIG_FILE).exists():
-            datatype = _stored_datatype(path)
-            shard = qe.EdgeShard.load(str(path), _config(dimension, datatype))  # raises if the dimension differs
-            logger.info("opened qdrant-edge shard at %s (dense %s)", path, datatype)
-            if datatype != DENSE_DATATYPE:
-                logger.info("shard %s stores dense %s, not %s: exact search is slower", path, datatype, DENSE_DATATYPE)
-        else:
-            path.mkdir(parents=True, exist_ok=True)
-            shard = qe.EdgeShard.create(str(path), _config(dimension, DENSE_DATATYPE))
-            logger.info("created qdrant-edge shard at %s (dimension %d, dense %s)", path, dimension, DENSE_DATATYPE)
+        shard_files.remove_stale(path)  # what an interrupted index maintenance run left behind
+        folder = shard_files.current_folder(path)
+        shard = _load_or_create(folder, dimension)
         for field in layout.INDEXED_FIELDS:  # idempotent: re-creating an index is a no-op
             shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
-        store = cls(shard, dimension, path)
+        store = cls(shard, dimension, path, folder)
         store._adopt_legacy()
         return store
 
@@ -197,9 +292,12 @@ class EdgeVectorStore:
         loop ends after at most one page per dataset."""
         adopted, first = 0, ""
         while True:
-            page, _ = self._live().scroll(
-                qe.ScrollRequest(limit=layout.READ_BATCH, filter=_filter(layout.LEGACY), with_payload=["dataset_id"])
-            )
+            with self._slot.borrow() as shard:
+                page, _ = shard.scroll(
+                    qe.ScrollRequest(
+                        limit=layout.READ_BATCH, filter=_filter(layout.LEGACY), with_payload=["dataset_id"]
+                    )
+                )
             if not page or str(page[0].id) == first:
                 break  # nothing left, or points without a dataset id that cannot be adopted
             first = str(page[0].id)
@@ -209,17 +307,27 @@ class EdgeVectorStore:
         if adopted:
             logger.info("adopted the points of earlier versions in %s as published version 0", self._path)
 
-    def _live(self) -> qe.EdgeShard:
-        if self._shard is None:
-            raise RuntimeError(f"vector store at {self._path} is closed")
-        return self._shard
-
-    def _write(self, operations: Sequence[qe.UpdateOperation]) -> None:
+    def _write(self, operations: Sequence[qe.UpdateOperation], weights: Sequence[int] = ()) -> None:
+        """Apply in order under the write lock; ``weights`` are the points each upsert carries."""
         with self._write_lock:
-            shard = self._live()
-            for operation in operations:
+            shard = self._slot.current()
+            for index, operation in enumerate(operations):
                 shard.update(operation)
+                self._remember(operation, weights[index] if index < len(weights) else 1)
             shard.flush()
+            self.last_write = time.monotonic()
+
+    def _remember(self, operation: qe.UpdateOperation, weight: int) -> None:
+        """Journal a write applied while an index build runs (under the write lock)."""
+        if self._journal is None or self._journal_overflowed:
+            return
+        self._journal_weight += weight
+        if self._journal_weight > JOURNAL_LIMIT:
+            self._journal_overflowed = True
+            self._journal.clear()  # the build will not be swapped in: free the memory now
+            logger.warning("over %d points written during an index build: it will be discarded", JOURNAL_LIMIT)
+            return
+        self._journal.append(operation)
 
     def _apply(self, steps: Sequence[layout.Step]) -> None:
         """The steps in order, under one write lock and one flush."""
@@ -230,11 +338,11 @@ class EdgeVectorStore:
             await asyncio.to_thread(self._upsert_sync, points)
 
     def _upsert_sync(self, points: Sequence[ParagraphPoint]) -> None:
+        batches = layout.batches(points)
         operations = [
-            qe.UpdateOperation.upsert_points([_edge_point(p, self._dimension) for p in batch])
-            for batch in layout.batches(points)
+            qe.UpdateOperation.upsert_points([_edge_point(p, self._dimension) for p in batch]) for batch in batches
         ]
-        self._write(operations)
+        self._write(operations, [len(batch) for batch in batches])
 
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
         await asyncio.to_thread(self._apply, [layout.document_removal(dataset_id, document_id, keep_ids)])
@@ -258,21 +366,33 @@ class EdgeVectorStore:
             await asyncio.to_thread(self._apply, [layout.Remove(layout.Where(ids=ids))])
 
     async def search(self, query: SearchQuery) -> list[Hit]:
-        return await asyncio.to_thread(self._search_sync, query)
+        return await asyncio.to_thread(self._search_sync, query, False)
 
-    def _search_sync(self, query: SearchQuery) -> list[Hit]:
+    async def search_exact(self, query: SearchQuery) -> list[Hit]:
+        """``search`` with the dense leg scanned exactly even where HNSW exists: the reference
+        that HNSW recall is measured against."""
+        return await asyncio.to_thread(self._search_sync, query, True)
+
+    def _search_sync(self, query: SearchQuery, exact: bool) -> list[Hit]:
         plan = plan_search(query, self._dimension)
         if plan is None:
             return []
-        found = self._live().query(_request(plan))
+        with self._slot.borrow() as shard:
+            found = shard.query(_request(plan, exact))
         return layout.ranked([layout.hit(p.id, p.score, p.payload) for p in found], plan.limit)
 
     async def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:
             return {}
         point_ids: list[int | uuid.UUID | str] = [layout.point_id(i) for i in ids]
-        records = await asyncio.to_thread(lambda: self._live().retrieve(point_ids, False, [layout.DENSE]))
+        records = await asyncio.to_thread(self._retrieve, point_ids, False, [layout.DENSE])
         return layout.dense_of_records((r.id, r.vector) for r in records)
+
+    def _retrieve(
+        self, point_ids: list[int | uuid.UUID | str], payload: bool, vectors: bool | list[str]
+    ) -> list[qe.Record]:
+        with self._slot.borrow() as shard:
+            return shard.retrieve(point_ids, payload, vectors)
 
     async def existing_ids(self, ids: Sequence[str]) -> set[str]:
         return await asyncio.to_thread(self._existing_sync, ids)
@@ -281,7 +401,7 @@ class EdgeVectorStore:
         found: set[str] = set()
         for batch in layout.id_batches(ids):
             point_ids: list[int | uuid.UUID | str] = list(batch)
-            found |= {str(r.id) for r in self._live().retrieve(point_ids, False, False)}
+            found |= {str(r.id) for r in self._retrieve(point_ids, False, False)}
         return {i for i in ids if layout.point_id(i) in found}
 
     async def document_paragraphs(self, dataset_id: str, document_id: str, version: int) -> list[StoredParagraph]:
@@ -290,41 +410,144 @@ class EdgeVectorStore:
     def _scroll_sync(self, where: layout.Where) -> list[StoredParagraph]:
         found: list[StoredParagraph] = []
         offset: int | uuid.UUID | str | None = None
-        while True:
-            request = qe.ScrollRequest(offset=offset, limit=layout.READ_BATCH, filter=_filter(where), with_payload=True)
-            page, offset = self._live().scroll(request)
-            found += [layout.stored_paragraph(r.id, r.payload) for r in page]
-            if offset is None:
-                return layout.in_order(found)
+        with self._slot.borrow() as shard:  # one shard for every page: a swap cannot split a scroll
+            while True:
+                request = qe.ScrollRequest(
+                    offset=offset, limit=layout.READ_BATCH, filter=_filter(where), with_payload=True
+                )
+                page, offset = shard.scroll(request)
+                found += [layout.stored_paragraph(r.id, r.payload) for r in page]
+                if offset is None:
+                    return layout.in_order(found)
 
     async def paragraph(self, paragraph_id: str) -> StoredParagraph | None:
         try:
             point_ids: list[int | uuid.UUID | str] = [layout.point_id(paragraph_id)]
         except ValueError:
             return None
-        records = await asyncio.to_thread(lambda: self._live().retrieve(point_ids, True, False))
+        records = await asyncio.to_thread(self._retrieve, point_ids, True, False)
         return layout.stored_paragraph(records[0].id, records[0].payload) if records else None
 
     async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
         where = layout.counted(dataset_id, document_id)
         only = _filter(where) if where else None
-        return await asyncio.to_thread(lambda: self._live().count(qe.CountRequest(exact=True, filter=only)))
+        return await asyncio.to_thread(self._count_sync, only)
+
+    def _count_sync(self, only: qe.Filter | None) -> int:
+        with self._slot.borrow() as shard:
+            return shard.count(qe.CountRequest(exact=True, filter=only))
+
+    async def index_state(self) -> tuple[int, int]:
+        """(points, of which dense vectors in HNSW-indexed segments): what maintenance decides on."""
+
+        def run() -> tuple[int, int]:
+            with self._slot.borrow() as shard:
+                info = shard.info()
+            return info.points_count, info.indexed_vectors_count
+
+        return await asyncio.to_thread(run)
 
     async def optimize(self) -> bool:
-        """Build HNSW and vacuum deletions. Slow: for an offline or idle-time job, not per write."""
+        """Build HNSW and vacuum deletions in this process. It holds the GIL for its whole run
+        (minutes at 100k points), so the service never calls it: it uses
+        ``services.retrieval.store.maintenance``, which builds in another process."""
 
         def run() -> bool:
             with self._write_lock:
-                return self._live().optimize()
+                return self._slot.current().optimize()
 
         return await asyncio.to_thread(run)
+
+    # Index maintenance: the protocol ``services.retrieval.store.maintenance`` drives.
+
+    async def begin_index_build(self, target: Path) -> None:
+        """Copy the shard as it is now to ``target`` (replacing what is there) and journal every
+        later write until :meth:`swap_in` or :meth:`end_index_build`. Writes wait for the copy
+        (flushed first, so the copy is a consistent state); searches do not."""
+        await asyncio.to_thread(self._begin_sync, target)
+
+    def _begin_sync(self, target: Path) -> None:
+        with self._write_lock:
+            if self._journal is not None:
+                raise MaintenanceError("an index build is already running for this store")
+            if target.exists():  # the partial folder of a run that was killed with its service
+                shutil.rmtree(target)
+            self._slot.current().flush()
+            shard_files.copy_shard(self._folder, target)
+            self._journal, self._journal_overflowed, self._journal_weight = [], False, 0
+
+    def end_index_build(self) -> None:
+        """Stop journaling for a build that will not be swapped in."""
+        with self._write_lock:
+            self._journal, self._journal_overflowed, self._journal_weight = None, False, 0
+
+    async def swap_in(self, built: Path) -> Swap:
+        """Serve from the shard built in ``built`` (closed; the copy :meth:`begin_index_build`
+        made, indexed since): it becomes the next generation, gets the writes made since the
+        copy, is committed as current, and replaces the old shard, which is closed and deleted
+        once the searches running on it return."""
+        return await asyncio.to_thread(self._swap_sync, built)
+
+    def _swap_sync(self, built: Path) -> Swap:
+        if not (built / _CONFIG_FILE).is_file():
+            raise MaintenanceError("the index build left no shard to swap in")
+        generation = shard_files.next_generation(self._path)
+        os.replace(built, generation)
+        shard_files.warm(generation)  # so that the open below, which holds the GIL, reads from memory
+        began = time.perf_counter()
+        try:
+            new = _load_or_create(generation, self._dimension)  # holds the GIL: the one stall
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)
+            raise
+        loaded = time.perf_counter()
+        try:
+            replayed = self._replay(new, 0)  # catch up while writes go on
+            with self._write_lock:
+                held = time.perf_counter()
+                self._slot.current()  # ClosedStoreError if the store was closed meanwhile
+                replayed = self._replay(new, replayed)  # the rest, with writes held
+                new.flush()
+                shard_files.commit(self._path, generation)
+                old = self._slot.replace(new)
+                self._folder, self._journal = generation, None
+        except BaseException:
+            new.close()
+            shutil.rmtree(generation, ignore_errors=True)
+            raise
+        swapped = time.perf_counter()
+        if old is not None:
+            self._slot.wait_returned(old)
+            old.close()
+        shard_files.remove_stale(self._path)
+        logger.info(
+            "swapped in %s: open %.2f s, %d writes replayed, writes held %.2f s, old shard removed in %.2f s",
+            generation,
+            loaded - began,
+            replayed,
+            swapped - held,
+            time.perf_counter() - swapped,
+        )
+        return Swap(generation, replayed, loaded - began, swapped - held)
+
+    def _replay(self, shard: qe.EdgeShard, start: int) -> int:
+        """Apply the journal from ``start`` to ``shard``; returns where it ended."""
+        journal = self._journal
+        if journal is None or self._journal_overflowed:
+            raise MaintenanceError("the writes made during the index build were not all kept")
+        end = len(journal)
+        for operation in journal[start:end]:
+            shard.update(operation)
+        return end
 
     async def close(self) -> None:
         def run() -> None:
             with self._write_lock:
-                if self._shard is not None:
-                    self._shard.flush()
-                    self._shard.close()
-                    self._shard = None
+                shard = self._slot.replace(None)
+                self._journal, self._journal_overflowed, self._journal_weight = None, False, 0
+                if shard is not None:
+                    self._slot.wait_returned(shard)
+                    shard.flush()
+                    shard.close()
 
         await asyncio.to_thread(run)

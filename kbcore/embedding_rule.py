@@ -1,0 +1,66 @@
+"""The one rule of embeddings per dataset that two services check: the datasets searched
+together (an application's) use one embedding model, because vectors of different models do
+not share a space and their cosines cannot be compared or merged.
+
+The chat service checks it when an application's datasets are set; the retrieval service when
+a dataset's model changes and when a search names datasets. The message is the same in each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+
+RUNNING_SWITCH = (retrieval_pb.EMBEDDING_SWITCH_STATE_QUEUED, retrieval_pb.EMBEDDING_SWITCH_STATE_EMBEDDING)
+
+DEFAULT_MODEL_LABEL = "the deployment's default embedder"
+
+
+@dataclass(frozen=True)
+class DatasetModel:
+    """A dataset and the embedding model it is (or is about to be) searched with."""
+
+    dataset_name: str
+    model_id: str  # "" = the deployment's default
+    model_name: str = ""  # the registered model's name, for the message
+    # The model a running change is moving it to (None: no change running): such a dataset
+    # matches only datasets making the same move, or the application would mix models at its end.
+    switching_to: str | None = None
+
+    @property
+    def label(self) -> str:
+        served = model_label(self.model_id, self.model_name)
+        if self.switching_to is None:
+            return served
+        return f"{served}, being changed to {model_label(self.switching_to, '')}"
+
+
+def model_label(model_id: str, model_name: str) -> str:
+    if not model_id:
+        return DEFAULT_MODEL_LABEL
+    return f"embedding model {model_name!r}" if model_name else f"embedding model {model_id}"
+
+
+def mixed_models(datasets: Sequence[DatasetModel]) -> str:
+    """Why these datasets cannot be searched together, or "" when they can."""
+    if len({(d.model_id, d.switching_to) for d in datasets}) <= 1:
+        return ""
+    listed = "; ".join(f"{d.dataset_name!r} uses {d.label}" for d in datasets)
+    return (
+        f"these datasets use different embedding models and cannot be searched together ({listed}): "
+        "choose datasets of one embedding model, or change a dataset's model first"
+    )
+
+
+def of_dataset(dataset: retrieval_pb.Dataset) -> DatasetModel:
+    """What the rule needs of a dataset as the retrieval service lists it."""
+    switch = dataset.embedding_switch
+    running = dataset.HasField("embedding_switch") and switch.state in RUNNING_SWITCH
+    return DatasetModel(
+        dataset.name,
+        dataset.embedding_model_id,
+        dataset.embedding_model_name,
+        switch.to_model_id if running else None,
+    )

@@ -1,0 +1,166 @@
+"""Ingestion with a remote embeddings endpoint (issue 18), through a real retrieval server and the
+real ``openai`` client against a fake endpoint of fixed capacity: batches are sent several at a
+time but never more than the setting, every paragraph lands once, at its position, with its own
+vector, while the progress only moves forward; a batch the endpoint refuses is retried by the
+client with backoff, and one it keeps refusing fails the job with the endpoint's answer."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from kbcore.db.engine import run_read
+from kbcore.db.models import Document
+from kbcore.grpc_client import open_channel
+from kbcore.settings import Settings
+from services.retrieval.embeddings import OpenAIEmbedder
+from services.retrieval.server import RetrievalDeps, create_server
+from services.retrieval.store.base import VectorStore
+from services.retrieval.store.factory import open_vector_store
+from services.retrieval.store.layout import indexed_text
+from tests.fakes.embeddings_endpoint import Capacity, EmbeddingsEndpoint, FakeEmbeddings
+
+# The endpoint could take 8 requests at once: what limits the client is its own setting.
+CAPACITY = Capacity(latency=0.1, slots=8, max_batch=32)
+BATCH, CONCURRENCY, RETRIES = 16, 3, 2
+PARAGRAPHS = 300
+NAME = "远程规定"
+MARKER = "故障段落"
+RUNNING = (pb.DOCUMENT_STATUS_QUEUED, pb.DOCUMENT_STATUS_PARSING, pb.DOCUMENT_STATUS_EMBEDDING)
+
+
+@dataclasses.dataclass
+class Node:
+    stub: pb_grpc.RetrievalServiceStub
+    store: VectorStore
+    endpoint: EmbeddingsEndpoint
+
+
+@pytest.fixture(scope="module")
+def fake_endpoint() -> Iterator[FakeEmbeddings]:
+    with FakeEmbeddings(CAPACITY) as fake:
+        yield fake
+
+
+@pytest.fixture
+async def node(
+    settings: Settings, sessions, offline_model, tmp_path: Path, fake_endpoint: FakeEmbeddings
+) -> AsyncIterator[Node]:
+    """A retrieval server on a vector store of its own (so only its worker claims these jobs)."""
+    fake_endpoint.endpoint.reset()
+    store = await open_vector_store(qdrant_url=None, qdrant_api_key=None, edge_path=tmp_path / "edge", dimension=384)
+    embedder = OpenAIEmbedder(
+        base_url=fake_endpoint.base_url,
+        api_key="test-key",
+        model="fake-embedding",
+        dimension=384,
+        timeout=10,
+        max_retries=RETRIES,
+        batch_size=BATCH,
+        concurrency=CONCURRENCY,
+    )
+    quick = dataclasses.replace(settings, ingest_lease_seconds=1.0, ingest_poll_seconds=0.1)
+    server = await create_server(quick, RetrievalDeps(sessions, store, embedder, offline_model), port=0)
+    channel = open_channel(f"127.0.0.1:{server.port}")
+    yield Node(pb_grpc.RetrievalServiceStub(channel), store, fake_endpoint.endpoint)
+    await server.stop(grace=0)
+    await channel.close()
+    await embedder.close()
+    await store.close()
+
+
+def paragraphs(marked: int | None = None) -> pb.ParagraphList:
+    """``PARAGRAPHS`` distinct paragraphs; the one at ``marked`` carries ``MARKER``."""
+    return pb.ParagraphList(
+        paragraphs=[
+            pb.ParagraphInput(title=f"第{i}节", content=f"{MARKER if i == marked else '条款'}{i}：第{i}条的内容。")
+            for i in range(PARAGRAPHS)
+        ]
+    )
+
+
+async def submit_and_follow(node: Node, unique: str, doc: pb.ParagraphList) -> tuple[pb.Document, list[int]]:
+    """The document once its job ended, and every progress ``done`` seen while it embedded."""
+    created = await node.stub.CreateDataset(pb.CreateDatasetRequest(name=f"remote-{unique}"))
+    request = pb.SubmitDocumentsRequest(dataset_id=created.dataset.id, name=NAME, paragraphs=doc)
+    (document,) = (await node.stub.SubmitDocuments(request)).documents
+    done: list[int] = []
+    deadline = asyncio.get_running_loop().time() + 60
+    while document.status in RUNNING:
+        assert asyncio.get_running_loop().time() < deadline, f"the job never ended: {document}"
+        await asyncio.sleep(0.02)
+        document = await node.stub.GetDocument(
+            pb.GetDocumentRequest(dataset_id=created.dataset.id, document_id=document.id)
+        )
+        if document.status == pb.DOCUMENT_STATUS_EMBEDDING:
+            done.append(document.progress_done)
+    return document, done
+
+
+def requests_with_marker(endpoint: EmbeddingsEndpoint) -> int:
+    return sum(any(MARKER in text for text in inputs) for inputs in endpoint.inputs)
+
+
+async def test_batches_go_concurrently_within_the_setting_and_land_in_order(node: Node, unique, sessions) -> None:
+    document, done = await submit_and_follow(node, unique, paragraphs())
+    assert (document.status, document.paragraph_count, document.error) == (pb.DOCUMENT_STATUS_READY, PARAGRAPHS, "")
+    assert 1 < node.endpoint.max_concurrent <= CONCURRENCY
+    assert max(node.endpoint.batch_sizes) <= BATCH
+    assert sum(node.endpoint.batch_sizes) == PARAGRAPHS, "every paragraph embedded exactly once"
+    assert done == sorted(done) and done[-1] <= PARAGRAPHS, f"progress went back: {done}"
+
+    row = await run_read(sessions, lambda s: s.get(Document, document.id))
+    assert row is not None
+    stored = await node.store.document_paragraphs(document.dataset_id, document.id, row.active_version)
+    assert [p.position for p in stored] == list(range(PARAGRAPHS))
+    assert [p.content for p in stored] == [p.content for p in paragraphs().paragraphs]
+    vectors = await node.store.dense_vectors([p.id for p in stored])
+    for p in stored:  # each paragraph got the vector of its own text, not a neighbour's
+        expected = node.endpoint.vector_for(indexed_text(NAME, p.title, p.content))
+        np.testing.assert_allclose(vectors[p.id], expected, atol=1e-5)
+
+
+async def test_a_batch_answered_429_is_retried_and_the_job_finishes(node: Node, unique) -> None:
+    node.endpoint.fail_when(MARKER, 429, times=RETRIES)
+    document, _ = await submit_and_follow(node, unique, paragraphs(marked=150))
+    assert (document.status, document.paragraph_count, document.error) == (pb.DOCUMENT_STATUS_READY, PARAGRAPHS, "")
+    assert requests_with_marker(node.endpoint) == RETRIES + 1
+    assert node.endpoint.served_inputs == PARAGRAPHS
+    assert await node.store.count(document.dataset_id, document.id) == PARAGRAPHS
+
+
+async def test_a_batch_that_keeps_failing_fails_the_job_with_the_endpoints_answer(node: Node, unique) -> None:
+    node.endpoint.fail_when(MARKER, 500, times=100)
+    document, _ = await submit_and_follow(node, unique, paragraphs(marked=150))
+    assert document.status == pb.DOCUMENT_STATUS_FAILED
+    assert f"tried {RETRIES + 1} times" in document.error and "HTTP 500" in document.error, document.error
+    assert "Traceback" not in document.error and "test-key" not in document.error
+    assert requests_with_marker(node.endpoint) == RETRIES + 1, "retried a bounded number of times"
+    assert await node.store.count(document.dataset_id, document.id) == 0, "nothing half-built stays"
+
+
+async def test_a_cancel_stops_the_requests_in_flight_and_drops_what_was_staged(node: Node, unique) -> None:
+    created = await node.stub.CreateDataset(pb.CreateDatasetRequest(name=f"remote-cancel-{unique}"))
+    dataset_id = created.dataset.id
+    long_doc = pb.ParagraphList(paragraphs=list(paragraphs().paragraphs) * 4)
+    request = pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=NAME, paragraphs=long_doc)
+    (document,) = (await node.stub.SubmitDocuments(request)).documents
+    get = pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document.id)
+    while document.progress_done < 2 * BATCH:
+        assert document.status in RUNNING, document
+        await asyncio.sleep(0.02)
+        document = await node.stub.GetDocument(get)
+    await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document.id))
+    while document.status in RUNNING:
+        await asyncio.sleep(0.02)
+        document = await node.stub.GetDocument(get)
+    assert document.status == pb.DOCUMENT_STATUS_FAILED and "cancel" in document.error, document
+    assert sum(node.endpoint.batch_sizes) < len(long_doc.paragraphs), "the rest was never sent"
+    assert await node.store.count(dataset_id, document.id) == 0

@@ -1,0 +1,86 @@
+"""The answer's deltas go on one by one while the sender keeps up, and together when they
+arrived during a send; nothing is lost, reordered or invented, errors come after what preceded
+them, and closing stops the model stream."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from kbcore.models.base import ModelError, ReasoningDelta
+from services.chat.delta_pump import Delta, DeltaPump
+
+
+class Model:
+    """A model stream whose deltas the test releases one at a time."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Delta | BaseException | None] = asyncio.Queue()
+        self.closed = False
+
+    async def deltas(self) -> AsyncIterator[Delta]:
+        try:
+            while (item := await self.queue.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            self.closed = True
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_a_sender_that_keeps_up_gets_one_delta_at_a_time() -> None:
+    model = Model()
+    pump = DeltaPump(model.deltas())
+    batches = pump.batches()
+    for text in ("一", "二", "三"):
+        model.queue.put_nowait(text)
+        assert await anext(batches) == [text]
+    model.queue.put_nowait(None)
+    with pytest.raises(StopAsyncIteration):
+        await anext(batches)
+    await pump.aclose()
+
+
+async def test_deltas_that_arrive_during_a_send_go_together_in_order_without_empty_ones() -> None:
+    model = Model()
+    pump = DeltaPump(model.deltas())
+    batches = pump.batches()
+    model.queue.put_nowait("一")
+    assert await anext(batches) == ["一"]
+    # The sender is busy: three deltas (and an empty one) arrive meanwhile.
+    for item in (ReasoningDelta("想"), "", "二", "三"):
+        model.queue.put_nowait(item)
+    await _settle()
+    assert await anext(batches) == [ReasoningDelta("想"), "二", "三"]
+    model.queue.put_nowait(None)
+    assert [b async for b in batches] == []
+    await pump.aclose()
+
+
+async def test_an_error_comes_after_the_deltas_before_it() -> None:
+    model = Model()
+    pump = DeltaPump(model.deltas())
+    batches = pump.batches()
+    model.queue.put_nowait("部分")
+    model.queue.put_nowait(ModelError("the model failed"))
+    await _settle()
+    assert await anext(batches) == ["部分"]
+    with pytest.raises(ModelError):
+        await anext(batches)
+    await pump.aclose()
+
+
+async def test_closing_stops_the_model_stream_while_it_waits() -> None:
+    model = Model()
+    pump = DeltaPump(model.deltas())
+    model.queue.put_nowait("一")
+    await _settle()
+    await pump.aclose()
+    assert model.closed
