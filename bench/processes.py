@@ -3,11 +3,13 @@ knowledge base, for the benchmarks that measure what a user would see."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
+import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,28 @@ from kbcore.db.migrate import upgrade
 from kbcore.settings import Settings
 from tools.seed_demo import FIXED_DEMO_IDS, seed_demo
 from tools.stack import Stack
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextlib.asynccontextmanager
+async def announced_process(argv: Sequence[str], what: str) -> AsyncIterator[tuple[subprocess.Popen[bytes], int]]:
+    """A helper server in its own process that prints ``PORT <n>`` once it listens (the model
+    server, the fake embeddings endpoint); the process and its port. Stopped at the end."""
+    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        line = await asyncio.to_thread(process.stdout.readline)
+        if not line.startswith(b"PORT "):
+            raise RuntimeError(f"{what} did not start: {line!r}")
+        yield process, int(line.split()[1])
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @contextlib.asynccontextmanager

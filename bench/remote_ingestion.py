@@ -19,35 +19,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bench.fresh_retrieval import fresh_retrieval
 from bench.kb_fixture import SAMPLE_DOCS
+from bench.processes import announced_process
 from bench.table import Row
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
-from kbcore.db.engine import create_engine, session_factory
-from kbcore.db.migrate import upgrade
-from kbcore.grpc_client import open_channel
-from kbcore.models.offline import OfflineExtractiveModel
 from kbcore.settings import Settings
 from services.retrieval.embeddings import Embedder, OpenAIEmbedder, PassageBatching
 from services.retrieval.parsing import ParseLimits, parse_document
-from services.retrieval.server import RetrievalDeps, create_server
-from services.retrieval.store.factory import open_vector_store
 from tests.fakes.embeddings_endpoint import Capacity
 
 SECTION = "ingestion"
-ROOT = Path(__file__).resolve().parent.parent
 ENDPOINT = Capacity(latency=0.5, slots=4, max_batch=64)  # 512 paragraphs/s: a hosted API's pace
 JOB_SECONDS = 15.0  # the document takes this long at capacity: the job's fixed costs weigh < 5%
 BEFORE_SECONDS = 5.0  # the same for the path before, at its own pace (16 per round trip)
@@ -106,46 +96,19 @@ def _paragraphs(count: int) -> pb.ParagraphList:
 @contextlib.asynccontextmanager
 async def endpoint_process(capacity: Capacity) -> AsyncIterator[str]:
     """The fake endpoint in its own process; its base URL."""
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "tests.fakes.embeddings_endpoint", "--latency", str(capacity.latency)),
-            *("--slots", str(capacity.slots), "--max-batch", str(capacity.max_batch), "--dimension", str(DIMENSION)),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        line = await asyncio.to_thread(process.stdout.readline)
-        if not line.startswith(b"PORT "):
-            raise RuntimeError(f"the embeddings endpoint did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    argv = [
+        *(sys.executable, "-m", "tests.fakes.embeddings_endpoint", "--latency", str(capacity.latency)),
+        *("--slots", str(capacity.slots), "--max-batch", str(capacity.max_batch), "--dimension", str(DIMENSION)),
+    ]
+    async with announced_process(argv, "the embeddings endpoint") as (_, port):
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 async def _ingest(embedder: Embedder, count: int) -> Run:
     """One document of ``count`` paragraphs through a fresh retrieval server, submit to ready."""
-    folder = Path(tempfile.mkdtemp(prefix="kb-bench-remote-"))
-    url = f"sqlite:///{folder / 'kb.sqlite3'}"
-    upgrade(url)
-    engine = create_engine(url)
-    store = await open_vector_store(
-        qdrant_url=None, qdrant_api_key=None, edge_path=folder / "edge", dimension=DIMENSION
-    )
-    settings = Settings(data_dir=folder, database_url=url, retrieval_port=0)
-    server = await create_server(
-        settings, RetrievalDeps(session_factory(engine), store, embedder, OfflineExtractiveModel()), port=0
-    )
-    channel = open_channel(f"{settings.grpc_host}:{server.port}")
     paragraphs = _paragraphs(count)
-    try:
-        stub = pb_grpc.RetrievalServiceStub(channel)
+    async with fresh_retrieval("kb-bench-remote-", embedder, DIMENSION) as retrieval:
+        stub = retrieval.stub
         dataset = (await stub.CreateDataset(pb.CreateDatasetRequest(name="bench remote"), timeout=30)).dataset
         started, cpu = time.perf_counter(), time.process_time()
         request = pb.SubmitDocumentsRequest(dataset_id=dataset.id, name="远程嵌入", paragraphs=paragraphs)
@@ -154,14 +117,8 @@ async def _ingest(embedder: Embedder, count: int) -> Run:
             await asyncio.sleep(POLL)
             document = await stub.GetDocument(pb.GetDocumentRequest(dataset_id=dataset.id, document_id=document.id))
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-        if document.status != pb.DOCUMENT_STATUS_READY or await store.count(dataset.id) != count:
+        if document.status != pb.DOCUMENT_STATUS_READY or await retrieval.store.count(dataset.id) != count:
             raise RuntimeError(f"the remote-embedder job did not end ready with {count} paragraphs: {document.error}")
-    finally:
-        await channel.close()
-        await server.stop(grace=0)
-        await store.close()
-        await engine.dispose()
-        shutil.rmtree(folder, ignore_errors=True)
     return Run(count, seconds, cpu)
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import statistics
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,14 @@ def render(rows: Sequence[Row]) -> list[str]:
     lines = ["| section | measure | value | target | |", "|---|---|---|---|---|"]
     lines += [f"| {r.section} | {r.measure} | {r.value} | {r.target} | {verdict(r.met)} |" for r in rows]
     return lines
+
+
+def run_alone(run: Callable[[], Coroutine[Any, Any, tuple[list[Row], Any]]]) -> None:
+    """``python -m bench.<section>``: one section's table, and how long it took to measure."""
+    started = time.perf_counter()
+    found, _ = asyncio.run(run())
+    sys.stdout.write("\n".join(render(found)) + "\n")
+    sys.stdout.write(f"\n({time.perf_counter() - started:.0f} s)\n")
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:

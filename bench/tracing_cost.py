@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,7 +23,7 @@ import httpx
 
 from bench import pipeline
 from bench.processes import running_stack
-from bench.table import Row, render
+from bench.table import Row, run_alone
 
 SECTION = "tracing"
 CONFIG = pipeline.CONFIGS[0]  # remote embeddings: the pipeline's target configuration
@@ -140,7 +138,4 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
-    found, _ = asyncio.run(run())
-    sys.stdout.write("\n".join(render(found)) + "\n")
-    sys.stdout.write(f"\n({time.perf_counter() - started:.0f} s)\n")
+    run_alone(run)

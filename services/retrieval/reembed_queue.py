@@ -4,9 +4,9 @@ A change is one job per dataset, because what it ends with is one flip of the wh
 every served paragraph is embedded again by the new model into the new model's store, staged,
 and the dataset's model changes in one transaction once all of them are there. Until then the
 dataset keeps its model, and searches keep using the old vectors. The job is leased exactly as
-an ingestion job is (``jobs.queue``: claimed by one process of the same store identity, its
-lease renewed with each progress report, taken over when its holder dies, every write
-conditional on still holding it); ``Control`` and ``MAX_ATTEMPTS`` are that queue's.
+an ingestion job is, by the same code (``jobs.leased``: claimed by one process of the same store
+identity, its lease renewed with each progress report, taken over when its holder dies, every
+write conditional on still holding it).
 
 While a change runs, uploads and paragraph edits of the dataset are refused (the copy would miss
 them); a change is refused while documents are being ingested, and when the dataset shares an
@@ -15,20 +15,19 @@ application with other datasets (``kbcore.embedding_rule``: it would mix models)
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.engine import run_read, run_write
-from kbcore.db.models import Application, Dataset, Document, EmbeddingJob, IngestJob, ModelEndpoint, utcnow
+from kbcore.db.models import Application, Dataset, Document, EmbeddingJob, IngestJob, ModelEndpoint
 from kbcore.embedding_rule import model_label
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.vocabulary import EMBEDDING_SWITCH_STATE
-from services.retrieval.jobs.queue import Control
+from services.retrieval.jobs.leased import Control, Leases, release
 from services.retrieval.jobs.states import ACTIVE as INGESTING
 
 
@@ -91,48 +90,31 @@ async def newest_switches(
 class SwitchQueue:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], lease_seconds: float, store_key: str) -> None:
         self._sessions = sessions
-        self.lease_seconds = lease_seconds
-        self._store_key = store_key
-
-    def _expiry(self) -> dt.datetime:
-        return utcnow() + dt.timedelta(seconds=self.lease_seconds)
+        self._leases = Leases(EmbeddingJob, RUNNING, lease_seconds, store_key)
 
     async def request(self, dataset_id: str, change: Change) -> bool:
         """Start re-embedding the dataset with ``change``'s model; naming the model it has while a
         change runs cancels that change. True when a job was queued."""
-        return await run_write(self._sessions, lambda s: _request(s, dataset_id, change, self._store_key))
+        return await run_write(self._sessions, lambda s: _request(s, dataset_id, change, self._leases.store_key))
 
     async def claim(self, holder: str) -> ClaimedSwitch | None:
-        return await run_write(self._sessions, lambda s: _claim(s, holder, self._expiry(), self._store_key))
+        return await run_write(self._sessions, lambda s: self._leases.claim(s, holder, _claimed))
 
     async def report(self, job: ClaimedSwitch, holder: str, done: int, total: int) -> str:
-        """Record progress and renew the lease; says whether to go on (``jobs.queue.Control``)."""
+        """Record progress and renew the lease; says whether to go on (``jobs.leased.Control``)."""
 
-        def work(session: Session) -> str:
-            row = session.get(EmbeddingJob, job.id, with_for_update=True)
-            if row is None:
-                return Control.DELETED
-            if row.holder != holder or row.state not in RUNNING:
-                return Control.LOST
-            if row.cancel_requested:
-                return Control.CANCELLED
-            row.state, row.done, row.total, row.lease_until = SwitchState.EMBEDDING, done, total, self._expiry()
-            return Control.GO
-
-        return await run_write(self._sessions, work)
+        return await run_write(
+            self._sessions, lambda s: self._leases.renew(s, job.id, holder, SwitchState.EMBEDDING, done, total)
+        )
 
     async def flip(self, job: ClaimedSwitch, holder: str) -> str:
         """The dataset takes the new model and the job ends ready, in one transaction, unless the
         job is no longer ours or a cancel came first (``Control``)."""
 
         def work(session: Session) -> str:
-            row = session.get(EmbeddingJob, job.id, with_for_update=True)
-            if row is None:
-                return Control.DELETED
-            if row.holder != holder or row.state not in RUNNING:
-                return Control.LOST
-            if row.cancel_requested:
-                return Control.CANCELLED
+            control, row = self._leases.look(session, job.id, holder)
+            if control != Control.GO or row is None:
+                return control
             dataset = session.get(Dataset, job.dataset_id, with_for_update=True)
             if dataset is None:
                 return Control.DELETED
@@ -147,8 +129,8 @@ class SwitchQueue:
         """The change failed or was cancelled: the dataset stays on its model and says why."""
 
         def work(session: Session) -> bool:
-            row = session.get(EmbeddingJob, job.id, with_for_update=True)
-            if row is None or row.holder != holder or row.state not in RUNNING:
+            row = self._leases.held(session, job.id, holder)
+            if row is None:
                 return False
             _ended(session, row, state, error)
             return True
@@ -157,7 +139,7 @@ class SwitchQueue:
 
 
 def _ended(session: Session, row: EmbeddingJob, state: str, error: str) -> None:
-    row.state, row.error, row.holder, row.lease_until = state, error, None, None
+    release(row, state, error)
     dataset = session.get(Dataset, row.dataset_id)
     if dataset is not None and dataset.embedding_pending_id == row.to_model_id:
         dataset.embedding_pending_id = None
@@ -250,37 +232,13 @@ def _cancel(session: Session, dataset_id: str) -> None:
         row.cancel_requested = True
 
 
-def _claim(session: Session, holder: str, expiry: dt.datetime, store_key: str) -> ClaimedSwitch | None:
-    now = utcnow()
-    claimable = (
-        EmbeddingJob.state.in_(RUNNING)
-        & (EmbeddingJob.store_key == store_key)
-        & (EmbeddingJob.holder.is_(None) | (EmbeddingJob.lease_until < now))
+def _claimed(row: EmbeddingJob) -> ClaimedSwitch:
+    return ClaimedSwitch(
+        id=row.id,
+        dataset_id=row.dataset_id,
+        from_model_id=row.from_model_id,
+        from_dimension=row.from_dimension,
+        to_model_id=row.to_model_id,
+        to_dimension=row.to_dimension,
+        attempts=row.attempts,
     )
-    candidates = session.scalars(
-        select(EmbeddingJob.id)
-        .where(claimable)
-        .order_by(EmbeddingJob.created_at)
-        .limit(4)
-        .with_for_update(skip_locked=True)
-    ).all()
-    for job_id in candidates:
-        taken = session.execute(
-            update(EmbeddingJob)
-            .where(EmbeddingJob.id == job_id, claimable)
-            .values(holder=holder, lease_until=expiry, attempts=EmbeddingJob.attempts + 1)
-            .returning(EmbeddingJob.id)
-        ).first()
-        row = session.get(EmbeddingJob, job_id, populate_existing=True) if taken is not None else None
-        if row is None:
-            continue
-        return ClaimedSwitch(
-            id=row.id,
-            dataset_id=row.dataset_id,
-            from_model_id=row.from_model_id,
-            from_dimension=row.from_dimension,
-            to_model_id=row.to_model_id,
-            to_dimension=row.to_dimension,
-            attempts=row.attempts,
-        )
-    return None

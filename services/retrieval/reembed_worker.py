@@ -13,9 +13,7 @@ store, and the dataset keeps its model with the reason shown.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import uuid
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -24,8 +22,9 @@ from sqlalchemy.orm import Session
 from kbcore.db.engine import run_read
 from kbcore.db.models import Document
 from kbcore.errors import InvalidRequest, NotFound
+from services.retrieval.jobs.claim_loop import ClaimingWorker
 from services.retrieval.jobs.embed_pipeline import embed_in_order
-from services.retrieval.jobs.queue import MAX_ATTEMPTS, Control
+from services.retrieval.jobs.leased import MAX_ATTEMPTS, Control
 from services.retrieval.reembed_queue import CANCELLED_BY_OPERATOR, ClaimedSwitch, SwitchQueue, SwitchState
 from services.retrieval.spaces import FLIP_GRACE_SECONDS, EmbeddingSpaces, Space
 from services.retrieval.store.base import ParagraphPoint, StoredParagraph
@@ -44,7 +43,7 @@ class Stopped(Exception):
         self.control = control
 
 
-class SwitchWorker:
+class SwitchWorker(ClaimingWorker[ClaimedSwitch]):
     def __init__(
         self,
         queue: SwitchQueue,
@@ -53,37 +52,11 @@ class SwitchWorker:
         poll: float,
         grace: float = FLIP_GRACE_SECONDS,
     ) -> None:
+        super().__init__(queue.claim, poll, "reembed", "a re-embedding job")
         self._queue = queue
         self._spaces = spaces
         self._sessions = sessions
-        self._poll = poll
         self._grace = grace
-        self.holder = f"reembed-{uuid.uuid4().hex}"
-        self._wake = asyncio.Event()
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def run(self) -> None:
-        while True:
-            try:
-                job = await self._queue.claim(self.holder)
-            except Exception:  # the database is away: try again at the next poll
-                log.exception("could not claim a re-embedding job")
-                job = None
-            if job is not None:
-                await self.process(job)
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll)
-            self._wake.clear()
-
-    async def drain(self) -> int:
-        processed = 0
-        while (job := await self._queue.claim(self.holder)) is not None:
-            await self.process(job)
-            processed += 1
-        return processed
 
     async def process(self, job: ClaimedSwitch) -> None:
         if job.attempts > MAX_ATTEMPTS:

@@ -289,12 +289,19 @@ async def lease_stack(
     }
     processes = Processes(root, env)
     try:
-        context = processes.start("context", "services.context", "context", {"KB_CONTEXT_PORT": "0", "KB_CONTEXT_METRICS_PORT": "0"})
-        retrieval = processes.start("retrieval", "services.retrieval", "retrieval", {"KB_RETRIEVAL_PORT": "0", "KB_RETRIEVAL_METRICS_PORT": "0"})
+        context = processes.start(
+            "context", "services.context", "context", {"KB_CONTEXT_PORT": "0", "KB_CONTEXT_METRICS_PORT": "0"}
+        )
+        retrieval = processes.start(
+            "retrieval", "services.retrieval", "retrieval", {"KB_RETRIEVAL_PORT": "0", "KB_RETRIEVAL_METRICS_PORT": "0"}
+        )
         await asyncio.gather(processes.wait_serving(context), processes.wait_serving(retrieval))
         upstreams = {"KB_CONTEXT_TARGET": context.target, "KB_RETRIEVAL_TARGET": retrieval.target}
         chats = [
-            processes.start(f"chat-{x}", "services.chat", "chat", {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams}) for x in "ab"
+            processes.start(
+                f"chat-{x}", "services.chat", "chat", {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams}
+            )
+            for x in "ab"
         ]
         await asyncio.gather(*(processes.wait_serving(c) for c in chats))
         await seed_demo(retrieval.target, chats[0].target, operator_token(Settings.from_env(env)), ids=FIXED_DEMO_IDS)

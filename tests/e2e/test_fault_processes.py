@@ -19,23 +19,20 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.process_stack import StackProcesses, stack_processes
 from tests.sse_client import Frame, ask
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 LOCK_TTL = 5.0
 RECOVERY_LIMIT = 10.0
 STALL_ASSESS = "【评估时卡住】"
@@ -72,16 +69,12 @@ def dataclasses_replace(reply: ChatReply, **changes: Any) -> ChatReply:
 
 @dataclass
 class ProcessStack:
-    process: subprocess.Popen[bytes]
-    run_dir: Path
-    data_dir: Path
-    log: Path
+    processes: StackProcesses
     fake: FakeOpenAI
 
     @property
     def info(self) -> dict[str, Any]:
-        info: dict[str, Any] = json.loads((self.run_dir / "stack.json").read_text())
-        return info
+        return self.processes.info
 
     @property
     def app_id(self) -> str:
@@ -99,27 +92,19 @@ class ProcessStack:
         return time.monotonic()
 
     def running_records(self) -> int:
-        with sqlite3.connect(self.data_dir / "kb.sqlite3") as db:
+        with sqlite3.connect(self.processes.data_dir / "kb.sqlite3") as db:
             return int(db.execute("SELECT count(*) FROM chat_record WHERE status = 'running'").fetchone()[0])
 
     def statuses(self, chat_id: str) -> list[str]:
-        with sqlite3.connect(self.data_dir / "kb.sqlite3") as db:
+        with sqlite3.connect(self.processes.data_dir / "kb.sqlite3") as db:
             rows = db.execute("SELECT status FROM chat_record WHERE chat_id = ? ORDER BY id", (chat_id,)).fetchall()
         return [str(row[0]) for row in rows]
 
 
 @pytest.fixture(scope="module")
 def process_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessStack]:
-    data_dir = tmp_path_factory.mktemp("fault-stack")
-    run_dir = data_dir / "run"
-    run_dir.mkdir()
-    log = data_dir / "stack.log"
     with FakeOpenAI(default=respond) as fake:
-        base = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
-        env = {
-            **base,
-            "KB_DATA_DIR": str(data_dir),
-            "KB_RUN_DIR": str(run_dir),
+        settings = {
             "KB_LOCK_TTL": str(LOCK_TTL),
             "KB_CONTEXT_RECENT_TOKENS": str(RECENT_TOKENS),
             "KB_MODEL_BASE_URL": fake.base_url,
@@ -128,22 +113,8 @@ def process_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessS
             "KB_LOG_LEVEL": "WARNING",
             "PYTHONUNBUFFERED": "1",
         }
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=out, stderr=out
-            )
-        stack = ProcessStack(process, run_dir, data_dir, log, fake)
-        try:
-            deadline = time.monotonic() + 240
-            while not (run_dir / "stack.json").exists():
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("the stack did not start:\n" + log.read_text(errors="replace"))
-                time.sleep(0.2)
-            yield stack
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=60)
+        with stack_processes(tmp_path_factory.mktemp("fault-stack"), settings) as processes:
+            yield ProcessStack(processes, fake)
 
 
 async def open_chat(client: httpx.AsyncClient, app_id: str) -> str:
@@ -245,7 +216,7 @@ async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the
 
     restarts = stack.info["restarts"]
     assert restarts["retrieval"] >= 1 and restarts["chat"] >= 1, restarts
-    log = stack.log.read_text(errors="replace")
+    log = stack.processes.log.read_text(errors="replace")
     assert "retrieval (pid" in log and "restarting it in" in log and "chat restarted" in log
     print(
         f"\nD2: kill -9 → answering again: retrieval {figures['retrieval']:.2f} s, chat {figures['chat']:.2f} s; "
@@ -290,5 +261,5 @@ async def test_kill_9_of_context_mid_answer_ends_in_an_error_and_the_stack_recov
     assert len(statuses) == 7 and statuses[-1] != "running", statuses
     assert stack.running_records() == 0, "records left running after recovery"
     assert stack.info["restarts"]["context"] >= 1, stack.info["restarts"]
-    assert "context (pid" in stack.log.read_text(errors="replace")
+    assert "context (pid" in stack.processes.log.read_text(errors="replace")
     print(f"\nD2: kill -9 of context → answering again after {recovered:.2f} s; its record {statuses[-1]}")

@@ -4,49 +4,27 @@ HTTP, then each process's ``/metrics`` shows what that process did, counted once
 
 from __future__ import annotations
 
-import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from kbcore.metrics.catalog import Purpose
 from tests.metrics_scrape import ASK_ROUTE, Scrape
+from tests.process_stack import stack_processes
 from tests.sse_client import parse_frames
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天？"
 
 
 @pytest.fixture(scope="module")
 def stack_info(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
-    data_dir = tmp_path_factory.mktemp("metrics-stack")
-    run_dir = data_dir / "run"
-    run_dir.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
-    env.update(KB_DATA_DIR=str(data_dir), KB_RUN_DIR=str(run_dir), KB_LOG_LEVEL="WARNING")
-    log = (data_dir / "stack.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    info_file = run_dir / "stack.json"
-    deadline = time.monotonic() + 240
-    while not info_file.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError("the stack did not start:\n" + (data_dir / "stack.log").read_text())
-        time.sleep(0.2)
-    yield json.loads(info_file.read_text())
-    process.send_signal(signal.SIGINT)
-    process.wait(timeout=60)
+    settings = {"KB_LOG_LEVEL": "WARNING"}
+    with stack_processes(tmp_path_factory.mktemp("metrics-stack"), settings, stop=signal.SIGINT) as stack:
+        yield stack.info
 
 
 def scrape(client: httpx.Client, url: str) -> Scrape:

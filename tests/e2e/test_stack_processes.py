@@ -7,19 +7,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.process_stack import stack_processes
 from tests.sse_client import answer_text, parse_frames
 from tools.demo_ids import DEMO_IDS_FILE
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
-REPO = Path(__file__).resolve().parents[2]
 QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天？县图书馆成人读者证的借期是多少天？"
 
 
@@ -27,27 +25,10 @@ QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天�
 def process_stack(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[dict[str, object], subprocess.Popen[bytes]]]:
-    data_dir = tmp_path_factory.mktemp("stack-data")
-    run_dir = data_dir / "run"
-    run_dir.mkdir()
-    env = {**os.environ, "KB_DATA_DIR": str(data_dir), "KB_RUN_DIR": str(run_dir), "KB_LOG_LEVEL": "WARNING"}
-    log = (data_dir / "stack.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    info_file = run_dir / "stack.json"
-    deadline = time.monotonic() + 240
-    while not info_file.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError("the stack did not start:\n" + (data_dir / "stack.log").read_text())
-        time.sleep(0.2)
-    info = json.loads(info_file.read_text())
-    info["data_dir"] = str(data_dir)
-    yield info, process
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=60)
+    settings = {"KB_LOG_LEVEL": "WARNING"}
+    # The whole environment is passed on, KB_ settings included.
+    with stack_processes(tmp_path_factory.mktemp("stack-data"), settings, dropped=(), stop=signal.SIGINT) as stack:
+        yield {**stack.info, "data_dir": str(stack.data_dir)}, stack.process
 
 
 def test_compound_question_through_separate_processes(

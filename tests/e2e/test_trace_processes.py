@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,11 +21,11 @@ import pytest
 
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.fakes.otlp_receiver import CLIENT, SERVER, OtlpReceiver, ReceivedSpan
+from tests.process_stack import StackProcesses, stack_processes
 from tests.sse_client import answer_text, parse_frames
 
 pytestmark = [pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 ANSWER = ["ICU每天探视时间为16:00至16:30", "【云岭县人民医院住院患者探视与陪护管理规定】。"]
 SERVICES = {"gateway", "chat", "context", "retrieval"}
@@ -43,20 +39,17 @@ def respond(body: dict[str, Any]) -> ChatReply:
 
 @dataclass
 class TracedStack:
-    process: subprocess.Popen[bytes]
-    run_dir: Path
-    log: Path
+    processes: StackProcesses
     receiver: OtlpReceiver
 
     @property
     def info(self) -> dict[str, Any]:
-        info: dict[str, Any] = json.loads((self.run_dir / "stack.json").read_text())
-        return info
+        return self.processes.info
 
     def json_lines(self) -> list[dict[str, Any]]:
         """The processes' log lines that are JSON objects (the launcher's own may not be)."""
         lines = []
-        for line in self.log.read_text(errors="replace").splitlines():
+        for line in self.processes.log.read_text(errors="replace").splitlines():
             if line.startswith("{"):
                 lines.append(json.loads(line))
         return lines
@@ -64,16 +57,8 @@ class TracedStack:
 
 @pytest.fixture(scope="module")
 def traced_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedStack]:
-    data_dir = tmp_path_factory.mktemp("traced-stack")
-    run_dir = data_dir / "run"
-    run_dir.mkdir()
-    log = data_dir / "stack.log"
     with FakeOpenAI(default=respond) as fake, OtlpReceiver() as receiver:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("KB_", "OTEL_"))}
-        env = {
-            **base,
-            "KB_DATA_DIR": str(data_dir),
-            "KB_RUN_DIR": str(run_dir),
+        settings = {
             "KB_MODEL_BASE_URL": fake.base_url,
             "KB_MODEL_API_KEY": "test-key",
             "KB_MODEL_CHAT": "fake-chat",
@@ -83,22 +68,9 @@ def traced_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedSta
             "OTEL_BSP_SCHEDULE_DELAY": "100",  # exported within a tenth of a second, not five
             "PYTHONUNBUFFERED": "1",
         }
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=out, stderr=out
-            )
-        stack = TracedStack(process, run_dir, log, receiver)
-        try:
-            deadline = time.monotonic() + 240
-            while not (run_dir / "stack.json").exists():
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("the stack did not start:\n" + log.read_text(errors="replace"))
-                time.sleep(0.2)
-            yield stack
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=60)
+        data_dir = tmp_path_factory.mktemp("traced-stack")
+        with stack_processes(data_dir, settings, dropped=("KB_", "OTEL_")) as processes:
+            yield TracedStack(processes, receiver)
 
 
 def ask_one(stack: TracedStack, headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -200,7 +172,7 @@ def test_a_collector_that_goes_away_costs_no_question(traced_stack: TracedStack)
     for _ in range(3):
         record = ask_one(traced_stack)
         assert record["status"] == "answered" and len(record["trace_id"]) == 32
-    assert traced_stack.process.poll() is None
+    assert traced_stack.processes.process.poll() is None
     assert all(pid_alive(int(pid)) for pid in traced_stack.info["pids"].values())
 
 

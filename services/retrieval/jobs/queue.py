@@ -1,30 +1,24 @@
 """The ingestion queue in SQL: one job row per upload, claimed by one retrieval process at a time.
 
-A job is claimed with a lease (holder + expiry, renewed with every progress report), exactly as
-the chat lease works: a process that dies stops renewing, and after ``lease_seconds`` any
-replica takes the job over and resumes it. Claiming is one conditional UPDATE (compare and
-set), preceded on PostgreSQL by ``FOR UPDATE SKIP LOCKED`` so that replicas polling at the same
-moment pick different rows instead of queueing on one; on SQLite, where writes are serialised,
-the conditional UPDATE alone decides. Every later write of the worker is conditional on still
-holding the lease, so a job taken over from a slow process is never finished twice.
+A job is leased (``jobs.leased``: claimed by compare and set, its lease renewed with every
+progress report, taken over when its holder dies, every write conditional on still holding it),
+so a job taken over from a slow process is never finished twice.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.models import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import Conflict, NotFound
+from services.retrieval.jobs.leased import Control, Leases, release
 from services.retrieval.jobs.states import ACTIVE, DocumentState, JobState
-
-MAX_ATTEMPTS = 3  # a job that killed its process this many times is failed, not retried forever
 
 
 @dataclass(frozen=True)
@@ -54,29 +48,16 @@ class ClaimedJob:
     attempts: int
 
 
-class Control:
-    """What a progress report learned: go on, stop because of a cancel, or stop because the lease
-    was lost (another process took the job over, or the document was deleted)."""
-
-    GO = "go"
-    CANCELLED = "cancelled"
-    LOST = "lost"
-    DELETED = "deleted"
-
-
 class JobQueue:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], lease_seconds: float, store_key: str) -> None:
         self._sessions = sessions
+        self._leases = Leases(IngestJob, ACTIVE, lease_seconds, store_key)
         self.lease_seconds = lease_seconds
-        self._store_key = store_key
-
-    def _expiry(self) -> dt.datetime:
-        return utcnow() + dt.timedelta(seconds=self.lease_seconds)
 
     async def submit(self, dataset_id: str, upload: Upload) -> Document:
         """The document row, created or found by name, with a new queued job holding the upload.
         A document with a job still queued or running is refused: the two versions would race."""
-        return await run_write(self._sessions, lambda s: _submit(s, dataset_id, upload, self._store_key))
+        return await run_write(self._sessions, lambda s: _submit(s, dataset_id, upload, self._leases.store_key))
 
     async def served(self, dataset_id: str, upload: Upload) -> Document | None:
         """The document, when it is ready and serves exactly this upload: nothing to queue (the
@@ -98,30 +79,23 @@ class JobQueue:
 
     async def claim(self, holder: str) -> ClaimedJob | None:
         """The oldest job nobody holds (or whose holder's lease ran out), now ours."""
-        return await run_write(self._sessions, lambda s: _claim(s, holder, self._expiry(), self._store_key))
+        return await run_write(self._sessions, lambda s: self._leases.claim(s, holder, lambda job: _claimed(s, job)))
 
     async def report(self, job: ClaimedJob, holder: str, state: str, done: int, total: int) -> str:
         """Record progress and renew the lease; says whether to go on."""
 
         def work(session: Session) -> str:
-            row = session.get(IngestJob, job.id, with_for_update=True)
-            if row is None:
-                return Control.DELETED  # its document was deleted (the job row went with it)
-            if row.holder != holder or row.state not in ACTIVE:
-                return Control.LOST
-            if row.cancel_requested:
-                return Control.CANCELLED
-            row.state, row.done, row.total, row.lease_until = state, done, total, self._expiry()
-            document = session.get(Document, job.document_id)
+            control = self._leases.renew(session, job.id, holder, state, done, total)  # DELETED: with its document
+            document = session.get(Document, job.document_id) if control == Control.GO else None
             if document is not None and document.job_id == job.id:
                 document.status = state
-            return Control.GO
+            return control
 
         return await run_write(self._sessions, work)
 
     async def finish(self, job: ClaimedJob, holder: str, outcome: Outcome) -> bool:
         """End the job and update its document in one transaction; False when it was not ours."""
-        return await run_write(self._sessions, lambda s: _finish(s, job, holder, outcome))
+        return await run_write(self._sessions, lambda s: _finish(s, self._leases.held(s, job.id, holder), job, outcome))
 
     async def cancel(self, dataset_id: str, document_id: str) -> Document:
         """A queued job ends at once; a running one is flagged and its worker stops at its next
@@ -236,49 +210,27 @@ def _job_blocks(session: Session, job_id: str, store_key: str) -> bool:
     return True
 
 
-def _claim(session: Session, holder: str, expiry: dt.datetime, store_key: str) -> ClaimedJob | None:
-    now = utcnow()
-    claimable = (
-        IngestJob.state.in_(ACTIVE)
-        & (IngestJob.store_key == store_key)
-        & (IngestJob.holder.is_(None) | (IngestJob.lease_until < now))
+def _claimed(session: Session, job: IngestJob) -> ClaimedJob | None:
+    document = session.get(Document, job.document_id)
+    if document is None:
+        return None
+    return ClaimedJob(
+        id=job.id,
+        document_id=job.document_id,
+        dataset_id=job.dataset_id,
+        document_name=document.name,
+        version=job.version,
+        filename=job.filename,
+        source_type=job.source_type,
+        source=job.source,
+        attempts=job.attempts,
     )
-    # SKIP LOCKED: concurrent claimers on PostgreSQL take different rows (ignored by SQLite).
-    candidates = session.scalars(
-        select(IngestJob.id).where(claimable).order_by(IngestJob.created_at).limit(4).with_for_update(skip_locked=True)
-    ).all()
-    for job_id in candidates:
-        taken = session.execute(
-            update(IngestJob)
-            .where(IngestJob.id == job_id, claimable)
-            .values(holder=holder, lease_until=expiry, attempts=IngestJob.attempts + 1)
-            .returning(IngestJob.id)
-        ).first()
-        if taken is None:
-            continue
-        job = session.get(IngestJob, job_id, populate_existing=True)
-        document = session.get(Document, job.document_id) if job is not None else None
-        if job is None or document is None:
-            continue
-        return ClaimedJob(
-            id=job.id,
-            document_id=job.document_id,
-            dataset_id=job.dataset_id,
-            document_name=document.name,
-            version=job.version,
-            filename=job.filename,
-            source_type=job.source_type,
-            source=job.source,
-            attempts=job.attempts,
-        )
-    return None
 
 
-def _finish(session: Session, job: ClaimedJob, holder: str, outcome: Outcome) -> bool:
-    row = session.get(IngestJob, job.id, with_for_update=True)
-    if row is None or row.holder != holder or row.state not in ACTIVE:
+def _finish(session: Session, row: IngestJob | None, job: ClaimedJob, outcome: Outcome) -> bool:
+    if row is None:  # no longer ours (taken over, or deleted with its document)
         return False
-    row.state, row.error, row.holder, row.lease_until = outcome.state, outcome.error, None, None
+    release(row, outcome.state, outcome.error)
     document = session.get(Document, job.document_id)
     if document is None or document.job_id != job.id:
         return True

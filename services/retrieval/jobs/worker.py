@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 
 from kbcore.errors import InvalidRequest, Unavailable
 from kbcore.metrics.catalog import observe_ingestion_job
 from services.retrieval.ingest import Progress, VersionBuilder, VersionTarget, content_hash
-from services.retrieval.jobs.queue import MAX_ATTEMPTS, ClaimedJob, Control, JobQueue, Outcome
+from services.retrieval.jobs.claim_loop import ClaimingWorker
+from services.retrieval.jobs.leased import MAX_ATTEMPTS, Control
+from services.retrieval.jobs.queue import ClaimedJob, JobQueue, Outcome
 from services.retrieval.jobs.states import JobState
 from services.retrieval.splitter import SplitParagraph
 
@@ -26,41 +27,12 @@ log = logging.getLogger(__name__)
 Parser = Callable[[ClaimedJob], Sequence[SplitParagraph]]
 
 
-class IngestWorker:
+class IngestWorker(ClaimingWorker[ClaimedJob]):
     def __init__(self, queue: JobQueue, builder: VersionBuilder, parse: Parser, poll_seconds: float) -> None:
+        super().__init__(queue.claim, poll_seconds, "ingest", "an ingestion job")
         self._queue = queue
         self._builder = builder
         self._parse = parse
-        self._poll = poll_seconds
-        self.holder = f"ingest-{uuid.uuid4().hex}"
-        self._wake = asyncio.Event()
-
-    def wake(self) -> None:
-        """A job was queued in this process: look now rather than at the next poll."""
-        self._wake.set()
-
-    async def run(self) -> None:
-        while True:
-            try:
-                job = await self._queue.claim(self.holder)
-            except Exception:  # the database is away: try again at the next poll
-                log.exception("could not claim an ingestion job")
-                job = None
-            if job is not None:
-                await self.process(job)
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll)
-            self._wake.clear()
-
-    async def drain(self) -> int:
-        """Process queued jobs until none is left to claim (the bench and offline loading, which
-        run no server); returns how many were processed."""
-        processed = 0
-        while (job := await self._queue.claim(self.holder)) is not None:
-            await self.process(job)
-            processed += 1
-        return processed
 
     async def process(self, job: ClaimedJob) -> None:
         target = VersionTarget(job.dataset_id, job.document_id, job.document_name, job.version)

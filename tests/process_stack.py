@@ -1,0 +1,67 @@
+"""The local stack as separate processes (``python -m tools.stack --ephemeral``, the ``make run``
+launcher, every port 0) for the end-to-end tests that need real processes: started in its own
+data folder, waited for until it announces itself in ``KB_RUN_DIR/stack.json``, stopped at the
+end with a signal the launcher passes on, so no service is left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+START_LIMIT = 240.0  # seconds: seeding the demo knowledge base on a loaded machine
+
+
+@dataclass
+class StackProcesses:
+    process: subprocess.Popen[bytes]
+    data_dir: Path
+    run_dir: Path
+    log: Path  # every process's output
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """What the launcher announced: addresses, pids, the demo's ids."""
+        info: dict[str, Any] = json.loads((self.run_dir / "stack.json").read_text())
+        return info
+
+
+@contextlib.contextmanager
+def stack_processes(
+    data_dir: Path,
+    settings: Mapping[str, str],
+    *,
+    dropped: tuple[str, ...] = ("KB_",),
+    stop: signal.Signals = signal.SIGTERM,
+) -> Iterator[StackProcesses]:
+    """The running stack with ``settings`` over this environment, from which the variables
+    starting with ``dropped`` are left out (the test run's own settings are not the stack's)."""
+    run_dir = data_dir / "run"
+    run_dir.mkdir()
+    log = data_dir / "stack.log"
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    env = {**inherited, "KB_DATA_DIR": str(data_dir), "KB_RUN_DIR": str(run_dir), **settings}
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=out, stderr=out
+        )
+    try:
+        deadline = time.monotonic() + START_LIMIT
+        while not (run_dir / "stack.json").exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("the stack did not start:\n" + log.read_text(errors="replace"))
+            time.sleep(0.2)
+        yield StackProcesses(process, data_dir, run_dir, log)
+    finally:
+        if process.poll() is None:
+            process.send_signal(stop)
+            process.wait(timeout=60)
