@@ -30,6 +30,7 @@ from typing import Any
 import uvicorn
 
 from tests.fakes.openai_server import fake_embedding, request_kind
+from tests.fakes.threaded_server import request_body
 
 Json = dict[str, Any]
 Scope = dict[str, Any]
@@ -77,18 +78,13 @@ class ModelServer:
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
+        body = await request_body(receive)
         started = time.perf_counter()
         path, method = scope["path"], scope["method"]
         if path.endswith("/chat/completions") and method == "POST":
-            await self._chat(json.loads(b"".join(chunks)), started, send)
+            await self._chat(json.loads(body), started, send)
         elif path.endswith("/embeddings") and method == "POST":
-            await self._embeddings(json.loads(b"".join(chunks)), started, send)
+            await self._embeddings(json.loads(body), started, send)
         elif path == "/stats" and method == "GET":
             await _json(send, self.stats.as_json())
         elif path == "/timeline" and method == "GET":

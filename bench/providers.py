@@ -15,18 +15,22 @@ import time
 from typing import Any
 
 from bench.table import Row, median
-from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, ReasoningDelta
+from kbcore.models.base import ReasoningDelta
 from kbcore.models.openai_client import OpenAIModelClient
 from services.retrieval.assessment import parse_assessment
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, Json, request_kind
-from tests.fakes.providers import FakeDashScope, FakeDeepSeek, FakeOllama, FakeStrictOpenAI
+from tests.fakes.providers import (
+    COMPOUND,
+    EVIDENCE,
+    HISTORY,
+    FakeDashScope,
+    FakeDeepSeek,
+    FakeOllama,
+    FakeStrictOpenAI,
+    answer_request,
+)
 
 QUESTIONS = 20
-COMPOUND = "多久作出决定？如果要延长，需要提交什么材料？"
-HISTORY = [ChatMessage("user", "云岭县行政许可多久作出决定？"), ChatMessage("assistant", "18个工作日。")]
-EVIDENCE = [
-    EvidenceParagraph("p1", "云岭县行政许可事项办理规定", "第五条", "应当自受理申请之日起18个工作日内作出决定。")
-]
 QUERIES = ("行政许可 延期 申请材料",)
 ASSESSMENT = {"sufficient": False, "missing": "延期申请需要哪些材料", "queries": list(QUERIES)}
 
@@ -49,24 +53,12 @@ def _route(body: Json) -> ChatReply:
     return ChatReply.stream(["根据资料，", "18个工作日。"])
 
 
-def _answer_request() -> GenerationRequest:
-    return GenerationRequest(
-        messages=[ChatMessage("system", "依据资料回答"), ChatMessage("user", COMPOUND)],
-        question=COMPOUND,
-        problem_text=COMPOUND,
-        evidence=EVIDENCE,
-        sufficient=True,
-        stop_reason="sufficient",
-        missing="",
-    )
-
-
 async def _question(client: OpenAIModelClient) -> tuple[bool, int, float]:
     """One question's model work: (a real assessment, thinking characters streamed, seconds)."""
     started = time.perf_counter()
     await client.rewrite(HISTORY, "能延长吗？")
     decision = parse_assessment(await client.assess(COMPOUND, HISTORY, EVIDENCE, [COMPOUND]))
-    stream = client.generate(_answer_request())
+    stream = client.generate(answer_request())
     thinking = sum([len(d.text) async for d in stream.deltas if isinstance(d, ReasoningDelta)])
     return decision.queries == QUERIES, thinking, time.perf_counter() - started
 

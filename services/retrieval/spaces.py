@@ -120,21 +120,22 @@ class EmbeddingSpaces:
             self._open[key] = _Opened(space, owned, row.updated_at)
             return space
 
-    async def served(self, dataset_id: str) -> Space:
-        """The space the dataset is searched in now."""
+    async def _existing(self, dataset_id: str) -> Dataset:
         async with self._sessions() as session:
             dataset = await session.get(Dataset, dataset_id)
         if dataset is None:
             raise NotFound(f"dataset {dataset_id} does not exist")
+        return dataset
+
+    async def served(self, dataset_id: str) -> Space:
+        """The space the dataset is searched in now."""
+        dataset = await self._existing(dataset_id)
         return await self.space(dataset.embedding_model_id, dataset.embedding_dimension)
 
     async def writable(self, dataset_id: str) -> Space:
         """The dataset's space for an operator's change; refused while its model is being changed,
         because the copy being made in the new model's space would not have the change."""
-        async with self._sessions() as session:
-            dataset = await session.get(Dataset, dataset_id)
-        if dataset is None:
-            raise NotFound(f"dataset {dataset_id} does not exist")
+        dataset = await self._existing(dataset_id)
         if dataset.embedding_pending_id is not None:
             raise Conflict(
                 f"dataset {dataset.name!r} is being embedded again by another model; change it once that has finished"

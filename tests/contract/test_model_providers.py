@@ -16,11 +16,21 @@ from dataclasses import dataclass
 
 import pytest
 
-from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, HistoryTurn, ReasoningDelta
+from kbcore.models.base import HistoryTurn, ReasoningDelta
 from kbcore.models.openai_client import OpenAIModelClient
 from services.retrieval.assessment import parse_assessment
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, Json, request_kind
-from tests.fakes.providers import THINKING, FakeDashScope, FakeDeepSeek, FakeOllama, FakeStrictOpenAI
+from tests.fakes.providers import (
+    COMPOUND,
+    EVIDENCE,
+    HISTORY,
+    THINKING,
+    FakeDashScope,
+    FakeDeepSeek,
+    FakeOllama,
+    FakeStrictOpenAI,
+    answer_request,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -29,11 +39,6 @@ USAGE = {"prompt_tokens": 321, "completion_tokens": 45, "total_tokens": 366}
 MISSING = "第二部分：延期申请需要哪些材料"
 QUERIES = ["行政许可 延期 申请材料"]
 ASSESSMENT = {"sufficient": False, "missing": MISSING, "queries": QUERIES}
-HISTORY = [ChatMessage("user", "云岭县行政许可多久作出决定？"), ChatMessage("assistant", "18个工作日。")]
-COMPOUND = "多久作出决定？如果要延长，需要提交什么材料？"
-EVIDENCE = [
-    EvidenceParagraph("p1", "云岭县行政许可事项办理规定", "第五条", "应当自受理申请之日起18个工作日内作出决定。")
-]
 
 
 @dataclass(frozen=True)
@@ -91,18 +96,6 @@ async def client(server: FakeOpenAI, case: Case) -> AsyncIterator[OpenAIModelCli
     )
     yield model
     await model.aclose()
-
-
-def answer_request() -> GenerationRequest:
-    return GenerationRequest(
-        messages=[ChatMessage("system", "依据资料回答"), ChatMessage("user", COMPOUND)],
-        question=COMPOUND,
-        problem_text=COMPOUND,
-        evidence=EVIDENCE,
-        sufficient=True,
-        stop_reason="sufficient",
-        missing="",
-    )
 
 
 async def auxiliary_round(client: OpenAIModelClient) -> tuple[str, str, str]:

@@ -41,7 +41,7 @@ from types import TracebackType
 from typing import Any
 
 from tests.fakes.openai_server import fake_embedding
-from tests.fakes.threaded_server import ThreadedServer
+from tests.fakes.threaded_server import ThreadedServer, request_body
 
 Json = dict[str, Any]
 RETRY_AFTER_MS = 20  # what a 429 asks the client to wait: short, so tests stay quick
@@ -207,16 +207,11 @@ class FakeEmbeddings:
     async def __call__(self, scope: Json, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
+        body = await request_body(receive)
         if scope["path"] != "/v1/embeddings" or scope["method"] != "POST":
             await send_reply(send, _error(404, f"no route {scope['method']} {scope['path']}"))
             return
-        await send_reply(send, await self.endpoint.answer(json.loads(b"".join(chunks))))
+        await send_reply(send, await self.endpoint.answer(json.loads(body)))
 
     def __enter__(self) -> FakeEmbeddings:
         self.port = self._served.start(self)

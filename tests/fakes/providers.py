@@ -18,9 +18,32 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse, Response
 
+from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest
 from tests.fakes.openai_server import FakeOpenAI, Json
 
 THINKING = ("先看问题问的是什么，", "再对照资料。")
+
+# One question's model work against any provider (the contract suite and the bench's providers
+# section): a follow-up with its history, a compound question, and the evidence it is answered from.
+HISTORY = [ChatMessage("user", "云岭县行政许可多久作出决定？"), ChatMessage("assistant", "18个工作日。")]
+COMPOUND = "多久作出决定？如果要延长，需要提交什么材料？"
+EVIDENCE = [
+    EvidenceParagraph("p1", "云岭县行政许可事项办理规定", "第五条", "应当自受理申请之日起18个工作日内作出决定。")
+]
+
+
+def answer_request() -> GenerationRequest:
+    """The answer to ``COMPOUND`` from ``EVIDENCE``, as the chat service asks for it."""
+    return GenerationRequest(
+        messages=[ChatMessage("system", "依据资料回答"), ChatMessage("user", COMPOUND)],
+        question=COMPOUND,
+        problem_text=COMPOUND,
+        evidence=EVIDENCE,
+        sufficient=True,
+        stop_reason="sufficient",
+        missing="",
+    )
+
 
 # Chat-completions request fields api.openai.com knows (its API reference, 2025).
 OPENAI_FIELDS = frozenset(
