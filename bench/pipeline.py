@@ -101,12 +101,18 @@ class Measured:
 
 def calibration_ms() -> float:
     """A fixed pure-Python workload, timed on the CPU: how fast this (shared, virtual) machine
-    runs right now. Figures taken at different moments compare only alongside it."""
+    runs right now. Figures taken at different moments compare only alongside it. The median
+    of five timings, so one interrupted timing does not decide it; the shared host's own speed
+    still drifts (35 to 60 ms within one hour, idle), so absolute CPU figures compare well only
+    within one run, or between two stacks measured at the same time."""
     payload = {"ids": list(range(40)), "text": "云岭县人民医院ICU每天的探视时间" * 4}
-    started = time.process_time()
-    for _ in range(4000):
-        json.loads(json.dumps(payload, ensure_ascii=False))
-    return round((time.process_time() - started) * 1000, 1)
+    timings = []
+    for _ in range(5):
+        started = time.process_time()
+        for _ in range(4000):
+            json.loads(json.dumps(payload, ensure_ascii=False))
+        timings.append((time.process_time() - started) * 1000)
+    return round(median(timings), 1)
 
 
 def minimum(config: Config, follow_up: bool) -> float:

@@ -14,6 +14,11 @@ from kbcore.service_main import announce_port
 from kbcore.settings import Settings
 from kbcore.tracing import instrument_app, setup_tracing
 
+# How long an idle client connection is kept open. uvicorn's 5 s equals httpx's own idle expiry,
+# so a client reusing a connection just as the gateway closed it got a ReadError on its POST
+# (seen at 64 chats): the server must wait longer than clients do. nginx's default.
+KEEP_ALIVE_SECONDS = 75
+
 
 def main() -> None:
     settings = Settings.from_env()
@@ -35,6 +40,8 @@ def main() -> None:
         access_log=False,
         log_config=None,
         loop="uvloop",
+        http="httptools",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     # uvicorn re-raises the stop signal after its graceful shutdown; a no-op handler lets that
     # end the process with exit code 0, like the gRPC services, instead of "killed by SIGTERM".

@@ -52,8 +52,9 @@ async def call(awaitable: Awaitable[T]) -> T:
         raise from_grpc(exc) from exc
 
 
-def backends(request: Request) -> Backends:
-    """The route dependency that hands a route the app's stubs."""
+async def backends(request: Request) -> Backends:
+    """The route dependency that hands a route the app's stubs. ``async`` because FastAPI runs
+    a plain ``def`` dependency in a worker thread: a thread hop on every request for nothing."""
     return request.app.state.backends  # type: ignore[no-any-return]
 
 

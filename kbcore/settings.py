@@ -63,6 +63,13 @@ class Settings:
     edge_index_threads: int = _spec(
         "KB_EDGE_INDEX_THREADS", 1, "Embedded store: threads of the HNSW builder process (0 = all cores)", 0, 256
     )
+    edge_index_build_timeout_seconds: float = _spec(
+        "KB_EDGE_INDEX_BUILD_TIMEOUT_SECONDS",
+        7200.0,
+        "Embedded store: an HNSW builder still running after this long is killed (the old index keeps serving)",
+        1,
+        604_800,
+    )
     # models
     model_base_url: str = _spec(
         "KB_MODEL_BASE_URL", "", "OpenAI-compatible endpoint; empty = the offline extractive model (no key needed)"

@@ -315,7 +315,7 @@ class HitTestQuery:
     settings: common_pb2.SearchSettings
 
 
-def hit_test_query(
+async def hit_test_query(  # async: no worker-thread hop (see backends)
     query_text: Annotated[str, Query(min_length=1, max_length=1000)],
     top_number: Annotated[int, Query(ge=1, le=MAX_TOP_N)] = DEFAULT_TOP_N,
     similarity: Annotated[float, Query(ge=0.0, le=1.0)] = DEFAULT_SIMILARITY,

@@ -51,7 +51,7 @@ def _sufficient(raw: str) -> bool | None:
     return spelled[raw.strip().lower()]
 
 
-def log_filter(
+async def log_filter(  # async: no worker-thread hop (see backends)
     app_id: str,
     date_from: str = "",
     date_to: str = "",

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import logging
 import uuid
 from collections.abc import AsyncIterator
 
-from sqlalchemy import Executable, delete, select, update
+from sqlalchemy import Executable, Table, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
@@ -27,6 +28,28 @@ log = logging.getLogger(__name__)
 
 RELEASE_EVERY = 0.5
 _releasing: set[asyncio.Task[None]] = set()
+
+# Taking and releasing run on every question: Core statements on the table with bound
+# parameters, built once, so SQLAlchemy neither rebuilds nor re-keys them per call (building an
+# ORM statement cost more CPU than SQLite's own work).
+_LOCKS: Table = ChatLock.__table__  # type: ignore[assignment]
+_RELEASE = delete(_LOCKS).where(_LOCKS.c.chat_id == bindparam("b_chat_id"), _LOCKS.c.holder == bindparam("b_holder"))
+
+
+@functools.cache
+def _take(dialect_name: str) -> Executable:
+    """Insert the lease row, or take over one that expired or is already ours (an upsert in
+    the dialect's own words); RETURNING, not rowcount: psycopg reports no rowcount for an upsert."""
+    dialect = postgresql if dialect_name == "postgresql" else sqlite
+    insert = dialect.insert(_LOCKS)
+    taken = ("holder", "purpose", "acquired_at", "expires_at", "stop_requested")
+    statement = insert.on_conflict_do_update(
+        index_elements=[_LOCKS.c.chat_id],
+        set_={name: insert.excluded[name] for name in taken},
+        where=(_LOCKS.c.expires_at < insert.excluded.acquired_at) | (_LOCKS.c.holder == insert.excluded.holder),
+    )
+    returning: Executable = statement.returning(_LOCKS.c.chat_id)
+    return returning
 
 
 class ChatBusy(Conflict):
@@ -62,15 +85,8 @@ class LeaseStore:
             "expires_at": now + dt.timedelta(seconds=self.ttl),
             "stop_requested": False,
         }
-        dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-        insert = dialect.insert(ChatLock).values(**values)
-        statement = insert.on_conflict_do_update(
-            index_elements=[ChatLock.chat_id],
-            set_={name: insert.excluded[name] for name in values if name != "chat_id"},
-            where=(ChatLock.expires_at < now) | (ChatLock.holder == holder),
-        )
-        # RETURNING, not rowcount: psycopg reports no rowcount for an upsert.
-        return session.scalar(statement.returning(ChatLock.chat_id)) is not None
+        statement = _take(session.get_bind().dialect.name)
+        return session.connection().execute(statement, values).first() is not None
 
     async def try_acquire(self, chat_id: str, holder: str, purpose: str) -> bool:
         return await run_write(self._sessions, lambda session: self.acquire(session, chat_id, holder, purpose))
@@ -84,8 +100,8 @@ class LeaseStore:
         return await run_write(self._sessions, lambda session: _changed(session, statement))
 
     async def release(self, chat_id: str, holder: str) -> None:
-        statement = delete(ChatLock).where(ChatLock.chat_id == chat_id, ChatLock.holder == holder)
-        await run_write(self._sessions, lambda session: _changed(session, statement))
+        params = {"b_chat_id": chat_id, "b_holder": holder}
+        await run_write(self._sessions, lambda session: session.connection().execute(_RELEASE, params))
 
     async def request_stop(self, chat_id: str) -> bool:
         """Ask whichever process holds the chat to stop; False when nothing holds it."""

@@ -16,8 +16,15 @@ from kbcore.db.lease import ChatBusy, LeaseStore
 from kbcore.db.lookup import require_row
 from kbcore.db.models import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, utcnow
 from kbcore.errors import NotFound
-
-INTERRUPTED_ERROR = "the process answering it stopped"
+from services.chat.record_statements import (
+    ANY_EARLIER,
+    CHAT_AND_APPLICATION,
+    FINISH_RUNNING,
+    FIRST_QUESTION_AS_ABSTRACT,
+    INSERT_RECORD,
+    INTERRUPT_RUNNING,
+    INTERRUPTED_ERROR,
+)
 
 
 @dataclass(frozen=True)
@@ -50,19 +57,22 @@ class ChatStore:
     # chats
     async def open_chat(self, application_id: str, visitor_id: str | None) -> Chat:
         await self.get_application(application_id)
-        async with self._sessions.begin() as session:
+
+        def insert(session: Session) -> Chat:
             chat = Chat(application_id=application_id, visitor_id=visitor_id)
             session.add(chat)
-        return chat
+            session.flush()
+            return chat
+
+        return await run_write(self._sessions, insert)
 
     async def get_chat(self, chat_id: str) -> Chat:
         return await require_row(self._sessions, Chat, chat_id, "chat")
 
     async def get_chat_and_application(self, chat_id: str) -> tuple[Chat, Application]:
         """A chat and its application in one query (every question reads both)."""
-        query = select(Chat, Application).join(Application, Application.id == Chat.application_id)
-        query = query.where(Chat.id == chat_id)
-        row = await run_read(self._sessions, lambda session: session.execute(query).first())
+        params = {"b_chat_id": chat_id}
+        row = await run_read(self._sessions, lambda session: session.execute(CHAT_AND_APPLICATION, params).first())
         if row is None:
             raise NotFound(f"chat {chat_id} does not exist")
         return row[0], row[1]
@@ -112,12 +122,10 @@ class ChatStore:
     async def finish_record(self, record_id: int, **values: Any) -> bool:
         """Save the outcome, only while the record is still ``running``: a holder that lost its
         lease must not overwrite the ``interrupted`` its successor wrote. False when it did not."""
-        statement = (
-            update(ChatRecord)
-            .where(ChatRecord.id == record_id, ChatRecord.status == RecordStatus.RUNNING)
-            .values(**values)
+        params = {"b_record_id": record_id, **values}
+        return await run_write(
+            self._sessions, lambda session: bool(session.connection().execute(FINISH_RUNNING, params).rowcount)
         )
-        return await run_write(self._sessions, lambda session: bool(session.execute(statement).rowcount))  # type: ignore[attr-defined]
 
     async def sweep_interrupted(self) -> int:
         """Mark ``interrupted`` every ``running`` record whose holder no longer holds its chat (it
@@ -183,12 +191,10 @@ def _start(
     origin: Mapping[str, str] | None = None,
     counted: Executable | None = None,
 ) -> StartedQuestion:
-    session.execute(
-        update(ChatRecord)
-        .where(ChatRecord.chat_id == chat_id, ChatRecord.status == RecordStatus.RUNNING)
-        .values(status=RecordStatus.INTERRUPTED, error=INTERRUPTED_ERROR)
-    )
-    earlier = session.scalar(select(ChatRecord.id).where(ChatRecord.chat_id == chat_id).limit(1))
+    connection = session.connection()
+    chat = {"b_chat_id": chat_id}
+    connection.execute(INTERRUPT_RUNNING, chat)
+    earlier = connection.execute(ANY_EARLIER, chat).scalar()
     if re_chat:
         last = session.scalar(
             select(ChatRecord.id)
@@ -198,12 +204,17 @@ def _start(
         )
         if last is not None:
             session.execute(update(ChatRecord).where(ChatRecord.id == last).values(in_history=False))
-    record = ChatRecord(
-        chat_id=chat_id, question=question, holder=holder, status=RecordStatus.RUNNING, source=source, **(origin or {})
-    )
-    session.add(record)
-    session.flush()
+    values = {
+        "chat_id": chat_id,
+        "question": question,
+        "holder": holder,
+        "status": RecordStatus.RUNNING,
+        "source": source,
+        **(origin or {}),
+    }
+    record_id = connection.execute(INSERT_RECORD, values).scalar_one()
     if counted is not None:  # the asking credential's use count, in the same transaction
         session.execute(counted)
-    session.execute(update(Chat).where(Chat.id == chat_id, Chat.abstract == "").values(abstract=question[:200]))
-    return StartedQuestion(record, earlier is None)
+    connection.execute(FIRST_QUESTION_AS_ABSTRACT, {**chat, "b_abstract": question[:200]})
+    # The flow reads the record's id and holder; a transient object saves a reload.
+    return StartedQuestion(ChatRecord(id=record_id, **values), earlier is None)

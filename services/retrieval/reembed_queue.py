@@ -27,7 +27,7 @@ from kbcore.db.models import Application, Dataset, Document, EmbeddingJob, Inges
 from kbcore.embedding_rule import model_label
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.vocabulary import EMBEDDING_SWITCH_STATE
-from services.retrieval.jobs.leased import Control, Leases, release
+from services.retrieval.jobs.leased import Control, Leases, claim_if_waiting, release
 from services.retrieval.jobs.states import ACTIVE as INGESTING
 
 
@@ -98,7 +98,7 @@ class SwitchQueue:
         return await run_write(self._sessions, lambda s: _request(s, dataset_id, change, self._leases.store_key))
 
     async def claim(self, holder: str) -> ClaimedSwitch | None:
-        return await run_write(self._sessions, lambda s: self._leases.claim(s, holder, _claimed))
+        return await claim_if_waiting(self._sessions, self._leases, lambda s: self._leases.claim(s, holder, _claimed))
 
     async def report(self, job: ClaimedSwitch, holder: str, done: int, total: int) -> str:
         """Record progress and renew the lease; says whether to go on (``jobs.leased.Control``)."""

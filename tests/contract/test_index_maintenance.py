@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -118,7 +119,9 @@ async def loaded(tmp_path: Path) -> AsyncIterator[EdgeVectorStore]:
     await store.close()
 
 
-async def run_paused(store: EdgeVectorStore) -> tuple[asyncio.Task[BuildReport], int]:
+async def run_paused(
+    store: EdgeVectorStore, options: IndexBuildOptions = SMALL
+) -> tuple[asyncio.Task[BuildReport], int]:
     """A maintenance run whose builder is stopped (SIGSTOP) once it is optimizing the copy."""
     optimizing: asyncio.Queue[int] = asyncio.Queue()
 
@@ -127,7 +130,7 @@ async def run_paused(store: EdgeVectorStore) -> tuple[asyncio.Task[BuildReport],
             os.kill(pid, signal.SIGSTOP)
             optimizing.put_nowait(pid)
 
-    task = asyncio.create_task(rebuild_index(store, SMALL, progress))
+    task = asyncio.create_task(rebuild_index(store, options, progress))
     pid = await asyncio.wait_for(optimizing.get(), timeout=60)
     return task, pid
 
@@ -211,6 +214,35 @@ async def test_a_killed_build_leaves_the_old_shard_serving_and_the_next_run_succ
     report = await rebuild_index(loaded, SMALL)
     assert report.replayed_writes == 0 and report.points == POINTS + 5
     assert overlap(await top_ids(loaded, queries), await top_ids(loaded, queries, exact=True)) >= RECALL_BOUND
+
+
+async def test_a_hung_build_is_stopped_at_its_timeout_and_the_old_shard_keeps_serving(
+    loaded: EdgeVectorStore,
+) -> None:
+    """A builder that never finishes (stopped with SIGSTOP while optimizing) must not hold the
+    maintainer forever: past the timeout it is killed and the run fails, leaving nothing."""
+    queries = probes()
+    before = await top_ids(loaded, queries)
+    folder = loaded.folder
+    task, pid = await run_paused(loaded, dataclasses.replace(SMALL, timeout_seconds=3.0))
+
+    with pytest.raises(MaintenanceError, match="still running after 3 s"):
+        await asyncio.wait_for(task, timeout=60)
+
+    assert not pid_alive(pid), "the hung builder was left running"
+    assert loaded.folder == folder and not shard_files.build_folder(loaded.path).exists()
+    assert await top_ids(loaded, queries) == before
+    report = await rebuild_index(loaded, SMALL)  # the next run is not blocked by the last
+    assert report.points == await loaded.count()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a reaped child is gone; a zombie counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
 
 
 async def test_leftovers_of_an_interrupted_run_are_removed_and_the_next_run_starts_clean(tmp_path: Path) -> None:

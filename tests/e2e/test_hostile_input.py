@@ -194,6 +194,10 @@ async def stream_until_answered(port: int, head: bytes, total: int) -> tuple[byt
                 break
             writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             await writer.drain()
+            # drain() returns without yielding while the server keeps up (it discards a refused
+            # body as fast as it comes), so the reading task would not see an early answer: a
+            # client that reads while it sends (curl) lets it run between pieces.
+            await asyncio.sleep(0)
             sent += len(piece)
         status = await asyncio.wait_for(answer, timeout=30)
     except (ConnectionResetError, BrokenPipeError):

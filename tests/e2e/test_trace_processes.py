@@ -159,8 +159,11 @@ def test_a_callers_traceparent_is_honoured_as_the_questions_trace(traced_stack: 
     forged = {"traceparent": f"00-{caller_trace}-00f067aa0ba902b7-01", "baggage": "kb.record_id=999999"}
     record = ask_one(traced_stack, headers=forged)
     assert record["trace_id"] == caller_trace
-    spans = spans_of(traced_stack, caller_trace, lambda found: any(s.service == "retrieval" for s in found))
-    assert {s.service for s in spans} >= {"gateway", "chat", "retrieval"}
+    # Each process exports on its own schedule: wait for all three (the chat and gateway spans
+    # end after retrieval's, so waiting for retrieval alone raced them).
+    wanted = {"gateway", "chat", "retrieval"}
+    spans = spans_of(traced_stack, caller_trace, lambda found: {s.service for s in found} >= wanted)
+    assert {s.service for s in spans} >= wanted
     time.sleep(0.5)  # the lines written with the spans
     lines = [line for line in traced_stack.json_lines() if line.get("trace_id") == caller_trace]
     assert lines and {line.get("record_id") for line in lines} <= {record["id"], None}, lines

@@ -19,9 +19,11 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
+from kbcore.db.engine import run_read, run_write
 from kbcore.db.models import EmbeddingJob, IngestJob, utcnow
 
 MAX_ATTEMPTS = 3  # a job that killed its process this many times is failed, not retried forever
@@ -52,15 +54,24 @@ class Leases(Generic[Row]):
     def expiry(self) -> dt.datetime:
         return utcnow() + dt.timedelta(seconds=self.lease_seconds)
 
-    def claim(self, session: Session, holder: str, read: Callable[[Row], Claimed | None]) -> Claimed | None:
-        """The oldest job nobody holds (or whose holder's lease ran out), now ours, as ``read``
-        sees it (None: skip it, e.g. its document is gone)."""
-        table, now, expiry = self._table, utcnow(), self.expiry()
-        claimable = (
+    def _claimable(self, now: dt.datetime) -> ColumnElement[bool]:
+        """A job not finished, for this store, that nobody holds or whose holder's lease ran out."""
+        table = self._table
+        return (
             table.state.in_(self._active)
             & (table.store_key == self.store_key)
             & (table.holder.is_(None) | (table.lease_until < now))
         )
+
+    def waiting(self, session: Session) -> bool:
+        """Whether a job could be claimed now (a read)."""
+        return session.scalar(select(self._table.id).where(self._claimable(utcnow())).limit(1)) is not None
+
+    def claim(self, session: Session, holder: str, read: Callable[[Row], Claimed | None]) -> Claimed | None:
+        """The oldest job nobody holds (or whose holder's lease ran out), now ours, as ``read``
+        sees it (None: skip it, e.g. its document is gone)."""
+        table, expiry = self._table, self.expiry()
+        claimable = self._claimable(utcnow())
         # SKIP LOCKED: concurrent claimers on PostgreSQL take different rows (ignored by SQLite).
         candidates = session.scalars(
             select(table.id).where(claimable).order_by(table.created_at).limit(4).with_for_update(skip_locked=True)
@@ -98,6 +109,17 @@ class Leases(Generic[Row]):
         """The job's row, locked, while it is still ours (cancelled or not)."""
         control, row = self.look(session, job_id, holder)
         return row if control in (Control.GO, Control.CANCELLED) else None
+
+
+async def claim_if_waiting(
+    sessions: async_sessionmaker[AsyncSession], leases: Leases[Row], claim: Callable[[Session], Claimed | None]
+) -> Claimed | None:
+    """``claim`` in a write transaction, but only when a read finds a job waiting. Workers poll
+    every second and nearly every poll finds nothing: as a read it takes no write lock, which on
+    SQLite every process's writers share (the chat service's included, mid-question)."""
+    if not await run_read(sessions, leases.waiting):
+        return None
+    return await run_write(sessions, claim)
 
 
 def release(row: IngestJob | EmbeddingJob, state: str, error: str) -> None:

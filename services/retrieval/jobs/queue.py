@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.models import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import Conflict, NotFound
-from services.retrieval.jobs.leased import Control, Leases, release
+from services.retrieval.jobs.leased import Control, Leases, claim_if_waiting, release
 from services.retrieval.jobs.states import ACTIVE, DocumentState, JobState
 
 
@@ -79,7 +79,9 @@ class JobQueue:
 
     async def claim(self, holder: str) -> ClaimedJob | None:
         """The oldest job nobody holds (or whose holder's lease ran out), now ours."""
-        return await run_write(self._sessions, lambda s: self._leases.claim(s, holder, lambda job: _claimed(s, job)))
+        return await claim_if_waiting(
+            self._sessions, self._leases, lambda s: self._leases.claim(s, holder, lambda job: _claimed(s, job))
+        )
 
     async def report(self, job: ClaimedJob, holder: str, state: str, done: int, total: int) -> str:
         """Record progress and renew the lease; says whether to go on."""

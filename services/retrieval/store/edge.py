@@ -4,8 +4,9 @@ qdrant-edge is synchronous and pre-1.0, so it stays behind ``VectorStore``. Meas
 this module is built on (qdrant-edge-py 0.9.0):
 
 * Calls keep the GIL for their whole duration, so two searches never overlap in Python and the
-  shard needs no lock for reads; ``asyncio.to_thread`` still moves point building, jieba
-  segmentation and result conversion off the event loop. ``optimize()`` is no exception: run in
+  shard needs no lock for reads. Writes go to a worker thread (point building and jieba
+  segmentation of a batch are long enough for the loop to get turns); a search runs on the
+  event loop, where a thread would only add its hand-over. ``optimize()`` is no exception: run in
   a thread on a 30k-point shard it took 15 s, during which a ticking Python thread ran not once.
 * Concurrent ``update`` and ``query`` calls from several threads are safe. Writes still take a
   lock so that a batch and its ``flush`` are not interleaved with ``close`` or a shard swap;
@@ -366,12 +367,15 @@ class EdgeVectorStore:
             await asyncio.to_thread(self._apply, [layout.Remove(layout.Where(ids=ids))])
 
     async def search(self, query: SearchQuery) -> list[Hit]:
-        return await asyncio.to_thread(self._search_sync, query, False)
+        """Run on the event loop itself, not in a worker thread: the query keeps the GIL for its
+        whole duration, so a thread let nothing else run meanwhile and only added the hand-over
+        (at 64 chats the thread pool's submit and wake-ups cost more CPU than the search)."""
+        return self._search_sync(query, False)
 
     async def search_exact(self, query: SearchQuery) -> list[Hit]:
         """``search`` with the dense leg scanned exactly even where HNSW exists: the reference
         that HNSW recall is measured against."""
-        return await asyncio.to_thread(self._search_sync, query, True)
+        return self._search_sync(query, True)
 
     def _search_sync(self, query: SearchQuery, exact: bool) -> list[Hit]:
         plan = plan_search(query, self._dimension)

@@ -62,6 +62,10 @@ class IndexBuildOptions:
     full_scan_threshold_kb: int = 10_000
     indexing_threshold_kb: int = 1_000
     threads: int = 1  # the other core stays with the service
+    # The builder reports nothing while it optimizes, so a hung one would hold the maintainer
+    # forever: past this it is killed and the run fails like any other (1M points took about
+    # 25 min on 2 cores).
+    timeout_seconds: float = 7200.0
 
     def arguments(self) -> list[str]:
         return [
@@ -151,22 +155,35 @@ async def _run_builder(build: Path, options: IndexBuildOptions, on_progress: Pro
     try:
         if on_progress is not None:
             on_progress("started", process.pid)
-        last: dict[str, object] = {}
         stderr = asyncio.create_task(_read_all(process.stderr))
-        assert process.stdout is not None
-        async for line in process.stdout:
-            last = _event(line)
-            if on_progress is not None and "event" in last:
-                on_progress(str(last["event"]), process.pid)
-        code = await process.wait()
+        try:
+            async with asyncio.timeout(options.timeout_seconds):
+                last = await _follow(process, on_progress)
+                code = await process.wait()
+        except TimeoutError:
+            stderr.cancel()
+            raise MaintenanceError(
+                f"the index build was still running after {options.timeout_seconds:g} s and was stopped"
+            ) from None
         errors = await stderr
     finally:
-        if process.returncode is None:  # cancelled: the service is stopping
+        if process.returncode is None:  # cancelled (the service is stopping) or out of time
             process.kill()
             await process.wait()
     if code != 0 or last.get("event") != "built":
         logger.warning("index builder for %s exited with %s: %s", build, code, errors[-STDERR_TAIL:])
         raise MaintenanceError(f"the index build stopped before it finished (exit status {code})")
+    return last
+
+
+async def _follow(process: asyncio.subprocess.Process, on_progress: Progress | None) -> dict[str, object]:
+    """The builder's events as they come; its last one."""
+    last: dict[str, object] = {}
+    assert process.stdout is not None
+    async for line in process.stdout:
+        last = _event(line)
+        if on_progress is not None and "event" in last:
+            on_progress(str(last["event"]), process.pid)
     return last
 
 
@@ -243,7 +260,9 @@ def index_maintainer(settings: Settings, stores: Callable[[], Iterable[object]])
     """The service's maintainer from its settings, or None when ``KB_EDGE_INDEX_MIN_POINTS`` is 0."""
     if settings.edge_index_min_points <= 0:
         return None
-    options = IndexBuildOptions(threads=settings.edge_index_threads)
+    options = IndexBuildOptions(
+        threads=settings.edge_index_threads, timeout_seconds=settings.edge_index_build_timeout_seconds
+    )
     return IndexMaintainer(stores, settings.edge_index_min_points, settings.edge_index_quiet_seconds, options)
 
 
