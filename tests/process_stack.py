@@ -65,3 +65,12 @@ def stack_processes(
         if process.poll() is None:
             process.send_signal(stop)
             process.wait(timeout=60)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process: gone, or a zombie nobody has reaped yet, is not."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"

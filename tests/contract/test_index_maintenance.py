@@ -29,6 +29,7 @@ from services.retrieval.store.maintenance import (
     IndexMaintainer,
     rebuild_index,
 )
+from tests.process_stack import pid_alive
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -234,15 +235,6 @@ async def test_a_hung_build_is_stopped_at_its_timeout_and_the_old_shard_keeps_se
     assert await top_ids(loaded, queries) == before
     report = await rebuild_index(loaded, SMALL)  # the next run is not blocked by the last
     assert report.points == await loaded.count()
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a reaped child is gone; a zombie counts as gone)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 async def test_leftovers_of_an_interrupted_run_are_removed_and_the_next_run_starts_clean(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ server), so the model calls are HTTP client spans of the same trace.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import pytest
 
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.fakes.otlp_receiver import CLIENT, SERVER, OtlpReceiver, ReceivedSpan
-from tests.process_stack import StackProcesses, stack_processes
+from tests.process_stack import StackProcesses, pid_alive, stack_processes
 from tests.sse_client import answer_text, parse_frames
 
 pytestmark = [pytest.mark.slow]
@@ -177,11 +176,3 @@ def test_a_collector_that_goes_away_costs_no_question(traced_stack: TracedStack)
         assert record["status"] == "answered" and len(record["trace_id"]) == 32
     assert traced_stack.processes.process.poll() is None
     assert all(pid_alive(int(pid)) for pid in traced_stack.info["pids"].values())
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

@@ -28,8 +28,6 @@ class ReceivedSpan:
     name: str
     kind: int  # Span.SpanKind: SPAN_KIND_SERVER, SPAN_KIND_CLIENT …
     attributes: dict[str, Any]
-    start_ns: int = 0  # the span's own clock (the exporting process's wall clock)
-    end_ns: int = 0
 
 
 def _value(any_value: Any) -> Any:
@@ -69,8 +67,6 @@ class OtlpReceiver:
                             name=span.name,
                             kind=span.kind,
                             attributes={a.key: _value(a.value) for a in span.attributes},
-                            start_ns=span.start_time_unix_nano,
-                            end_ns=span.end_time_unix_nano,
                         )
                     )
         with self._lock:
