@@ -106,9 +106,16 @@ class JobQueue:
 
     async def document(self, dataset_id: str, document_id: str) -> tuple[Document, IngestJob | None]:
         def work(session: Session) -> tuple[Document, IngestJob | None]:
-            document = _document_in(session, dataset_id, document_id)
-            job = session.get(IngestJob, document.job_id) if document.job_id else None
-            return document, job
+            # One statement, so both rows come from one snapshot: read apart, PostgreSQL's read
+            # committed could show a document still embedding beside its job already finished.
+            row = session.execute(
+                select(Document, IngestJob)
+                .outerjoin(IngestJob, IngestJob.id == Document.job_id)
+                .where(Document.id == document_id, Document.dataset_id == dataset_id)
+            ).first()
+            if row is None:
+                raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+            return row[0], row[1]
 
         return await run_read(self._sessions, work)
 
