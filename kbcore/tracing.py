@@ -109,6 +109,18 @@ def instrument_app(app: Any) -> None:
     FastAPIInstrumentor.instrument_app(app, excluded_urls=UNTRACED_URLS, exclude_spans=["receive", "send"])
 
 
+def instrument_http_client(client: Any) -> None:
+    """An httpx2 client on a transport of our own (``kbcore.models.http_transport``), when
+    tracing is on: the process-wide instrumentation wraps httpx2's own transport class only,
+    so such a client is instrumented by itself (a client span per request, ``traceparent``
+    sent along)."""
+    if not enabled():
+        return
+    from opentelemetry.instrumentation.httpx import HTTPX2ClientInstrumentor
+
+    HTTPX2ClientInstrumentor.instrument_client(client, tracer_provider=trace.get_tracer_provider())
+
+
 def span(
     name: str, attributes: Mapping[str, str | int | float | bool] | None = None
 ) -> contextlib.AbstractContextManager[Span]:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from kbcore.models.http_transport import model_http_client
 from kbcore.models.scrub import shown
 
 CHECK_TIMEOUT = 15.0
@@ -30,7 +31,11 @@ class CheckResult:
 
 async def check_endpoint(*, base_url: str, api_key: str, model: str, purpose: str) -> CheckResult:
     client = openai.AsyncOpenAI(
-        base_url=base_url, api_key=api_key or "not-needed", timeout=CHECK_TIMEOUT, max_retries=0
+        base_url=base_url,
+        api_key=api_key or "not-needed",
+        timeout=CHECK_TIMEOUT,
+        max_retries=0,
+        http_client=model_http_client(),
     )
     try:
         await _probe(client, model, purpose)

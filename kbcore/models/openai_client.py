@@ -41,6 +41,7 @@ from kbcore.models.base import (
     Usage,
 )
 from kbcore.models.field_retry import RefusedFields
+from kbcore.models.http_transport import model_http_client
 from kbcore.models.prompts import (
     ASSESS_SYSTEM,
     REWRITE_SYSTEM,
@@ -156,7 +157,7 @@ class OpenAIModelClient:
             api_key=api_key or _NO_KEY,
             timeout=timeout,
             max_retries=max_retries,
-            http_client=http_client,
+            http_client=http_client or model_http_client(),
         )
 
     @property

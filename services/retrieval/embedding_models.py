@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.models import ModelEndpoint
 from kbcore.errors import CorruptData, InvalidRequest, NotFound
 from kbcore.models.endpoints import read_endpoint
+from kbcore.models.http_transport import model_http_client
 from kbcore.models.scrub import shown
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
@@ -58,7 +59,11 @@ class EmbeddingModels:
         row = await self.require(model_id)
         api_key = self._api_key(row)
         client = openai.AsyncOpenAI(
-            base_url=row.base_url, api_key=api_key or "unused", timeout=PROBE_TIMEOUT, max_retries=0
+            base_url=row.base_url,
+            api_key=api_key or "unused",
+            timeout=PROBE_TIMEOUT,
+            max_retries=0,
+            http_client=model_http_client(),
         )
         try:
             reply = await client.embeddings.create(model=row.model, input=[PROBE_TEXT], encoding_format="float")

@@ -22,6 +22,7 @@ import openai
 
 from kbcore.metrics.catalog import ModelCall, Purpose
 from kbcore.models.base import ModelError
+from kbcore.models.http_transport import model_http_client
 from kbcore.models.openai_client import model_error
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class OpenAIEmbedder:
             api_key=api_key or "unused",
             timeout=timeout,
             max_retries=max_retries,
-            http_client=http_client,
+            http_client=http_client or model_http_client(),
         )
         self._model = model
         self._api_key = api_key

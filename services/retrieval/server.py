@@ -64,6 +64,7 @@ class RetrievalDeps:
         if self.endpoints is not None:
             await self.endpoints.aclose()
         await self.store.close()
+        await self.embedder.close()
         await self.model.aclose()
         if self.engine is not None:
             await self.engine.dispose()
