@@ -1,10 +1,10 @@
 """The HTTP client under every ``openai`` SDK client we build: aiohttp's, behind httpx2's API.
 
 The SDK sends through httpx2, whose default transport (httpcore2 on anyio) spends a cancel
-scope and a stack of Python frames on every read; at 64 chats that transport was a quarter of
-the chat service's CPU and a third of the retrieval service's (issue 18). aiohttp parses HTTP
-in C: with it under the same SDK calls, CPU per question of the four processes fell by about
-4 ms of 37 (README, Throughput). The SDK ships an aiohttp transport of its own (the ``aiohttp``
+scope and a stack of Python frames on every read; at 64 chats the model calls were a quarter
+of the chat service's CPU and a third of the retrieval service's, most of it in that
+transport (issue 18). aiohttp parses HTTP in C: with it under the same SDK calls, CPU per
+question of the four processes fell by 2.4-3.5 ms of about 45 (README, Throughput). The SDK ships an aiohttp transport of its own (the ``aiohttp``
 extra, ``openai.DefaultAioHttpClient``), but it maps a refused connection to a connect
 *timeout* (so an endpoint that is down would be reported as slow), and ignores the proxy
 variables httpx2 honours; this one maps each aiohttp failure to the httpx2 error that names
