@@ -4,11 +4,13 @@ The SDK sends through httpx2, whose default transport (httpcore2 on anyio) spend
 scope and a stack of Python frames on every read; at 64 chats the model calls were a quarter
 of the chat service's CPU and a third of the retrieval service's, most of it in that
 transport (issue 18). aiohttp parses HTTP in C: with it under the same SDK calls, CPU per
-question of the four processes fell by 2.4-3.5 ms of about 45 (README, Throughput). The SDK ships an aiohttp transport of its own (the ``aiohttp``
-extra, ``openai.DefaultAioHttpClient``), but it maps a refused connection to a connect
-*timeout* (so an endpoint that is down would be reported as slow), and ignores the proxy
-variables httpx2 honours; this one maps each aiohttp failure to the httpx2 error that names
-it, and reads ``HTTP(S)_PROXY``/``NO_PROXY`` as before.
+question of the four processes fell by 2.4-3.5 ms of about 45 (README, Throughput).
+
+The SDK ships an aiohttp transport of its own (the ``aiohttp`` extra,
+``openai.DefaultAioHttpClient``), but it maps a refused connection to a connect *timeout* (so
+an endpoint that is down would be reported as slow), and ignores the proxy variables httpx2
+honours; this one maps each aiohttp failure to the httpx2 error that names it, and reads
+``HTTP(S)_PROXY``/``NO_PROXY`` as before.
 
 The SDK still owns timeouts, retries and errors: it sets each request's connect and read
 timeouts (a stalled stream ends at the read timeout), retries what httpx2's errors say is
