@@ -20,6 +20,9 @@ from kbcore.errors import Conflict, NotFound
 from services.retrieval.jobs.leased import Control, Leases, claim_if_waiting, release
 from services.retrieval.jobs.states import ACTIVE, DocumentState, JobState
 
+# Documents with their newest job, in one statement (one snapshot: see ``JobQueue.document``).
+_WITH_JOB = select(Document, IngestJob).outerjoin(IngestJob, IngestJob.id == Document.job_id)
+
 
 @dataclass(frozen=True)
 class Upload:
@@ -109,12 +112,10 @@ class JobQueue:
             # One statement, so both rows come from one snapshot: read apart, PostgreSQL's read
             # committed could show a document still embedding beside its job already finished.
             row = session.execute(
-                select(Document, IngestJob)
-                .outerjoin(IngestJob, IngestJob.id == Document.job_id)
-                .where(Document.id == document_id, Document.dataset_id == dataset_id)
+                _WITH_JOB.where(Document.id == document_id, Document.dataset_id == dataset_id)
             ).first()
             if row is None:
-                raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+                raise _no_document(dataset_id, document_id)
             return row[0], row[1]
 
         return await run_read(self._sessions, work)
@@ -124,10 +125,7 @@ class JobQueue:
             if session.get(Dataset, dataset_id) is None:
                 raise NotFound(f"dataset {dataset_id} does not exist")
             rows = session.execute(
-                select(Document, IngestJob)
-                .outerjoin(IngestJob, IngestJob.id == Document.job_id)
-                .where(Document.dataset_id == dataset_id)
-                .order_by(Document.created_at, Document.name)
+                _WITH_JOB.where(Document.dataset_id == dataset_id).order_by(Document.created_at, Document.name)
             )
             return [(d, j) for d, j in rows.all()]
 
@@ -156,10 +154,14 @@ class Outcome:
     content_hash: str = ""
 
 
+def _no_document(dataset_id: str, document_id: str) -> NotFound:
+    return NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+
+
 def _document_in(session: Session, dataset_id: str, document_id: str) -> Document:
     document = session.get(Document, document_id)
     if document is None or document.dataset_id != dataset_id:
-        raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+        raise _no_document(dataset_id, document_id)
     return document
 
 
