@@ -122,6 +122,20 @@ class Settings:
         "KB_CONTEXT_RECENT_TOKENS", 6000, "Token budget of summary + recent turns; over it, compaction runs", 512, 16000
     )
     lock_ttl: float = _spec("KB_LOCK_TTL", 30.0, "Seconds a chat lease lives unless renewed", 5, 600)
+    answer_pacing_ms: int = _spec(
+        "KB_ANSWER_PACING_MS",
+        40,
+        "Under load, an answer goes to its caller at most once per this many ms, the deltas between joined (0 = never)",
+        0,
+        1000,
+    )
+    answer_pacing_from: int = _spec(
+        "KB_ANSWER_PACING_FROM",
+        16,
+        "Answers streaming at once in one chat service from which pacing applies; below, one chunk per model delta",
+        1,
+        100_000,
+    )
     # share links (issue 17, D6: sign-in is anonymous, so it is limited and its rows bounded)
     visitor_token_days: float = _spec(
         "KB_VISITOR_TOKEN_DAYS",

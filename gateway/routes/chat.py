@@ -47,7 +47,7 @@ def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, chat_id: str, record_id
     kind = item.WhichOneof("event")
     if kind == "delta":
         return chunk.reasoning(item.delta.reasoning) if item.delta.reasoning else chunk(item.delta.content)
-    if kind == "deltas":  # deltas that arrived together: still one answer chunk each, in one write
+    if kind == "deltas":  # deltas that went together: one answer chunk per entry, in one write
         return b"".join([chunk.reasoning(d.reasoning) if d.reasoning else chunk(d.content) for d in item.deltas.deltas])
     if kind == "progress":
         return sse.event("agent_status", progress_payload(item.progress))

@@ -12,9 +12,10 @@ an endpoint that is down would be reported as slow), and ignores the proxy varia
 honours; this one maps each aiohttp failure to the httpx2 error that names it, and reads
 ``HTTP(S)_PROXY``/``NO_PROXY`` as before.
 
-The SDK still owns timeouts, retries and errors: it sets each request's connect and read
-timeouts (a stalled stream ends at the read timeout), retries what httpx2's errors say is
-retryable, and turns the rest into its own ``APIConnectionError``/``APITimeoutError``.
+The SDK's rules still decide timeouts, retries and errors (applied by ``sdk_post.SdkPost``): each
+request carries the client's connect and read timeouts (a stalled stream ends at the read
+timeout), what httpx2's errors say is retryable is retried, and the rest becomes the SDK's own
+``APIConnectionError``/``APITimeoutError``.
 """
 
 from __future__ import annotations

