@@ -1,5 +1,5 @@
 """The model's answer read by a task of its own, so that what arrives while the last message is
-being sent goes on as one message, and, under load, paced to a few messages a second.
+being sent goes on as one message, and, under load, is paced (25 messages a second by default).
 
 At 64 chats at once the chat service and the gateway spent most of their CPU per message of the
 answer stream, one per model delta (issue 18): a gRPC message, a wake-up of gRPC's poller, an
@@ -8,8 +8,9 @@ into a buffer as they arrive; the sender takes everything buffered at once. When
 keeps up, the sender is waiting before the next delta arrives, so every batch is one delta, as
 before. Under load (``Pacing``: many answers streaming in this process at once) the sender also
 waits until ``Pacing.interval`` has passed since its last message, so one message carries the
-deltas of that interval; the answer's end is never held back. Deltas of one kind that go together
-are joined into one (``joined``): the caller sends one answer chunk for them.
+deltas of that interval, each run of one kind joined into one (``joined``): the caller sends one
+answer chunk for it. The answer's end is never held back. Unpaced, a batch keeps one entry per
+model delta, so the caller still sends one answer chunk per delta (in one write).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ NEVER = Pacing(0.0, 1)
 class DeltaPump:
     """Starts reading ``deltas`` at once (the model request goes out now); ``batches()`` gives
     the non-empty ones in order, a batch being all that arrived since the last (held back up to
-    the pacing gap under load); ``aclose()`` stops the reading (the model stream's own closing
+    the pacing gap, and joined, under load); ``aclose()`` stops the reading (the model stream's own closing
     is the caller's)."""
 
     def __init__(self, deltas: AsyncIterator[Delta], pacing: Pacing = NEVER) -> None:
@@ -112,7 +113,8 @@ class DeltaPump:
         while True:
             if not self._buffer and not self._ended:
                 await self._wait()
-            hold = sent_at + self._pacing.gap() - loop.time()
+            gap = self._pacing.gap()
+            hold = sent_at + gap - loop.time()
             if self._buffer and not self._ended and hold > 0:
                 self._holding = True
                 try:
@@ -122,7 +124,7 @@ class DeltaPump:
             if self._buffer:
                 batch, self._buffer = self._buffer, []
                 sent_at = loop.time()
-                yield joined(batch)
+                yield joined(batch) if gap else batch  # unpaced: still one chunk per model delta
             elif self._ended:
                 if self._error is not None:
                     raise self._error

@@ -58,7 +58,7 @@ async def test_deltas_that_arrive_during_a_send_go_together_in_order_without_emp
     for item in (ReasoningDelta("想"), "", "二", "三"):
         model.queue.put_nowait(item)
     await _settle()
-    assert await anext(batches) == [ReasoningDelta("想"), "二三"]  # a run of one kind is joined
+    assert await anext(batches) == [ReasoningDelta("想"), "二", "三"]  # unpaced: one entry per delta
     model.queue.put_nowait(None)
     assert [b async for b in batches] == []
     await pump.aclose()
