@@ -63,8 +63,8 @@ NEVER = Pacing(0.0, 1)
 class DeltaPump:
     """Starts reading ``deltas`` at once (the model request goes out now); ``batches()`` gives
     the non-empty ones in order, a batch being all that arrived since the last (held back up to
-    the pacing gap, and joined, under load); ``aclose()`` stops the reading (the model stream's own closing
-    is the caller's)."""
+    the pacing gap, and joined, under load); ``aclose()`` stops the reading (the model stream's
+    own closing is the caller's)."""
 
     def __init__(self, deltas: AsyncIterator[Delta], pacing: Pacing = NEVER) -> None:
         self._deltas = deltas
