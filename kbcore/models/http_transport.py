@@ -10,7 +10,11 @@ The SDK ships an aiohttp transport of its own (the ``aiohttp`` extra,
 ``openai.DefaultAioHttpClient``), but it maps a refused connection to a connect *timeout* (so
 an endpoint that is down would be reported as slow), and ignores the proxy variables httpx2
 honours; this one maps each aiohttp failure to the httpx2 error that names it, and reads
-``HTTP(S)_PROXY``/``NO_PROXY`` as before.
+``HTTP(S)_PROXY``/``NO_PROXY`` as before. It reads them once per endpoint, not through aiohttp's
+``trust_env``, which reads them again, and ``~/.netrc`` besides, on a worker thread for every
+request: two thread hops per model call, ~10% of the retrieval service's CPU at 64 chats
+(issue 18), and a netrc entry for the endpoint's host would make aiohttp refuse every request,
+since the SDK's ``Authorization`` header and netrc's credentials cannot both be sent.
 
 The SDK's rules still decide timeouts, retries and errors (applied by ``sdk_post.SdkPost``): each
 request carries the client's connect and read timeouts (a stalled stream ends at the read
@@ -25,6 +29,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import aiohttp
 import httpx2
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
 from kbcore.tracing import instrument_http_client
 
@@ -85,19 +91,38 @@ class _Body(httpx2.AsyncByteStream):
             self._response.close()
 
 
+class _EnvProxies:
+    """The proxy the environment names for each endpoint (``HTTP(S)_PROXY``, ``NO_PROXY``), by
+    aiohttp's own reading of it, looked up at an endpoint's first request and kept: a process
+    calls a handful of endpoints, and its environment does not change under it."""
+
+    def __init__(self) -> None:
+        self._by_origin: dict[tuple[str, str | None, int | None], tuple[URL | None, aiohttp.BasicAuth | None]] = {}
+
+    def for_url(self, url: URL) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+        origin = (url.scheme, url.host, url.port)
+        found = self._by_origin.get(origin)
+        if found is None:
+            try:
+                found = get_env_proxy_for_url(url)
+            except LookupError:  # no proxy for this scheme, or NO_PROXY names the host
+                found = (None, None)
+            self._by_origin[origin] = found
+        return found
+
+
 class AiohttpTransport(httpx2.AsyncBaseTransport):
     """One aiohttp session, opened at the first request (it belongs to the running loop)."""
 
     def __init__(self) -> None:
         self._session: aiohttp.ClientSession | None = None
+        self._proxies = _EnvProxies()
 
     def _opened(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS)
             # No cookies: an endpoint's Set-Cookie must not follow one caller's request into another's.
-            self._session = aiohttp.ClientSession(
-                connector=connector, trust_env=True, cookie_jar=aiohttp.DummyCookieJar()
-            )
+            self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
         return self._session
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -107,10 +132,14 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         except httpx2.RequestNotRead:  # a streamed upload: aiohttp sends it chunked itself
             body = request.stream  # type: ignore[assignment]
             request.headers.pop("transfer-encoding", None)
+        url = URL(str(request.url))
+        proxy, proxy_auth = self._proxies.for_url(url)
         with _as_httpx2_errors():
             response = await self._opened().request(
                 request.method,
-                str(request.url),
+                url,
+                proxy=proxy,
+                proxy_auth=proxy_auth,
                 headers=request.headers.multi_items(),
                 data=body,
                 allow_redirects=False,  # httpx2 follows them, as it always did

@@ -90,9 +90,11 @@ class ContextLoader:
         lease_holder: str = "",
         model: ModelClient | None = None,
     ) -> AsyncIterator[Compacting | LoadedContext]:
-        """``model`` writes the summaries (the application's auxiliary model); None is the deployment's."""
+        """``model`` writes the summaries (the application's auxiliary model); None is the
+        deployment's. NotFound, before anything is yielded, when the chat does not exist."""
         keep = keep_rounds(dialogue_number)
         if keep == 0:  # history off: neither turns nor the summary take part
+            await self._history.require_chat(chat_id)
             yield self._disabled()
             return
         state, turns = await self._read(chat_id, before_id)

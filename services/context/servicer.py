@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 from kb.context.v1 import context_service_pb2 as pb
 from kb.context.v1 import context_service_pb2_grpc as pb_grpc
-from kbcore.errors import InvalidRequest, NotFound
+from kbcore.errors import InvalidRequest
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.models.base import ModelClient
 from kbcore.models.endpoints import EndpointClients
@@ -31,10 +31,8 @@ class ContextServicer(pb_grpc.ContextServiceServicer):
         return await self._endpoints.client(endpoint_id)
 
     async def _check_chat(self, chat_id: str) -> None:
-        if not chat_id:
-            raise InvalidRequest("chat_id must not be empty")
-        if not await self._history.chat_exists(chat_id):
-            raise NotFound(f"chat {chat_id} does not exist")
+        _require_chat_id(chat_id)
+        await self._history.require_chat(chat_id)
 
     @stream_errors
     async def LoadContext(
@@ -47,7 +45,7 @@ class ContextServicer(pb_grpc.ContextServiceServicer):
         else:
             if request.before_record_id < 0:
                 raise InvalidRequest("before_record_id must not be negative")
-            await self._check_chat(request.chat_id)
+            _require_chat_id(request.chat_id)  # the loader's read says NOT_FOUND for a chat that is not there
             events = self._loader.load(
                 request.chat_id, request.before_record_id or None, dialogue_number, request.lease_holder, model
             )
@@ -60,3 +58,8 @@ class ContextServicer(pb_grpc.ContextServiceServicer):
         dialogue_number = request.dialogue_number if request.HasField("dialogue_number") else None
         model = await self._summary_model(request.aux_model_id)
         return convert.compacted(await self._loader.compact(request.chat_id, dialogue_number, model))
+
+
+def _require_chat_id(chat_id: str) -> None:
+    if not chat_id:
+        raise InvalidRequest("chat_id must not be empty")

@@ -301,6 +301,9 @@ async def test_unknown_chat_is_not_found(start_context: StartContext) -> None:
     unknown = "00000000-0000-0000-0000-000000000000"
     code, message = await status_of(context.stub.LoadContext(pb.LoadContextRequest(chat_id=unknown)))
     assert code == grpc.StatusCode.NOT_FOUND and unknown in message
+    history_off = pb.LoadContextRequest(chat_id=unknown, dialogue_number=0)  # nothing is read, the chat still checked
+    code, message = await status_of(context.stub.LoadContext(history_off))
+    assert code == grpc.StatusCode.NOT_FOUND and unknown in message
     code, message = await status_of(context.stub.Compact(pb.CompactRequest(chat_id=unknown)))
     assert code == grpc.StatusCode.NOT_FOUND and unknown in message
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from pathlib import Path
 
 import httpx2
 import openai
@@ -36,14 +37,23 @@ async def test_a_refused_connection_is_a_connect_error_not_a_timeout() -> None:
     assert not isinstance(caught.value, httpx2.TimeoutException)
 
 
-async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    request_lines: list[str] = []
+class AnsweringServer:
+    """A plain-HTTP server that answers every request with ``COMPLETION`` and keeps each
+    request's head: as a forward proxy its request line names the absolute URL the client
+    wanted, as the endpoint itself only the path."""
 
-    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """A forward proxy for plain HTTP that answers itself: the request line names the
-        absolute URL the client wanted."""
+    def __init__(self) -> None:
+        self.heads: list[str] = []
+        self.port = 0
+        self._server: asyncio.Server | None = None
+
+    @property
+    def request_lines(self) -> list[str]:
+        return [head.split("\r\n", 1)[0] for head in self.heads]
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = (await reader.readuntil(b"\r\n\r\n")).decode()
-        request_lines.append(head.split("\r\n", 1)[0])
+        self.heads.append(head)
         length = next(
             int(line.split(":")[1]) for line in head.split("\r\n") if line.lower().startswith("content-length")
         )
@@ -57,19 +67,63 @@ async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch: 
         await writer.drain()
         writer.close()
 
-    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
+    async def __aenter__(self) -> AnsweringServer:
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+
+def _only_http_proxy(monkeypatch: pytest.MonkeyPatch, proxy_url: str) -> None:
     for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
-    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
-    unreachable = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: only the proxy can answer
-    client = openai.AsyncOpenAI(base_url=unreachable, api_key="k", max_retries=0, http_client=model_http_client())
+    monkeypatch.setenv("HTTP_PROXY", proxy_url)
+    monkeypatch.setenv("http_proxy", proxy_url)
+
+
+async def _ask(base_url: str) -> str | None:
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, http_client=model_http_client())
     try:
         reply = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "你好"}])
     finally:
         await client.close()
-        server.close()
-        await server.wait_closed()
-    assert reply.choices[0].message.content == "经代理"
-    assert request_lines == [f"POST {unreachable}/chat/completions HTTP/1.1"]
+    return reply.choices[0].message.content
+
+
+async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with AnsweringServer() as proxy:
+        _only_http_proxy(monkeypatch, f"http://127.0.0.1:{proxy.port}")
+        unreachable = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: only the proxy can answer
+        assert await _ask(unreachable) == "经代理"
+        assert await _ask(unreachable) == "经代理"  # the second request too (the lookup is kept)
+    assert proxy.request_lines == [f"POST {unreachable}/chat/completions HTTP/1.1"] * 2
+
+
+async def test_a_host_no_proxy_names_is_called_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with AnsweringServer() as endpoint:
+        _only_http_proxy(monkeypatch, f"http://127.0.0.1:{free_port()}")  # a proxy that is down
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        assert await _ask(f"http://127.0.0.1:{endpoint.port}/v1") == "经代理"
+    assert endpoint.request_lines == ["POST /v1/chat/completions HTTP/1.1"]
+
+
+async def test_a_netrc_entry_for_the_endpoint_does_not_replace_the_api_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """aiohttp's ``trust_env`` would add the netrc login to a request that already carries the
+    SDK's ``Authorization`` header, and refuse to send it."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    async with AnsweringServer() as endpoint:
+        assert await _ask(f"http://127.0.0.1:{endpoint.port}/v1") == "经代理"
+    [head] = endpoint.heads
+    assert "authorization: bearer k" in head.lower().split("\r\n")

@@ -42,6 +42,7 @@ async def endpoint() -> AsyncIterator[Endpoint]:
     scripted = Endpoint()
     app = web.Application()
     app.router.add_post("/v1/chat/completions", scripted.handle)
+    app.router.add_post("/v2/chat/completions", scripted.handle)  # where a redirect may send it
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -132,6 +133,26 @@ async def test_both_raise_the_same_error_for_the_same_answer(endpoint: Endpoint)
     await client.close()
     assert errors[0] == errors[1]
     assert errors[0][0] is openai.RateLimitError
+
+
+async def test_a_redirect_is_followed_with_the_body(endpoint: Endpoint, send: Send) -> None:
+    endpoint.replies = [(307, {"location": "/v2/chat/completions"}, ""), OK]
+    response = await send()
+    assert response.status_code == 200
+    assert json.loads(response.content)["choices"][0]["message"]["content"] == "八点"
+    assert [body for _, body in endpoint.seen] == [BODY, BODY]
+    assert str(response.request.url).endswith("/v2/chat/completions")
+
+
+async def test_a_cookie_the_endpoint_sets_is_not_sent_back(endpoint: Endpoint) -> None:
+    """One client serves every chat: a cookie from one caller's answer must not go out with the next."""
+    client = _client(endpoint.base_url)
+    endpoint.replies = [(200, {**OK[1], "set-cookie": "session=one-caller; Path=/"}, OK[2]), OK]
+    post = _sender("direct", client)
+    await post()
+    await post()
+    await client.close()
+    assert [headers.get("cookie") for headers, _ in endpoint.seen] == [None, None]
 
 
 def _refusing_port() -> int:
