@@ -20,7 +20,8 @@ and its tracing, which wraps the transport): httpx2's ``send`` around it (auth a
 flows, a cookie jar, a wrapper per response body) cost another 0.2 ms per call. A redirect, which
 no model endpoint we know sends, is followed by that ``send`` from the second hop on; the cookie
 jar is left out on purpose (an endpoint's cookie must not follow one caller's request into
-another's, as the aiohttp session's ``DummyCookieJar`` already says).
+another's, as the aiohttp session's ``DummyCookieJar`` already says). The INFO line ``send``
+logged for each request is logged here, in the same words.
 """
 
 from __future__ import annotations
@@ -99,6 +100,11 @@ class SdkPost:
         with httpx2_request_context(request=request):  # an httpx2 error names its request, as in ``send``
             response = await transport.handle_async_request(request)
         response.request = request
+        # The line httpx2's ``send`` wrote for each request: an operator's record of the model
+        # calls of a question (it carries the question's trace and record ids).
+        log.info(
+            'HTTP Request: POST %s "%s %d %s"', request.url, "HTTP/1.1", response.status_code, response.reason_phrase
+        )
         if response.has_redirect_location:  # the next hop as httpx2 builds it, and the rest by ``send``
             await response.aclose()
             return await self._http.send(self._http._build_redirect_request(request, response), stream=stream)
