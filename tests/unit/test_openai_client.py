@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import openai
 import pytest
+from aiohttp import web
 
 from kbcore.models.base import (
     ChatMessage,
@@ -570,3 +573,37 @@ async def test_the_api_key_never_appears_in_an_error(fake: FakeOpenAI) -> None:
         await model.aclose()
     assert all(SECRET not in error and "***" in error for error in errors), errors
     assert "HTTP 401" in errors[0] and "HTTP 404" in errors[2]
+
+
+async def test_an_answer_the_endpoint_compressed_is_decoded() -> None:
+    """Uncompressed answers are read as they arrive, past httpx2's decoders; a gzip-encoded
+    stream (a proxy in front of the model may compress) still goes through them."""
+    events: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]} for text in ("压缩", "的回答")
+    ]
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    body = ("".join(f"data: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events) + "data: [DONE]\n\n").encode()
+
+    async def answer(http_request: web.Request) -> web.Response:
+        await http_request.read()
+        if http_request.match_info["encoding"] == "gzip":
+            headers = {"Content-Type": "text/event-stream", "Content-Encoding": "gzip"}
+            return web.Response(body=gzip.compress(body), headers=headers)
+        return web.Response(body=body, headers={"Content-Type": "text/event-stream"})
+
+    app = web.Application()
+    app.router.add_post("/{encoding}/v1/chat/completions", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        for encoding in ("identity", "gzip"):
+            base_url = f"http://127.0.0.1:{port}/{encoding}/v1"
+            model = OpenAIModelClient(base_url=base_url, api_key="k", chat_model="m", max_retries=0)
+            answered = [d async for d in model.generate(request()).deltas]
+            await model.aclose()
+            assert answered == ["压缩", "的回答"], encoding
+    finally:
+        await runner.cleanup()
