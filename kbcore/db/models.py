@@ -17,6 +17,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -232,6 +233,11 @@ class ChatRecord(Base):
     log_source: Mapped[str] = mapped_column(String(16), default="", server_default="")
     caller_ref: Mapped[str] = mapped_column(String(64), default="", server_default="")
     improved_paragraph_ids: Mapped[list[str] | None] = mapped_column(JSON, nullable=True, default=list)
+
+
+# The table under ChatRecord, for the Core statements built once that every question runs (the
+# chat service's record writes, the context service's turn reads).
+RECORD_TABLE: Table = ChatRecord.__table__  # type: ignore[assignment]
 
 
 class RecordVote(Base):

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from sqlalchemy import Table, bindparam, insert, select, update
 
-from kbcore.db.models import Application, Chat, ChatRecord, RecordStatus
+from kbcore.db.models import RECORD_TABLE as RECORDS
+from kbcore.db.models import Application, Chat, RecordStatus
 
 INTERRUPTED_ERROR = "the process answering it stopped"
 
-RECORDS: Table = ChatRecord.__table__  # type: ignore[assignment]
 CHATS: Table = Chat.__table__  # type: ignore[assignment]
 
 # The chat and its application, read by every question (ORM entities: the flow reads their settings).

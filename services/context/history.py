@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from kbcore.db.engine import run_read
-from kbcore.db.models import FINISHED_STATUSES, Chat, ChatContextState, ChatRecord
+from kbcore.db.models import FINISHED_STATUSES, Chat, ChatContextState
+from kbcore.db.models import RECORD_TABLE as RECORDS
 from kbcore.errors import CorruptData, NotFound
 from services.context.assemble import Turn
 
-RECORDS: Table = ChatRecord.__table__  # type: ignore[assignment]
 # Every question reads its chat's watermark and turns: statements built once (see
 # ``services/chat/record_statements.py`` for why), the chat's existence checked by the same query.
 _CHAT_AND_STATE = (
