@@ -430,19 +430,18 @@ class EdgeVectorStore:
             # A write ran meanwhile: the learned IDF may not be the shard's any more.
         found = shard.query(_request(plan, exact))
         if self._idf.may_learn(generation):
-            self._learn(shard, plan.dataset_ids, scope, generation, plan.sparse)
+            self._learn(shard, plan, scope, generation)
         return found
 
-    def _learn(
-        self, shard: qe.EdgeShard, dataset_ids: list[str], scope: Scope, generation: int, terms: SparseTerms
-    ) -> None:
+    def _learn(self, shard: qe.EdgeShard, plan: SearchPlan, scope: Scope, generation: int) -> None:
         """Measure the scoped IDF of the terms not yet known: one engine call per term, each the
         cost of one ordinary keyword search, paid once per term until the next write. A term's
         best-scoring point gives it: score = idf x the term's stored weight in that point."""
-        only = _in_datasets(dataset_ids)
+        assert plan.sparse is not None  # only searches with keyword terms learn
+        only = _in_datasets(plan.dataset_ids)
         params = qe.SearchParams(idf=qe.IdfParams(corpus=only))
         learned: dict[int, float] = {}
-        for index in self._idf.missing(scope, terms):
+        for index in self._idf.missing(scope, plan.sparse):
             top = shard.query(
                 qe.QueryRequest(
                     limit=1,
