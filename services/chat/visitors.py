@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.models import AccessToken, Visitor, VisitorDailyUsage, utcnow
 from kbcore.errors import NotFound, QuotaExhausted, RateLimited, Unauthenticated
 from kbcore.settings import Settings
-from services.chat.windows import day_window, minute_window, open_window, take
+from services.chat.windows import day_window, minute_window, prune_earlier_windows, take
 
 VISITOR_PREFIX = "visitor-"
 DEFAULT_ACCESS_NUM = 100
@@ -105,7 +105,7 @@ class ShareLinkVisitors:
             raise UnknownAccessToken("this share link does not exist")
         refuse_unusable(link.is_active, link.expires_at)
         key, window = f"sign-in:{link.id}", minute_window()
-        await open_window(self._sessions, key, window)
+        await prune_earlier_windows(self._sessions, key, window)
         token = VISITOR_PREFIX + secrets.token_urlsafe(24)
         async with self._sessions.begin() as session:
             # First, so concurrent sign-ins of one link queue on this row and count visitors in turn.
@@ -145,7 +145,7 @@ class ShareLinkVisitors:
         await self._open_usage(visitor_id, day)
         link_key = f"questions:{link.id}" if link is not None else ""
         if link is not None:
-            await open_window(self._sessions, link_key, day)
+            await prune_earlier_windows(self._sessions, link_key, day)
         async with self._sessions.begin() as session:
             bumped = await session.execute(
                 update(VisitorDailyUsage)
