@@ -29,6 +29,26 @@ from tools.seed_demo import FIXED_DEMO_IDS, seed_demo
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_QUESTIONS = REPO / "samples" / "kb" / "questions.jsonl"
+# Folders whose tests open no database of the suite's (KB_DATABASE_URL) unless they ask for one
+# through these fixtures (the stacks build on them): the others there are marked ``own_database``,
+# so the PostgreSQL pass of `make test` does not run them a second time for nothing.
+OWN_DATABASE_FOLDERS = ("unit", "contract")
+SUITE_DATABASE_FIXTURES = frozenset({"database_url", "sessions", "settings"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the folders' tests that reach no suite database ``own_database``, and refuse the run
+    when a module marked so by hand asks for it: the PostgreSQL pass would leave out a test
+    that depends on it."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        reached = SUITE_DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("own_database") and reached:
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked own_database but uses the suite's database through {sorted(reached)}"
+            )
+        if not reached and item.path.resolve().relative_to(tests).parts[0] in OWN_DATABASE_FOLDERS:
+            item.add_marker(pytest.mark.own_database)
 
 
 def _reset_postgres(url: str) -> None:

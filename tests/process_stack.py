@@ -8,17 +8,29 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.seed_demo import SAMPLE_DOCS
+
 REPO = Path(__file__).resolve().parents[1]
 START_LIMIT = 240.0  # seconds: seeding the demo knowledge base on a loaded machine
+
+
+def sample_documents(folder: Path, names: Sequence[str]) -> Path:
+    """``folder``, made to hold copies of the named sample documents only: a stack whose tests
+    ask about one or two of them loads those (embedding all sixteen is most of a stack's start)."""
+    folder.mkdir()
+    for name in names:
+        shutil.copy(SAMPLE_DOCS / name, folder / name)
+    return folder
 
 
 @dataclass
@@ -42,18 +54,21 @@ def stack_processes(
     *,
     dropped: tuple[str, ...] = ("KB_",),
     stop: signal.Signals = signal.SIGTERM,
+    documents: Sequence[str] = (),
 ) -> Iterator[StackProcesses]:
     """The running stack with ``settings`` over this environment, from which the variables
-    starting with ``dropped`` are left out (the test run's own settings are not the stack's)."""
+    starting with ``dropped`` are left out (the test run's own settings are not the stack's);
+    the demo dataset holds the sample ``documents`` named, or all of them."""
     run_dir = data_dir / "run"
     run_dir.mkdir()
     log = data_dir / "stack.log"
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env = {**inherited, "KB_DATA_DIR": str(data_dir), "KB_RUN_DIR": str(run_dir), **settings}
+    argv = [sys.executable, "-m", "tools.stack", "--ephemeral"]
+    if documents:
+        argv += ["--documents", str(sample_documents(data_dir / "documents", documents))]
     with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tools.stack", "--ephemeral"], cwd=REPO, env=env, stdout=out, stderr=out
-        )
+        process = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=out)
     try:
         deadline = time.monotonic() + START_LIMIT
         while not (run_dir / "stack.json").exists():

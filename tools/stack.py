@@ -29,7 +29,7 @@ from kbcore.db.migrate import upgrade
 from kbcore.grpc_client import open_channel
 from kbcore.settings import Settings
 from tools.demo_ids import persisted_demo_ids
-from tools.seed_demo import seed_demo
+from tools.seed_demo import SAMPLE_DOCS, seed_demo
 from tools.supervise import Supervised, Supervisor
 
 log = logging.getLogger("stack")
@@ -87,16 +87,24 @@ class Stack:
         (self.run_dir / f"{service.name}.port").unlink(missing_ok=True)
         return subprocess.Popen([sys.executable, "-m", service.module], env=service.env)
 
-    def _start(self, name: str, module: str, extra: dict[str, str]) -> int:
+    def _launch(self, name: str, module: str, extra: dict[str, str]) -> Supervised:
+        """Start the service's process; ``_listening`` waits for its port."""
         env = {**self.env, **extra}
         if self.ephemeral and name in METRICS_PORT_VARIABLES:
             env[METRICS_PORT_VARIABLES[name]] = "0"
         service = Supervised(name, module, env, subprocess.Popen([sys.executable, "-m", module], env=env))
         self.services.append(service)
-        port = _wait_for_port(self.run_dir, name, service.process)
-        env[PORT_VARIABLES.get(name, "KB_HTTP_PORT")] = str(port)
-        self._learn_metrics_port(name, env)
+        return service
+
+    def _listening(self, service: Supervised) -> int:
+        """The port the service announced, kept in its environment for a restart to bind."""
+        port = _wait_for_port(self.run_dir, service.name, service.process)
+        service.env[PORT_VARIABLES.get(service.name, "KB_HTTP_PORT")] = str(port)
+        self._learn_metrics_port(service.name, service.env)
         return port
+
+    def _start(self, name: str, module: str, extra: dict[str, str]) -> int:
+        return self._listening(self._launch(name, module, extra))
 
     def _learn_metrics_port(self, name: str, env: dict[str, str]) -> None:
         """The service's metrics port (announced before its gRPC port), kept for a restart to bind."""
@@ -137,12 +145,15 @@ class Stack:
     async def start(self) -> dict[str, object]:
         s = self.settings
         host = s.grpc_host
-        context_port = self._start(
+        # Context and retrieval depend on nothing else here: both start at once (on two cores,
+        # the stack is up one interpreter start sooner).
+        context = self._launch(
             "context", "services.context", {"KB_CONTEXT_PORT": self._port("context", s.context_port)}
         )
-        retrieval_port = self._start(
+        retrieval = self._launch(
             "retrieval", "services.retrieval", {"KB_RETRIEVAL_PORT": self._port("retrieval", s.retrieval_port)}
         )
+        context_port, retrieval_port = self._listening(context), self._listening(retrieval)
         context_target = s.context_target or f"{host}:{context_port}"
         retrieval_target = s.retrieval_target or f"{host}:{retrieval_port}"
         await asyncio.gather(_wait_serving(context_target), _wait_serving(retrieval_target))
@@ -231,10 +242,10 @@ async def run(args: argparse.Namespace) -> int:
     try:
         info = await stack.start()
         if not args.no_seed:
-            log.info("loading the sample knowledge base (embedding takes a few seconds the first time)")
+            log.info("loading the documents of %s (embedding takes a few seconds the first time)", args.documents)
             ids = persisted_demo_ids(settings.data_dir)
             targets = str(info["retrieval_target"]), str(info["chat_target"])
-            seeded = await seed_demo(*targets, operator_token(settings), ids=ids)
+            seeded = await seed_demo(*targets, operator_token(settings), ids=ids, docs=args.documents)
             info.update(application_id=seeded.application_id, dataset_id=seeded.dataset_id, documents=seeded.documents)
         stack.info = info
         stack.write_info()
@@ -257,7 +268,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--ephemeral", action="store_true", help="bind every process to a free port")
     parser.add_argument("--no-seed", action="store_true", help="do not load the sample knowledge base")
+    parser.add_argument(
+        "--documents",
+        type=Path,
+        default=SAMPLE_DOCS,
+        metavar="FOLDER",
+        help="the Markdown files the demo dataset is loaded from (default: the sample knowledge base)",
+    )
     args = parser.parse_args()
+    if not args.documents.is_dir() or not any(args.documents.glob("*.md")):
+        parser.error(f"--documents: {args.documents} is not a folder holding Markdown files")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     sys.exit(asyncio.run(run(args)))
 

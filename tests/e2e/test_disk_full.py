@@ -33,7 +33,7 @@ from services.chat.store import ChatStore
 from tests.e2e.private_stack import Seeded, private_stack
 from tests.sse_client import Frame, answer_text, parse_frames
 
-pytestmark = pytest.mark.fault
+pytestmark = [pytest.mark.fault, pytest.mark.own_database]  # SQLite on a small tmpfs
 
 QUESTION = "重症医学科每天的探视时间是几点？"
 # The default TTL: recovery must not wait for the lease to expire or for the sweep.

@@ -31,7 +31,7 @@ from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.process_stack import StackProcesses, stack_processes
 from tests.sse_client import Frame, ask
 
-pytestmark = [pytest.mark.fault, pytest.mark.slow]
+pytestmark = [pytest.mark.fault, pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite
 
 LOCK_TTL = 5.0
 RECOVERY_LIMIT = 10.0
@@ -113,7 +113,8 @@ def process_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessS
             "KB_LOG_LEVEL": "WARNING",
             "PYTHONUNBUFFERED": "1",
         }
-        with stack_processes(tmp_path_factory.mktemp("fault-stack"), settings) as processes:
+        hospital = ["yunling_hospital_visiting_rules.md"]
+        with stack_processes(tmp_path_factory.mktemp("fault-stack"), settings, documents=hospital) as processes:
             yield ProcessStack(processes, fake)
 
 

@@ -43,7 +43,7 @@ from gateway.openai_wire import CompletionIn
 from gateway.routes.datasets import DocumentIn
 from tests.e2e.private_stack import Seeded, private_stack
 
-pytestmark = pytest.mark.fuzz
+pytestmark = [pytest.mark.fuzz, pytest.mark.own_database]  # a SQLite stack of its own
 
 REPO = Path(__file__).resolve().parents[2]
 OPERATOR_EXAMPLES = 30

@@ -15,7 +15,7 @@ from tests.metrics_scrape import ASK_ROUTE, Scrape
 from tests.process_stack import stack_processes
 from tests.sse_client import parse_frames
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite in its data folder
 
 QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天？"
 
@@ -23,7 +23,8 @@ QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天�
 @pytest.fixture(scope="module")
 def stack_info(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     settings = {"KB_LOG_LEVEL": "WARNING"}
-    with stack_processes(tmp_path_factory.mktemp("metrics-stack"), settings, stop=signal.SIGINT) as stack:
+    data_dir, documents = tmp_path_factory.mktemp("metrics-stack"), ["yunling_shiyan_primary_enrollment_2026.md"]
+    with stack_processes(data_dir, settings, stop=signal.SIGINT, documents=documents) as stack:
         yield stack.info
 
 

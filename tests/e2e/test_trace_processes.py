@@ -23,7 +23,7 @@ from tests.fakes.otlp_receiver import CLIENT, SERVER, OtlpReceiver, ReceivedSpan
 from tests.process_stack import StackProcesses, pid_alive, stack_processes
 from tests.sse_client import answer_text, parse_frames
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite in its data folder
 
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 ANSWER = ["ICU每天探视时间为16:00至16:30", "【云岭县人民医院住院患者探视与陪护管理规定】。"]
@@ -68,7 +68,8 @@ def traced_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedSta
             "PYTHONUNBUFFERED": "1",
         }
         data_dir = tmp_path_factory.mktemp("traced-stack")
-        with stack_processes(data_dir, settings, dropped=("KB_", "OTEL_")) as processes:
+        hospital = ["yunling_hospital_visiting_rules.md"]
+        with stack_processes(data_dir, settings, dropped=("KB_", "OTEL_"), documents=hospital) as processes:
             yield TracedStack(processes, receiver)
 
 

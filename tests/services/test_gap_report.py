@@ -12,7 +12,6 @@ of another application with NOT_FOUND.
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from kbcore.caller_token import bearer, operator_token
 from kbcore.db.models import ChatRecord
 from services.chat.improvements import IMPROVED_DOCUMENT
 from tests.grpc_status import status_of
+from tests.process_stack import sample_documents
 from tools.demo_ids import DemoIds
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID, SAMPLE_DOCS, seed_demo
 
@@ -91,10 +91,7 @@ async def new_application(chat, operator, name: str, datasets: list[str]) -> str
 @pytest.fixture
 async def half_knowledge_base(stack, tmp_path: Path) -> DemoIds:
     """An application over a dataset holding every other sample document (the even ones)."""
-    docs = tmp_path / "half"
-    docs.mkdir()
-    for name in PRESENT:
-        shutil.copy(SAMPLE_DOCS / name, docs / name)
+    docs = sample_documents(tmp_path / "half", PRESENT)
     ids = DemoIds(str(uuid.uuid4()), str(uuid.uuid4()))
     await seed_demo(stack.retrieval_target, stack.chat_target, operator_token(stack.settings), ids=ids, docs=docs)
     return ids
