@@ -9,6 +9,7 @@ import uvicorn
 
 from gateway.app import create_app
 from gateway.listen import bind_http_socket
+from kbcore.heap import settle_after_start
 from kbcore.log_format import configure_logging
 from kbcore.service_main import announce_port
 from kbcore.settings import Settings
@@ -47,6 +48,7 @@ def main() -> None:
     # end the process with exit code 0, like the gRPC services, instead of "killed by SIGTERM".
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
+    settle_after_start()  # everything loaded to start, out of the collector's reach
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import uvloop
 
 from kbcore.grpc_server import RunningServer, serve_until_signalled
+from kbcore.heap import settle_after_start
 from kbcore.log_format import configure_logging
 from kbcore.metrics.http_server import serve_metrics
 from kbcore.metrics.registry import set_enabled as set_metrics_enabled
@@ -54,6 +55,7 @@ def run_service(
         if metrics is not None:  # announced first: a launcher that has read the service's port finds it
             announce_port(f"{name}-metrics", metrics.port)
         logging.getLogger(name).info("%s service listening on %s:%d", name, settings.grpc_host, running.port)
+        settle_after_start()  # everything loaded to start, out of the collector's reach
         announce_port(name, running.port)
         try:
             await serve_until_signalled(running, deps.close)
