@@ -12,9 +12,10 @@ through gateway A can only reach chat process A and one sent through B only proc
 
 The model is a local OpenAI-protocol server (tests/fakes) so an answer can be kept running
 (slow stream) or stalled (hang). The test needs PostgreSQL: ``KB_DATABASE_URL`` when it is a
-PostgreSQL URL, else the local test database, else it is skipped. Each test starts its own
-processes and model server (the second one kills chat process A), so they run alone or in any
-order.
+PostgreSQL URL, else the local test database, else it is skipped; in the SQLite pass of `make
+test` with KB_TEST_DATABASE_URL set, the PostgreSQL pass runs it and this one skips it. Each
+test starts its own processes and model server (the second one kills chat process A), so they
+run alone or in any order.
 """
 
 from __future__ import annotations
@@ -101,6 +102,9 @@ def postgres_url(request: pytest.FixtureRequest) -> str:
         # happen before our processes use it, never in the middle. Our chats are fresh.
         url: str = request.getfixturevalue("database_url")
         return url
+    if os.environ.get("KB_TEST_DATABASE_URL"):
+        # `make test`'s PostgreSQL pass runs these on that database; here they would only run again.
+        pytest.skip("runs in the PostgreSQL pass of `make test` (KB_TEST_DATABASE_URL is set)")
     problem = _answers(LOCAL_POSTGRES)
     if problem:
         pytest.skip(

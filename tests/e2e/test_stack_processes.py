@@ -26,8 +26,11 @@ def process_stack(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[dict[str, object], subprocess.Popen[bytes]]]:
     settings = {"KB_LOG_LEVEL": "WARNING"}
-    # The whole environment is passed on, KB_ settings included.
-    with stack_processes(tmp_path_factory.mktemp("stack-data"), settings, dropped=(), stop=signal.SIGINT) as stack:
+    # The two documents the question is about (seeding all sixteen is the same code, and the
+    # in-process stack of the suite does it); the whole environment passed on, KB_ settings included.
+    documents = ["yunling_shiyan_primary_enrollment_2026.md", "yunling_library_rules.md"]
+    data_dir = tmp_path_factory.mktemp("stack-data")
+    with stack_processes(data_dir, settings, dropped=(), stop=signal.SIGINT, documents=documents) as stack:
         yield {**stack.info, "data_dir": str(stack.data_dir)}, stack.process
 
 
