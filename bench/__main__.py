@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import (
+    before,
     charts,
     documents,
     hnsw,
@@ -53,6 +54,7 @@ async def round_rows() -> tuple[list[Row], dict[str, Any]]:
 
 SECTIONS: dict[str, Section] = {
     "pipeline": pipeline.run,
+    "before": before.run,
     "search": search_latency.run,
     "hnsw": hnsw.run,
     "ingestion": ingestion.run,

@@ -19,15 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 from bench.tracing_cost import SERVICES
-
-ROOT = Path(__file__).resolve().parent.parent
-
+from bench.worktree import PYTHON, ROOT, revision_tree
 
 # The child's part, run in each tree: that tree's stack and measuring code (any revision since
 # the tracing section), one JSON line on stdout.
@@ -39,18 +35,8 @@ print(json.dumps(asyncio.run(tracing_cost.cpu_ms_per_question({}))))
 """
 
 
-def _checkout(revision: str, folder: Path) -> Path:
-    tree = folder / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), revision], check=True)
-    (tree / ".venv").symlink_to(ROOT / ".venv")
-    # The stubs of that revision's protos; not through make, whose rule would reinstall the shared environment.
-    python = str(ROOT / ".venv" / "bin" / "python")
-    subprocess.run(["scripts/gen_protos.sh"], cwd=tree, env={**os.environ, "PYTHON": python}, check=True)
-    return tree
-
-
 def _start(tree: Path, waves: int) -> subprocess.Popen[str]:
-    argv = [str(ROOT / ".venv" / "bin" / "python"), "-c", MEASURE, str(waves)]
+    argv = [str(PYTHON), "-c", MEASURE, str(waves)]
     return subprocess.Popen(argv, cwd=tree, stdout=subprocess.PIPE, text=True)
 
 
@@ -60,18 +46,14 @@ def _line(label: str, by_process: dict[str, float]) -> str:
 
 
 def compare(revision: str, runs: int, waves: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="kb-side-by-side-") as folder:
-        before = _checkout(revision, Path(folder))
-        try:
-            for run in range(1, runs + 1):
-                children = {revision: _start(before, waves), "this tree": _start(ROOT, waves)}
-                for label, child in children.items():
-                    out, _ = child.communicate()
-                    if child.returncode != 0:
-                        raise SystemExit(f"the stack of {label} failed (exit {child.returncode})")
-                    print(_line(f"run {run}, {label}", json.loads(out.strip().splitlines()[-1])), flush=True)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
+    with revision_tree(revision) as before:
+        for run in range(1, runs + 1):
+            children = {revision: _start(before, waves), "this tree": _start(ROOT, waves)}
+            for label, child in children.items():
+                out, _ = child.communicate()
+                if child.returncode != 0:
+                    raise SystemExit(f"the stack of {label} failed (exit {child.returncode})")
+                print(_line(f"run {run}, {label}", json.loads(out.strip().splitlines()[-1])), flush=True)
 
 
 def main() -> None:
