@@ -6,8 +6,8 @@ speed (the pipeline's calibration workload took 25 to 100 ms on them), so that f
 with no other run's. This section checks 009ba69 out (``bench.worktree``), runs that revision's
 own pipeline measurement of the target configuration, then this tree's, one after the other:
 the two figures and their ratio are what the code changed, on whatever machine the bench runs.
-Should the old revision no longer run (a library it needs gone from the environment), the row
-says so instead of a figure.
+Should the old revision not be at hand (no git, a shallow clone) or no longer run (a library it
+needs gone from the environment), the row says so instead of a figure.
 
 ``python -m bench.before`` runs this section alone and prints its rows.
 """
@@ -81,7 +81,7 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
         with revision_tree(BEFORE) as tree:
             before = await asyncio.to_thread(_measure, tree)
         now = await asyncio.to_thread(_measure, ROOT)
-    except (subprocess.CalledProcessError, RuntimeError) as error:
+    except (subprocess.CalledProcessError, RuntimeError, OSError) as error:  # OSError: no git
         reason = _last_line(error.stderr) if isinstance(error, subprocess.CalledProcessError) else str(error)
         return [Row(SECTION, f"CPU per question, revision {BEFORE} against this tree", f"not measured: {reason}")], {}
     return _rows(before, now), {"before_ms": before, "now_ms": now}
