@@ -1,7 +1,7 @@
 """The CPU target's before figure, measured in the same run on the same machine (issue 18).
 
 The issue quotes 49 ms of CPU per question for our four processes, read by revision 009ba69's
-own bench run on the machine of that day. This project's machines differ by up to two times in
+own bench run on the machine of that day. This project's machines differ several times over in
 speed (the pipeline's calibration workload took 25 to 100 ms on them), so that figure compares
 with no other run's. This section checks 009ba69 out (``bench.worktree``), runs that revision's
 own pipeline measurement of the target configuration, then this tree's, one after the other:
