@@ -82,8 +82,10 @@ def as_rpc_error(error: BaseException, where: str) -> RpcError:
     return RpcError(code, message)
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], method: str, error: Exception) -> None:
-    failure = as_rpc_error(error, method)
+async def abort_for(context: grpc.aio.ServicerContext[Any, Any], where: str, error: BaseException) -> None:
+    """End the call being served with the status for ``error`` (the one place a call is aborted
+    for a domain error or a fault)."""
+    failure = as_rpc_error(error, where)
     await context.abort(failure.code, failure.message)
 
 
@@ -97,7 +99,7 @@ def unary_errors(method: Any) -> Any:
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await _abort(context, method.__qualname__, error)
+            await abort_for(context, method.__qualname__, error)
 
     return wrapper
 
@@ -116,6 +118,6 @@ def stream_errors(method: Any) -> Any:
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await _abort(context, method.__qualname__, error)
+            await abort_for(context, method.__qualname__, error)
 
     return wrapper

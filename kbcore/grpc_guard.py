@@ -20,7 +20,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from kbcore.errors import InvalidRequest
-from kbcore.grpc_errors import as_rpc_error
+from kbcore.grpc_errors import abort_for
 from kbcore.grpc_handlers import rewrapped
 
 NUL = "\x00"
@@ -71,11 +71,6 @@ class EntryGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return rewrapped(handler, lambda b: _guarded_unary(b, method), lambda b: _guarded_stream(b, method))
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], method: str, error: BaseException) -> None:
-    failure = as_rpc_error(error, method)
-    await context.abort(failure.code, failure.message)
-
-
 def _guarded_unary(behaviour: Any, method: str) -> Any:
     async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
@@ -85,7 +80,7 @@ def _guarded_unary(behaviour: Any, method: str) -> Any:
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await _abort(context, method, error)
+            await abort_for(context, method, error)
 
     return guarded
 
@@ -104,6 +99,6 @@ def _guarded_stream(behaviour: Any, method: str) -> Any:
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await _abort(context, method, error)
+            await abort_for(context, method, error)
 
     return guarded

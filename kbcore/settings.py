@@ -194,6 +194,62 @@ class Settings:
     archive_max_mb: int = _spec(
         "KB_ARCHIVE_MAX_MB", 200, "Total uncompressed size of one .zip's files, MiB (zip bombs stop here)", 1, 10_000
     )
+    archive_max_ratio: int = _spec(
+        "KB_ARCHIVE_MAX_RATIO",
+        200,
+        "A zip member (or an Office file's part, a PDF stream) inflating past 1 MiB at more than this many times its packed size is refused as a bomb",
+        10,
+        100_000,
+    )
+    parse_max_stream_mb: int = _spec(
+        "KB_PARSE_MAX_STREAM_MB",
+        64,
+        "Largest one compressed part of a document may inflate to, MiB (a PDF content stream, a sheet's XML)",
+        1,
+        4096,
+    )
+    parse_max_pages: int = _spec(
+        "KB_PARSE_MAX_PAGES",
+        2000,
+        "Pages a PDF (or slides a presentation) may have; more is refused before parsing",
+        1,
+        100_000,
+    )
+    parse_max_cells: int = _spec(
+        "KB_PARSE_MAX_CELLS",
+        2_000_000,
+        "Cells a workbook's sheets may declare or hold, rows × columns over every sheet; more is refused before reading",
+        1000,
+        100_000_000,
+    )
+    parse_max_chars: int = _spec(
+        "KB_PARSE_MAX_CHARS",
+        20_000_000,
+        "Characters of text one document may make; more is refused",
+        10_000,
+        1_000_000_000,
+    )
+    parse_memory_mb: int = _spec(
+        "KB_PARSE_MEMORY_MB",
+        1024,
+        "Address space of the child process that parses one file, MiB; a file that needs more fails its job, never the service",
+        256,
+        65_536,
+    )
+    parse_cpu_seconds: int = _spec(
+        "KB_PARSE_CPU_SECONDS",
+        300,
+        "CPU seconds the child process that parses one file may use; a file that needs more fails its job",
+        5,
+        86_400,
+    )
+    disk_reserve_mb: int = _spec(
+        "KB_DISK_RESERVE_MB",
+        64,
+        "Free space the data folder's disk keeps: below it, writes are refused (507) and questions still answered",
+        0,
+        1_048_576,
+    )
     fetch_timeout: float = _spec("KB_FETCH_TIMEOUT", 15.0, "Seconds to fetch a web page to ingest", 1, 300)
     fetch_allow_hosts: str = _spec(
         "KB_FETCH_ALLOW_HOSTS",
@@ -232,10 +288,51 @@ class Settings:
         "KB_RETRIEVAL_TARGET", "", "gRPC target of retrieval; `dns:///retrieval:50052` load-balances over replicas"
     )
     chat_target: str = _spec("KB_CHAT_TARGET", "", "gRPC target of the chat service")
+    service_token: str = _spec(
+        "KB_SERVICE_TOKEN",
+        "",
+        "Shared secret every gRPC call between the processes carries (any long random string); empty = one kept in `$KB_DATA_DIR/service.token`",
+    )
     rpc_timeout: float = _spec("KB_RPC_TIMEOUT", 30.0, "Deadline of unary gRPC calls, seconds", 1, 600)
     ask_timeout: float = _spec("KB_ASK_TIMEOUT", 600.0, "Deadline of one whole question, seconds", 10, 3600)
     http_host: str = _spec("KB_HTTP_HOST", "127.0.0.1", "Gateway listen address")
     http_port: int = _spec("KB_HTTP_PORT", 8080, "Gateway listen port", 0, 65535)
+    http_max_header_kb: int = _spec(
+        "KB_HTTP_MAX_HEADER_KB",
+        64,
+        "Largest request line plus headers, KiB; more gets 431 before anything else is read",
+        4,
+        1024,
+    )
+    http_max_headers: int = _spec("KB_HTTP_MAX_HEADERS", 100, "Headers one request may send; more gets 431", 10, 1000)
+    http_header_timeout: float = _spec(
+        "KB_HTTP_HEADER_TIMEOUT",
+        10.0,
+        "Seconds a client has to send a request's headers once it starts one (or connects); slower gets 408",
+        1,
+        300,
+    )
+    http_keep_alive: float = _spec(
+        "KB_HTTP_KEEP_ALIVE",
+        75.0,
+        "Seconds an idle client connection is kept open (longer than clients' own idle expiry)",
+        1,
+        3600,
+    )
+    http_max_connections: int = _spec(
+        "KB_HTTP_MAX_CONNECTIONS",
+        4096,
+        "Open client connections the gateway keeps in all (at most what its file-descriptor limit allows); more get 503",
+        16,
+        1_000_000,
+    )
+    http_max_connections_per_ip: int = _spec(
+        "KB_HTTP_MAX_CONNECTIONS_PER_IP",
+        256,
+        "Open connections from one client address; more get 503 (0 = no per-address bound; raise it behind a reverse proxy)",
+        0,
+        1_000_000,
+    )
     admin_token: str = _spec(
         "KB_ADMIN_TOKEN", "", "Operator bearer token; empty = operator routes open to loopback callers only"
     )
