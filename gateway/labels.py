@@ -41,6 +41,7 @@ _DOCUMENT_STATUSES = {
     retrieval_pb.DOCUMENT_STATUS_EMBEDDING: "向量化中",
     retrieval_pb.DOCUMENT_STATUS_READY: "已就绪",
     retrieval_pb.DOCUMENT_STATUS_FAILED: "失败",
+    retrieval_pb.DOCUMENT_STATUS_CANCELLED: "已取消",
 }
 # Where a document came from: a file's source type (kbcore.document_types.SOURCE_TYPES; a test
 # holds that each has a label), a web page by address, or paragraphs sent as JSON.

@@ -55,7 +55,7 @@ function progressNode(doc) {
   return h(
     "div",
     { class: "doc-progress" },
-    doc.status === "failed" ? null : bar,
+    doc.status === "failed" || doc.status === "cancelled" ? null : bar,
     h("span", { class: `doc-status ${doc.status}`, testid: "document-status" }, `${statusLabel(doc.status)}${counted}`),
   );
 }

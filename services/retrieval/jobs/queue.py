@@ -254,15 +254,21 @@ def _finish(session: Session, row: IngestJob | None, job: ClaimedJob, outcome: O
     return True
 
 
+CANCELLED_BY_OPERATOR = "ingestion cancelled by an operator"
+
+
 def _settle(document: Document, outcome: Outcome) -> None:
     """The document's status after its job ended: a cancelled re-upload leaves a served document
-    as it was (ready); a failure is shown, saying whether an earlier version still serves."""
+    as it was (ready), a cancelled first upload reads cancelled; a failure is shown, saying
+    whether an earlier version still serves."""
     if outcome.state == JobState.READY or (outcome.state == JobState.CANCELLED and document.active_version):
         document.status, document.error = DocumentState.READY, ""
+    elif outcome.state == JobState.CANCELLED:
+        document.status, document.error = DocumentState.CANCELLED, CANCELLED_BY_OPERATOR
     else:
         document.status = DocumentState.FAILED
         earlier = " The previous version is still searchable." if document.active_version else ""
-        document.error = (outcome.error or "ingestion cancelled by an operator") + earlier
+        document.error = (outcome.error or "ingestion failed") + earlier
     if outcome.state != JobState.READY and document.active_version:
         document.source_hash = ""  # the stored original is no longer what is served
 

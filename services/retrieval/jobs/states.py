@@ -1,7 +1,7 @@
 """The names a document's status and an ingestion job's state are stored under.
 
-A document's status is the wire name of ``kb.retrieval.v1.DocumentStatus``; a job has one more
-ending, ``cancelled``, which its document shows as ready (an earlier version serves) or failed.
+A document's status is the wire name of ``kb.retrieval.v1.DocumentStatus``; a job that is
+cancelled leaves its document ready when an earlier version serves, else cancelled.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ class DocumentState:
     EMBEDDING = DOCUMENT_STATUS.name(pb.DOCUMENT_STATUS_EMBEDDING)
     READY = DOCUMENT_STATUS.name(pb.DOCUMENT_STATUS_READY)
     FAILED = DOCUMENT_STATUS.name(pb.DOCUMENT_STATUS_FAILED)
+    CANCELLED = DOCUMENT_STATUS.name(pb.DOCUMENT_STATUS_CANCELLED)
 
 
 class JobState(DocumentState):
-    CANCELLED = "cancelled"
+    """A job's states are its document's (a job never reads ``ready`` without its document)."""
 
 
 ACTIVE = (JobState.QUEUED, JobState.PARSING, JobState.EMBEDDING)

@@ -1,7 +1,8 @@
 """What an upload request becomes before any job is queued: checked, named, one ``Upload`` per document.
 
 Everything a person can be told at once is decided here, in the request: an unknown dataset, a
-type the content contradicts, an archive over its bounds, a page that does not answer. What
+type the content contradicts, an archive or a file whose structure passes a bound (``preflight``:
+cheap, bounded, no parsing library involved), a page that does not answer. What
 needs real work (parsing, embedding) is left to the job, whose failures the document shows.
 """
 
@@ -17,6 +18,7 @@ from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
 from services.retrieval.jobs.queue import Upload
 from services.retrieval.parsing import ParseLimits, expand_archive, sniff
+from services.retrieval.parsing.preflight import preflight
 from services.retrieval.parsing.web_fetch import FetchPolicy, fetch_page
 from services.retrieval.splitter import SplitParagraph
 
@@ -63,14 +65,18 @@ def _file_uploads(name: str, filename: str, data: bytes, limits: ParseLimits) ->
         raise InvalidRequest("the file needs a name: its suffix says what type it is")
     kind = sniff(filename, data)
     if kind != ARCHIVE:
+        preflight(kind, filename, data, limits)
         return [Upload(_checked(name or _title_hint(kind, data) or _stem(filename)), filename, kind, data)]
-    uploads = [
-        Upload(_checked(_member_name(member)), member, sniff(member, content), content)
-        for member, content in expand_archive(filename, data, limits)
-    ]
+    uploads = [_member_upload(member, content, limits) for member, content in expand_archive(filename, data, limits)]
     if not uploads:
         raise InvalidRequest(f"{filename!r} holds no file of a supported type")
     return uploads
+
+
+def _member_upload(member: str, content: bytes, limits: ParseLimits) -> Upload:
+    kind = sniff(member, content)
+    preflight(kind, member, content, limits)
+    return Upload(_checked(_member_name(member)), member, kind, content)
 
 
 def _title_hint(kind: str, data: bytes) -> str:

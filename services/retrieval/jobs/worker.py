@@ -2,8 +2,9 @@
 
 One job at a time per process (the embedder is the bottleneck and shares the CPU with
 searches). While a job runs, a reporter writes its progress and renews its lease twice a
-second and brings back a cancel, or the news that the job is no longer ours; the builder
-checks between embedding batches, so a cancel takes effect within one batch.
+second and brings back a cancel, or the news that the job is no longer ours. A parse (a child
+process of its own) is killed the moment that news comes; the builder checks between embedding
+batches, so a cancel takes effect within one report, or one batch.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
 
 from kbcore.errors import InvalidRequest, Unavailable
 from kbcore.metrics.catalog import observe_ingestion_job
@@ -19,12 +19,11 @@ from services.retrieval.ingest import Progress, VersionBuilder, VersionTarget, c
 from services.retrieval.jobs.claim_loop import ClaimingWorker
 from services.retrieval.jobs.leased import MAX_ATTEMPTS, Control
 from services.retrieval.jobs.queue import ClaimedJob, JobQueue, Outcome
+from services.retrieval.jobs.sources import Parser
 from services.retrieval.jobs.states import JobState
 from services.retrieval.splitter import SplitParagraph
 
 log = logging.getLogger(__name__)
-
-Parser = Callable[[ClaimedJob], Sequence[SplitParagraph]]
 
 
 class IngestWorker(ClaimingWorker[ClaimedJob]):
@@ -40,10 +39,11 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             await self._end(job, target, Outcome(JobState.FAILED, error=_gave_up(job)))
             return
         progress = Progress(JobState.PARSING)
-        reporter = asyncio.create_task(self._report(job, progress))
+        stopped = asyncio.Event()
+        reporter = asyncio.create_task(self._report(job, progress, stopped))
         outcome: Outcome | None
         try:
-            outcome = await self._build(job, target, progress)
+            outcome = await self._build(job, target, progress, stopped)
         except (InvalidRequest, Unavailable) as exc:  # bad input, or an embeddings endpoint that kept failing
             outcome = Outcome(JobState.FAILED, error=str(exc))
         except Exception:
@@ -58,9 +58,11 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
         if outcome is not None:  # None: another process took the job over, or the document is gone
             await self._end(job, target, outcome)
 
-    async def _build(self, job: ClaimedJob, target: VersionTarget, progress: Progress) -> Outcome | None:
-        paragraphs = await asyncio.to_thread(self._parse, job)
-        if not progress.go_on:
+    async def _build(
+        self, job: ClaimedJob, target: VersionTarget, progress: Progress, stopped: asyncio.Event
+    ) -> Outcome | None:
+        paragraphs = await self._parse_unless_stopped(job, stopped)
+        if paragraphs is None or not progress.go_on:
             return await self._stopped(progress, target)
         progress.state = JobState.EMBEDDING
         # One more look right before publishing: a cancel that arrived since the reporter's last
@@ -75,6 +77,21 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             char_length=sum(len(p.content) for p in paragraphs),
             content_hash=content_hash(paragraphs),
         )
+
+    async def _parse_unless_stopped(self, job: ClaimedJob, stopped: asyncio.Event) -> list[SplitParagraph] | None:
+        """The job's paragraphs, or None when the reporter saw a stop first: the parse (a child
+        process) is then killed at once, so a cancel ends a long parse within a report's interval."""
+        parsing = asyncio.ensure_future(self._parse(job))
+        waiting = asyncio.ensure_future(stopped.wait())
+        try:
+            await asyncio.wait((parsing, waiting), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            if not parsing.done():
+                parsing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await parsing
+        return None if parsing.cancelled() else parsing.result()
 
     async def _look(self, job: ClaimedJob, progress: Progress) -> bool:
         """Write the progress (renewing the lease) and learn whether to go on; a stop is kept in
@@ -102,11 +119,12 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             return
         observe_ingestion_job(outcome.state, outcome.paragraph_count if outcome.state == JobState.READY else 0)
 
-    async def _report(self, job: ClaimedJob, progress: Progress) -> None:
+    async def _report(self, job: ClaimedJob, progress: Progress, stopped: asyncio.Event) -> None:
         every = min(0.5, self._queue.lease_seconds / 3)
         while True:
             try:
                 if not await self._look(job, progress):
+                    stopped.set()
                     return
             except Exception:  # the database is away: the lease runs on; try again
                 log.exception("could not report the progress of ingestion job %s", job.id)

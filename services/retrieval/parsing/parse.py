@@ -1,31 +1,48 @@
-"""One entry point for every uploaded file: check what it is, parse it, split it, bound it."""
+"""One entry point for every uploaded file: check what it is and its bounds, parse it, split it, bound it.
+
+Run inside the parsing child process (``services.retrieval.parsing.sandbox``), never in a service.
+"""
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath, PureWindowsPath
 
+from kbcore.storable import storable_text
 from services.retrieval.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.parsing.preflight import preflight
 from services.retrieval.parsing.sniff import sniff
-from services.retrieval.splitter import Heading, StructuredDocument, split_blocks
+from services.retrieval.splitter import Heading, SplitParagraph, StructuredDocument, split_blocks
 
 
 def _stem(filename: str) -> str:
     return PurePosixPath(PureWindowsPath(filename).name).stem
 
 
+def _storable(paragraph: SplitParagraph) -> SplitParagraph:
+    """A paragraph without characters no store can hold (a cell written as ``_x0000_`` is a NUL)."""
+    return SplitParagraph(storable_text(paragraph.title), storable_text(paragraph.content))
+
+
 def finish(
-    filename: str, document: StructuredDocument, *, fallback_title: str = "", max_paragraphs: int = 0
+    filename: str, document: StructuredDocument, limits: ParseLimits, *, fallback_title: str = ""
 ) -> ParsedDocument:
     """Split the structured form and refuse an empty or oversized result, with the reason."""
     top = next((b.text for b in document.blocks if isinstance(b, Heading) and b.level == 1), "")
-    title = document.title or top or fallback_title
-    paragraphs = split_blocks(document.blocks, document_title=document.title or top)
+    title = storable_text(document.title or top or fallback_title)
+    paragraphs = [_storable(p) for p in split_blocks(document.blocks, document_title=document.title or top)]
+    paragraphs = [p for p in paragraphs if p.content.strip()]
     if not paragraphs:
         raise DocumentRejected(f"{filename!r} contains no text")
-    if max_paragraphs and len(paragraphs) > max_paragraphs:
+    if len(paragraphs) > limits.max_paragraphs:
         raise DocumentRejected(
-            f"{filename!r} makes {len(paragraphs)} paragraphs; a document may have at most {max_paragraphs}: "
+            f"{filename!r} makes {len(paragraphs)} paragraphs; a document may have at most {limits.max_paragraphs}: "
             "split it into smaller files or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
+        )
+    characters = sum(len(p.title) + len(p.content) for p in paragraphs)
+    if characters > limits.max_chars:
+        raise DocumentRejected(
+            f"{filename!r} makes {characters:,} characters of text; a document may have at most "
+            f"{limits.max_chars:,}: split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS"
         )
     return ParsedDocument(title=title, paragraphs=paragraphs)
 
@@ -45,11 +62,8 @@ def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits) -> S
 
         return word_document(filename, data, limits)
     if kind in ("xlsx", "xls"):
-        from services.retrieval.parsing.archive import check_container
         from services.retrieval.parsing.sheets import workbook_document
 
-        if kind == "xlsx":
-            check_container(filename, data, limits)
         return workbook_document(filename, data, limits)
     if kind == "csv":
         from services.retrieval.parsing.sheets import csv_document
@@ -73,5 +87,6 @@ def parse_document(filename: str, data: bytes, limits: ParseLimits) -> ParsedDoc
     Every refusal is a DocumentRejected whose message names the file and the problem.
     """
     kind = sniff(filename, data)
+    preflight(kind, filename, data, limits)
     document = _structured(kind, filename, data, limits)
-    return finish(filename, document, fallback_title=_stem(filename), max_paragraphs=limits.max_paragraphs)
+    return finish(filename, document, limits, fallback_title=_stem(filename))

@@ -34,12 +34,37 @@ class _Line:
     page: int
 
 
-def _open(filename: str, data: bytes) -> Any:
+def _too_many_pages(filename: str, limits: ParseLimits, pages: int | None = None) -> DocumentRejected:
+    """``pages``: the count when the page tree declares it; None when only building them told."""
+    counted = f"{pages} pages" if pages is not None else f"more than {limits.max_pages} pages"
+    return DocumentRejected(
+        f"{filename!r} has {counted}; a PDF may have at most {limits.max_pages} "
+        "(split it, or ask the operator to raise KB_PARSE_MAX_PAGES)"
+    )
+
+
+def _declared_pages(document: Any) -> int:
+    """The page count the document's page tree declares (0 when it declares none readable)."""
+    from pdfminer.pdftypes import resolve1
+
+    tree = resolve1(document.catalog.get("Pages"))
+    count = resolve1(tree.get("Count")) if isinstance(tree, dict) else None
+    return count if isinstance(count, int) else 0
+
+
+def _open(filename: str, data: bytes, limits: ParseLimits) -> Any:
+    """The opened PDF, refused when damaged, encrypted or longer than the page limit; the limit is
+    read from the page tree's own count first, and no more pages than it allows are ever built."""
     import pdfplumber
 
     try:
-        pdf = pdfplumber.open(io.BytesIO(data))
-        _ = pdf.pages  # the page tree is read here: damage and passwords show up now
+        pdf = pdfplumber.open(io.BytesIO(data), pages=list(range(1, limits.max_pages + 2)))
+        declared = _declared_pages(pdf.doc)
+        if declared > limits.max_pages:  # not closed: pdfplumber's close() builds every page first
+            raise _too_many_pages(filename, limits, declared)
+        built = len(pdf.pages)  # the page tree is read here: damage and passwords show up now
+    except DocumentRejected:
+        raise
     except Exception as exc:  # pdfplumber wraps every pdfminer failure in PdfminerException
         cause = exc.args[0] if exc.args else exc
         if "Password" in type(cause).__name__ or "encrypt" in str(cause).lower():
@@ -47,6 +72,9 @@ def _open(filename: str, data: bytes) -> Any:
                 f"{filename!r} is encrypted (password-protected); remove the password and upload it again"
             ) from exc
         raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a PDF") from exc
+    if built > limits.max_pages:  # a page tree whose count lied (its pages are built already)
+        pdf.close()
+        raise _too_many_pages(filename, limits)
     return pdf
 
 
@@ -129,7 +157,7 @@ def _blocks(items: list[_Line | Table], levels: dict[float, int], right_edge: fl
 
 
 def pdf_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
-    pdf = _open(filename, data)
+    pdf = _open(filename, data, limits)
     with pdf:
         items: list[_Line | Table] = []
         images = 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from services.retrieval.parsing.archive import check_container
 from services.retrieval.parsing.document import DocumentRejected, ParseLimits
 from services.retrieval.splitter import Block, Heading, StructuredDocument, Table, Text
 
@@ -25,7 +24,6 @@ def _shape_blocks(shape: Any, title_id: int | None) -> list[Block]:
 
 
 def slides_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
-    check_container(filename, data, limits)
     from pptx import Presentation
 
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.retrieval.parsing.document import DocumentRejected, ParsedDocument
+from services.retrieval.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
 from services.retrieval.splitter import Block, Heading, StructuredDocument, Table, Text
 
 _BOILERPLATE = ("nav", "header", "footer", "aside", "script", "style", "noscript", "form", "template")
@@ -73,8 +73,8 @@ def html_document(html: str) -> StructuredDocument:
     return StructuredDocument(title=title, blocks=blocks)
 
 
-def parse_html(html: str, *, url: str | None = None) -> ParsedDocument:
+def parse_html(html: str, *, url: str | None = None, limits: ParseLimits | None = None) -> ParsedDocument:
     """A web page (fetched by URL or uploaded) as titled paragraphs of its main content."""
     from services.retrieval.parsing.parse import finish
 
-    return finish(url or "the web page", html_document(html), fallback_title=url or "")
+    return finish(url or "the web page", html_document(html), limits or ParseLimits(), fallback_title=url or "")

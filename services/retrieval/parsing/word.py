@@ -6,7 +6,6 @@ import io
 import re
 from typing import Any
 
-from services.retrieval.parsing.archive import check_container
 from services.retrieval.parsing.document import DocumentRejected, ParseLimits
 from services.retrieval.splitter import Block, Heading, StructuredDocument, Table, Text
 
@@ -37,7 +36,6 @@ def _table_rows(table: Any) -> tuple[tuple[str, ...], ...]:
 
 
 def word_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
-    check_container(filename, data, limits)
     import docx
     from docx.table import Table as DocxTable
 

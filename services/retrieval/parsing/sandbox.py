@@ -1,0 +1,86 @@
+"""Parsing one file in a child process of its own, so no file can kill or bloat the service.
+
+A parser library can abort the whole process (calamine's allocation failure), hold gigabytes
+(pdfminer inflating a stream whole) or run for minutes (a 50,000-page PDF); none of that can be
+caught in the process that answers questions, and memory a Python process took is rarely given
+back. So each file is parsed by ``python -m services.retrieval.parsing.child`` under its own
+address-space and CPU-time limits, and when the child ends, its memory ends with it. Cancelling
+the awaiting task kills the child at once. A fresh interpreter per file costs about 0.1 s,
+against seconds of parsing for any file worth the trouble.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from services.retrieval.parsing.child import MEMORY_REFUSED, request_argument
+from services.retrieval.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.splitter import SplitParagraph
+
+log = logging.getLogger(__name__)
+
+_PROJECT_ROOT = Path(__file__).resolve().parents[3]
+# A child that neither finishes nor uses its CPU time (the machine is busy) is still ended:
+# after this many times its CPU allowance in wall-clock time.
+_WALL_FACTOR = 3
+
+
+def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRejected:
+    """The sentence for a child that ended without a result."""
+    if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        return DocumentRejected(
+            f"{filename!r} takes more than {limits.cpu_seconds} CPU seconds to parse: it is too large or built to "
+            "stall a parser; split it, or ask the operator to raise KB_PARSE_CPU_SECONDS"
+        )
+    if returncode in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
+        return DocumentRejected(
+            f"{filename!r} {MEMORY_REFUSED} ({limits.memory_mb} MiB), or is damaged in a way that stops the parser; "
+            "the operator's limit is KB_PARSE_MEMORY_MB"
+        )
+    return DocumentRejected(f"{filename!r} cannot be read: it is damaged or uses a feature the parser does not handle")
+
+
+def _parsed(filename: str, output: bytes) -> ParsedDocument:
+    result = json.loads(output)
+    if "rejected" in result:
+        raise DocumentRejected(result["rejected"])
+    return ParsedDocument(result["title"], [SplitParagraph(title, content) for title, content in result["paragraphs"]])
+
+
+async def parse_in_child(filename: str, data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """``parse_document`` of the file, run in a child process under ``limits``; every refusal is a
+    ``DocumentRejected`` with a sentence. Cancelling this call kills the child."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.retrieval.parsing.child",
+        request_argument(filename, limits),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=_PROJECT_ROOT,
+        env={**os.environ, "RUST_BACKTRACE": "0"},  # a Rust abort says why in one line
+    )
+    try:
+        output, errors = await asyncio.wait_for(child.communicate(data), _WALL_FACTOR * limits.cpu_seconds)
+    except TimeoutError:
+        log.warning("parsing %r ran past its wall-clock bound; the child was killed", filename)
+        raise _refusal(filename, -signal.SIGKILL, limits) from None
+    finally:
+        if child.returncode is None:  # cancelled, or timed out: the child goes with the call
+            with contextlib.suppress(ProcessLookupError):
+                child.kill()
+            await child.wait()
+    if child.returncode != 0:  # the first lines say why (a traceback's last line is cut from the end)
+        said = errors.decode(errors="replace")
+        said = said if len(said) <= 2000 else f"{said[:1000]} … {said[-1000:]}"
+        log.warning("parsing %r ended with exit status %s: %s", filename, child.returncode, said)
+        raise _refusal(filename, child.returncode or 0, limits)
+    return _parsed(filename, output)

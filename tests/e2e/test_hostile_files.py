@@ -1,0 +1,98 @@
+"""Hostile files over HTTP against the running stack: each file of the corpus is refused with its
+sentence, in the request where the file's structure shows it (400) and otherwise as its
+document's failure; the stack goes on answering. A long parse is cancelled within a progress
+report, and a spreadsheet cell holding a NUL is taken in without it (on PostgreSQL, which cannot
+store one, the answer quoting it is saved and ends normally)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from tests.document_jobs import RUNNING, wait_for_documents
+from tests.fixtures import documents, hostile
+from tests.harness import Stack
+from tests.sse_client import answer_text, ask
+from tools.seed_demo import DEMO_APPLICATION_ID
+
+
+@pytest.fixture
+async def client(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
+    async with stack.http() as http:
+        yield http
+
+
+async def new_dataset(client: httpx.AsyncClient, name: str) -> str:
+    created = await client.post("/api/dataset", json={"name": name})
+    assert created.status_code == 200, created.text
+    return str(created.json()["data"]["id"])
+
+
+async def upload(client: httpx.AsyncClient, dataset_id: str, filename: str, data: bytes) -> httpx.Response:
+    return await client.post(f"/api/dataset/{dataset_id}/document", files={"file": (filename, data)})
+
+
+async def demo_still_answers(client: httpx.AsyncClient) -> None:
+    opened = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
+    answer, frames = await ask(client, opened.json()["data"], "重症医学科每天的探视时间是几点？")
+    assert answer.status_code == 200 and frames[-1].data.get("is_end") is True, frames[-1:]
+    assert "16:00" in answer_text(frames)
+
+
+async def test_every_file_of_the_hostile_corpus_is_refused_with_its_sentence_and_the_stack_answers_on(
+    client: httpx.AsyncClient, unique: str
+) -> None:
+    dataset_id = await new_dataset(client, f"hostile-{unique}")
+    for file in hostile.CORPUS:
+        answer = await upload(client, dataset_id, file.filename, file.make())
+        if file.refused_at == hostile.SUBMISSION:
+            assert answer.status_code == 400, (file.name, answer.text)
+            assert hostile.refusal_words(file).search(answer.json()["message"]), (file.name, answer.text)
+            continue
+        assert answer.status_code == 200, (file.name, answer.text)
+        [document] = await wait_for_documents(client, dataset_id, [answer.json()["data"]["id"]])
+        assert document["status"] == "failed", (file.name, document)
+        assert hostile.refusal_words(file).search(document["error"]), (file.name, document)
+    listed = await client.get(f"/api/dataset/{dataset_id}/document")
+    assert all(d["status"] == "failed" for d in listed.json()["data"]), "nothing half-taken stays behind"
+    await demo_still_answers(client)
+
+
+async def test_b9_cancelling_a_long_parse_ends_its_document_cancelled(client: httpx.AsyncClient, unique: str) -> None:
+    dataset_id = await new_dataset(client, f"cancel-parse-{unique}")
+    answer = await upload(client, dataset_id, "报告.pdf", documents.big_pdf(1500))
+    assert answer.status_code == 200, answer.text
+    document_id = answer.json()["data"]["id"]
+    deadline = time.monotonic() + 30
+    while (await client.get(f"/api/dataset/{dataset_id}/document/{document_id}")).json()["data"]["status"] != "parsing":
+        assert time.monotonic() < deadline, "the job never started parsing"
+        await asyncio.sleep(0.05)
+    cancelled = await client.put(f"/api/dataset/{dataset_id}/document/{document_id}/cancel_task", json={"type": 1})
+    assert cancelled.status_code == 200, cancelled.text
+    [document] = await wait_for_documents(client, dataset_id, [document_id], timeout=10)
+    assert document["status"] == "cancelled" and "cancelled" in document["error"], document
+    assert document["paragraph_count"] == 0
+    assert document["status"] not in RUNNING
+
+
+async def test_b5_a_nul_in_a_spreadsheet_cell_is_dropped_and_the_answer_quoting_it_is_saved(
+    client: httpx.AsyncClient, unique: str
+) -> None:
+    dataset_id = await new_dataset(client, f"nul-{unique}")
+    answer = await upload(client, dataset_id, "价格.xlsx", hostile.xlsx_nul_cell())
+    assert answer.status_code == 200, answer.text
+    [document] = await wait_for_documents(client, dataset_id)
+    assert document["status"] == "ready", document
+    app = await client.post("/api/application", json={"name": f"价格-{unique}", "dataset_id_list": [dataset_id]})
+    app_id = app.json()["data"]["id"]
+    chat_id = (await client.get(f"/api/application/{app_id}/chat/open")).json()["data"]
+    asked, frames = await ask(client, chat_id, "ZX-9多少钱？")
+    assert asked.status_code == 200 and frames[-1].data.get("is_end") is True, frames[-1:]
+    assert "990元整" in answer_text(frames)
+    record_id = frames[-1].data["chat_record_id"]
+    record = (await client.get(f"/api/application/{app_id}/chat/{chat_id}/chat_record/{record_id}")).json()["data"]
+    assert record["status"] == "answered" and "990元整" in record["answer_text"], record

@@ -1,0 +1,72 @@
+"""Parsing in a child process: what no check foresaw ends the child, never the caller. The corpus
+of hostile files goes through it (as every ingestion job does), and the child's own limits
+(memory, CPU time) and a cancel are shown to stop it, each with a sentence for the uploader."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
+from services.retrieval.parsing.sandbox import parse_in_child
+from tests.fixtures import documents, hostile
+
+LIMITS = ParseLimits()
+ONE_DOCUMENT = [f for f in hostile.CORPUS if not f.filename.endswith(".zip")]  # an archive is unpacked before parsing
+
+
+def children() -> set[int]:
+    """The live child processes of this one (zombies excluded)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        found.update(int(pid) for pid in (task / "children").read_text().split())
+    return {pid for pid in found if _state(pid) not in ("Z", "")}
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return ""
+
+
+@pytest.mark.parametrize("file", ONE_DOCUMENT, ids=lambda f: f.name)
+async def test_every_hostile_file_of_the_corpus_is_refused_with_its_sentence(file: hostile.HostileFile) -> None:
+    with pytest.raises(DocumentRejected, match=hostile.refusal_words(file)):
+        await parse_in_child(file.filename, file.make(), LIMITS)
+
+
+async def test_an_honest_document_parses_in_the_child_as_it_does_in_process() -> None:
+    data = documents.chinese_pdf()
+    assert await parse_in_child("手册.pdf", data, LIMITS) == parse_document("手册.pdf", data, LIMITS)
+
+
+async def test_an_allocation_past_the_memory_limit_ends_the_child_with_a_sentence() -> None:
+    """With the cell check lifted, calamine asks for the far corner's grid and aborts: only the
+    child goes."""
+    unchecked = ParseLimits(max_cells=10**12, memory_mb=512)
+    with pytest.raises(DocumentRejected, match=r"needs more memory than parsing one file may use \(512 MiB\)"):
+        await parse_in_child("库存.xlsx", hostile.xlsx_far_corner_cell(), unchecked)
+
+
+async def test_a_parse_past_its_cpu_seconds_ends_with_a_sentence() -> None:
+    with pytest.raises(DocumentRejected, match=r"takes more than 1 CPU seconds to parse.*KB_PARSE_CPU_SECONDS"):
+        await parse_in_child("报告.pdf", documents.big_pdf(300), ParseLimits(cpu_seconds=1))
+
+
+async def test_cancelling_a_parse_kills_its_child() -> None:
+    before = children()
+    parsing = asyncio.ensure_future(parse_in_child("报告.pdf", documents.big_pdf(300), LIMITS))
+    deadline = time.monotonic() + 10
+    while not children() - before:
+        assert time.monotonic() < deadline, "the parsing child never started"
+        await asyncio.sleep(0.02)
+    [child] = children() - before
+    parsing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await parsing
+    assert _state(child) in ("", "Z") and child not in children(), "the child outlived the cancel"
