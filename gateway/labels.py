@@ -192,6 +192,9 @@ MODEL_WORDS = {
     "key_hint": "Key",
     "no_key": "无",
     "keep_key": "留空则保持原 Key 不变",
+    "key_for_new_address": "Base URL 已改为另一个地址：请填写这个地址的 API Key（原 Key 只发往登记它时的地址）",
+    "no_key_confirm": "Base URL 已改为另一个地址，原 API Key 不会发往新地址。新地址不需要 API Key 吗？"
+    "（确定：不带 Key 保存；取消：回去填写 Key）",
     "used_by": "使用中的应用",
     "purposes": {"chat": "对话", "auxiliary": "辅助（改写/评估/摘要）", "embedding": "向量", "rerank": "重排"},
     "register": "登记模型",

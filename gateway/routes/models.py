@@ -8,7 +8,10 @@ serializers/provider_serializers.py: ``name``, ``provider``, ``model_name``,
   ``purpose`` here, which also tells a chat model from an auxiliary one; ``provider`` is the
   endpoint's kind (openai, deepseek, dashscope, vllm, sglang, ollama, generic), not MaxKB's plugin name.
 - ``PUT /api/model/{id}``: change what is sent; a ``credential.api_key`` that is absent keeps the
-  stored key. ``DELETE /api/model/{id}``: refused (409) while an application uses it.
+  stored key, but only at the same address: an ``api_base`` that moves elsewhere (scheme, host,
+  port or path; case, a default port and a trailing slash do not count) without the key is
+  refused (400), so a stored key never goes to an address it was not entered for (MaxKB keeps
+  it there). ``DELETE /api/model/{id}``: refused (409) while an application uses it.
 - ``POST /api/model/{id}/check`` (MaxKB validates on save; here it is its own action, so a model
   can be registered before its endpoint is up): one small real call, ``{ok, message}``.
 

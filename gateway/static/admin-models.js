@@ -22,6 +22,18 @@ function status(content) {
   if (content) ui.status.appendChild(typeof content === "string" ? h("span", {}, content) : content);
 }
 
+// Where a base URL sends requests, compared as the service compares them (scheme, host, port,
+// path; case, a default port and a trailing slash do not count): a stored key is only ever sent
+// to the address it was entered for, so an edit that moves the address asks for the key again.
+function address(url) {
+  try {
+    const u = new URL(url.trim());
+    return `${u.protocol}//${u.hostname.replace(/\.$/, "")}:${u.port}${u.pathname.replace(/\/+$/, "")}`;
+  } catch {
+    return url.trim();
+  }
+}
+
 const field = (label, input) => h("label", { class: "field" }, h("span", { class: "field-label" }, label), input);
 const options = (values, words = {}) => values.map((v) => h("option", { value: v }, words[v] || v));
 
@@ -37,6 +49,11 @@ function renderForm() {
   };
   inputs.provider.value = m.provider;
   inputs.purpose.value = m.purpose;
+  // Editing a model that has a key: moving its address needs the key for the new address.
+  const moved = () => Boolean(editing && editing.key_hint) && address(inputs.api_base.value) !== address(editing.api_base);
+  inputs.api_base.oninput = () => {
+    inputs.api_key.placeholder = moved() ? WORDS.key_for_new_address : WORDS.keep_key;
+  };
   const submit = h("button", { type: "submit", testid: "save-model" }, editing ? WORDS.save : WORDS.register);
   const cancel = editing ? h("button", { type: "button", class: "link", onclick: () => edit(null) }, WORDS.cancel) : null;
   clear(ui.form).append(
@@ -45,7 +62,7 @@ function renderForm() {
   );
   ui.form.onsubmit = (event) => {
     event.preventDefault();
-    save(inputs);
+    save(inputs, moved());
   };
 }
 
@@ -58,9 +75,18 @@ function bodyFrom(inputs) {
   return { name: value("name"), provider: inputs.provider.value, model_name: value("model_name"), purpose: inputs.purpose.value, credential };
 }
 
-async function save(inputs) {
+async function save(inputs, moved) {
   const body = bodyFrom(inputs);
   if (!body) return status(WORDS.missing_fields);
+  if (moved && body.credential.api_key === undefined) {
+    // The service refuses to keep the old key for another address: ask for the new one, or
+    // save without a key when the operator says the new address needs none.
+    if (!window.confirm(WORDS.no_key_confirm)) {
+      inputs.api_key.focus();
+      return status(WORDS.key_for_new_address);
+    }
+    body.credential.api_key = "";
+  }
   const path = editing ? `/api/model/${encodeURIComponent(editing.id)}` : "/api/model";
   await change(() => call(path, { method: editing ? "PUT" : "POST", body }), WORDS.saved, () => (editing = null));
 }

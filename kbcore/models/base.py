@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from kbcore.errors import Unavailable
+from kbcore.models.failures import FailureKind, reported
+from kbcore.models.scrub import shown
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,16 @@ class Usage:
 
 class ModelError(Unavailable):
     """A model call that produced no usable result (unreachable, error status, truncated,
-    malformed); the message says which. The caller retries later or reports the model down."""
+    malformed). The caller retries later or reports the model down.
+
+    Its message (``str``) is its kind's fixed sentence, so whatever carries it on (a record, a
+    gRPC status, an export) never shows the endpoint's own words or address; ``detail`` says
+    what happened, without the key, and is logged here, where the failure is known."""
+
+    def __init__(self, detail: str, kind: FailureKind = FailureKind.UNUSABLE, *, secret: str | None = None) -> None:
+        self.kind = kind
+        self.detail = shown(detail, secret)
+        super().__init__(reported(kind, self.detail))
 
 
 @dataclass(frozen=True)

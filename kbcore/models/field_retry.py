@@ -23,6 +23,8 @@ from typing import Any
 
 import openai
 
+from kbcore.models.scrub import shown
+
 log = logging.getLogger(__name__)
 
 _REFUSAL_STATUSES = frozenset({400, 422})
@@ -62,7 +64,7 @@ class RefusedFields:
                 "the model endpoint %s refused %s; sending without it from now on (%s)",
                 self._endpoint,
                 ", ".join(sorted(new)),
-                _detail(exc)[:200],
+                shown(_detail(exc), None)[:200],  # the endpoint's words, which may echo a key
             )
         return named
 

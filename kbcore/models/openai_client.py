@@ -2,8 +2,10 @@
 
 Auxiliary jobs (rewrite, assess, summarize) are short, non-streaming, temperature-0 calls on
 the auxiliary model; answers stream from the chat model. Every failure becomes a ``ModelError``
-whose kind tells the caller what to do: ``unavailable`` (retry later, answer without it),
-``truncated`` (the output hit its token limit — never used as if complete) or ``bad_response``.
+of a kind (``kbcore.models.failures``): ``unavailable`` and ``timeout`` (retry later, answer
+without it), ``refused`` (an error status the endpoint will repeat) or ``unusable`` (an output
+that hit its token limit, which is never used as if complete, or that is not an answer). Its
+message is the kind's sentence; what the endpoint said goes to the log, without the key.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from kbcore.models.base import (
     ReasoningDelta,
     Usage,
 )
+from kbcore.models.failures import FailureKind, status_kind
 from kbcore.models.field_retry import RefusedFields
 from kbcore.models.http_transport import model_http_client
 from kbcore.models.prompts import (
@@ -51,7 +54,6 @@ from kbcore.models.prompts import (
     summarize_user_content,
 )
 from kbcore.models.providers import provider_profile
-from kbcore.models.scrub import shown
 from kbcore.models.sdk_post import SdkPost
 from kbcore.models.usage import estimate_usage
 from kbcore.sse import SseParser
@@ -98,19 +100,23 @@ def _looks_like_html(text: str | bytes, content_type: str) -> bool:
 
 
 def model_error(job: str, exc: openai.OpenAIError, *, timeout: float, secret: str | None = None) -> ModelError:
-    """A readable ModelError for a failed call: which job, and what the endpoint did."""
+    """The ModelError of a failed call: its kind, and for the log which job and what the
+    endpoint did. Raise it ``from None``: the SDK's error carries the endpoint's unscrubbed
+    body, and a traceback logged later would print it."""
     if isinstance(exc, openai.APITimeoutError):
-        message = f"{job}: the model endpoint did not respond within {timeout:g}s"
+        detail, kind = f"{job}: the model endpoint did not respond within {timeout:g}s", FailureKind.TIMEOUT
     elif isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
-        message = f"{job}: cannot reach the model endpoint ({type(cause).__name__}: {cause})"
+        detail = f"{job}: cannot reach the model endpoint ({type(cause).__name__}: {cause})"
+        kind = FailureKind.UNAVAILABLE
     elif isinstance(exc, openai.APIStatusError):
-        message = f"{job}: the model endpoint answered HTTP {exc.status_code}: {_status_detail(exc)}"
+        detail = f"{job}: the model endpoint answered HTTP {exc.status_code}: {_status_detail(exc)}"
+        kind = status_kind(exc.status_code)
     elif isinstance(exc, openai.APIResponseValidationError):
-        return ModelError(f"{job}: malformed response from the model endpoint")
-    else:
-        message = f"{job}: model call failed: {exc}"
-    return ModelError(shown(message, secret))
+        detail, kind = f"{job}: malformed response from the model endpoint", FailureKind.UNUSABLE
+    else:  # an error event inside the answer's stream: the endpoint failed mid-answer
+        detail, kind = f"{job}: model call failed: {exc}", FailureKind.UNAVAILABLE
+    return ModelError(detail, kind, secret=secret)
 
 
 def _endpoint_label(base_url: str) -> str:
@@ -205,7 +211,7 @@ class OpenAIModelClient:
                 with model_span(job, self.aux_model):
                     response = await self._post(body, optional)
             except openai.OpenAIError as exc:
-                raise self._error(job, exc) from exc
+                raise self._error(job, exc) from None
             answer = _json_body(job, response)
             if reported := _usage(answer.get("usage") if isinstance(answer, dict) else None):
                 call.tokens(reported.prompt_tokens, reported.completion_tokens)
@@ -279,11 +285,13 @@ class OpenAIModelClient:
                 except httpx2.TimeoutException as exc:
                     raise openai.APITimeoutError(request=http.request) from exc
                 except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as exc:
-                    raise ModelError(f"generate: the connection was cut mid-answer ({type(exc).__name__})") from exc
+                    raise ModelError(
+                        f"generate: the connection was cut mid-answer ({type(exc).__name__})", FailureKind.UNAVAILABLE
+                    ) from exc
             if not received.finished:
-                raise ModelError("generate: the answer stream ended before the model finished")
+                raise ModelError("generate: the answer stream ended before the model finished", FailureKind.UNAVAILABLE)
         except openai.OpenAIError as exc:
-            raise self._error("generate", exc) from exc
+            raise self._error("generate", exc) from None
         except (ValueError, AttributeError) as exc:  # a data line that is not JSON, or not shaped like a chunk
             raise ModelError(f"generate: malformed stream chunk ({exc})") from exc
         finally:

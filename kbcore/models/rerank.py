@@ -7,9 +7,11 @@ Hugging Face's text-embeddings-inference (TEI) takes ``{query, texts}`` and answ
 without ``texts``) is asked once more in TEI's shape, and remembered as a TEI endpoint. Either
 reply is read.
 
-Any failure (not registered, not a reranker, no answer in time, an error status, a reply in
-neither shape) is a ``RerankError`` in words without the API key: the retrieval loop then keeps
-the search's own order and says so in the round's trace, it never fails the question.
+Any failure is a ``RerankError``: the retrieval loop then keeps the search's own order and says
+why in the round's trace, it never fails the question. A model that is not registered or not a
+reranker is named in words; a failure of the endpoint itself (no answer in time, an error status,
+a reply in neither shape) is its kind's fixed sentence (``kbcore.models.failures``), because the
+trace is part of the record a visitor reads: the endpoint's address and words go to the log.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.models import ModelEndpoint
 from kbcore.errors import CorruptData
 from kbcore.metrics.catalog import ModelCall, Purpose
-from kbcore.models.scrub import shown
+from kbcore.models.failures import FailureKind, reported, status_kind
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
 
@@ -34,7 +36,12 @@ RERANK_PURPOSE = "rerank"
 
 
 class RerankError(Exception):
-    """Why a rerank call gave no order, in words that never contain the API key."""
+    """Why a rerank call gave no order, in words that never contain the API key nor the endpoint's."""
+
+
+def _failed(kind: FailureKind, row: ModelEndpoint, detail: str, api_key: str) -> RerankError:
+    """The endpoint's failure: logged with the model and where it is, raised as the kind's sentence."""
+    return RerankError(reported(kind, f"rerank with model {row.name!r} at {_host(row.base_url)}: {detail}", api_key))
 
 
 @dataclass(frozen=True)
@@ -64,9 +71,9 @@ class RerankEndpoints:
             with ModelCall(row.model, Purpose.RERANK):
                 ranked = await self._call(row, api_key, query, documents)
         except httpx.TimeoutException:
-            raise RerankError(f"no answer from {_host(row.base_url)} within {self.timeout:g}s") from None
+            raise _failed(FailureKind.TIMEOUT, row, f"no answer within {self.timeout:g}s", api_key) from None
         except httpx.HTTPError as exc:
-            raise RerankError(shown(f"no answer from {_host(row.base_url)}: {type(exc).__name__}", api_key)) from None
+            raise _failed(FailureKind.UNAVAILABLE, row, f"no answer: {type(exc).__name__}: {exc}", api_key) from None
         return sorted(ranked, key=lambda r: r.score, reverse=True)
 
     async def _endpoint(self, endpoint_id: str) -> tuple[ModelEndpoint, str]:
@@ -95,15 +102,16 @@ class RerankEndpoints:
             if reply.is_success:
                 self._tei.add(row.base_url)
         if not reply.is_success:
-            raise RerankError(shown(f"{_host(row.base_url)} answered HTTP {reply.status_code}", api_key))
+            detail = f"answered HTTP {reply.status_code}: {reply.text[:200]}"
+            raise _failed(status_kind(reply.status_code), row, detail, api_key)
         try:
             body_json = reply.json()
         except ValueError:
-            raise RerankError(f"{_host(row.base_url)} answered, but not with JSON") from None
+            raise _failed(FailureKind.UNUSABLE, row, "answered, but not with JSON", api_key) from None
         try:
             return parsed(body_json, len(documents))
         except ValueError as exc:
-            raise RerankError(shown(f"{_host(row.base_url)} answered, but {exc}", api_key)) from None
+            raise _failed(FailureKind.UNUSABLE, row, f"answered, but {exc}", api_key) from None
 
     async def aclose(self) -> None:
         await self._http.aclose()

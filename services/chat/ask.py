@@ -112,7 +112,9 @@ def ending_for(error: BaseException, chat_id: str) -> Ending:
     if isinstance(error, RpcError):
         return Ending(RecordStatus.FAILED, error.message)
     if isinstance(error, ModelError):
-        message = f"the model failed: {error}"
+        # Its kind's sentence only, the same for the caller and the record (and so the export):
+        # what the endpoint said, or where it is, was logged where the call failed.
+        message = str(error)
         return Ending(RecordStatus.FAILED, message, RpcError(grpc.StatusCode.UNAVAILABLE, message))
     if isinstance(error, grpc.aio.AioRpcError):
         message = f"an upstream service failed: {error.details()}"

@@ -21,6 +21,13 @@ MAX_NAME = 100
 MAX_URL = 500
 MAX_MODEL = 200
 MAX_KEY = 500
+DEFAULT_PORTS = {"http": 80, "https": 443}
+# A stored key is only ever sent to the address it was entered for: moving the address without
+# entering the key again would send it to whoever answers there (MaxKB keeps it).
+KEY_FOR_NEW_ADDRESS = (
+    "api_base changed to another address: enter the API key for it again (credential.api_key; an empty one "
+    "if it needs none), because the stored key is only sent to the address it was entered for"
+)
 # The model slots an application has, and the purposes each accepts (a reranker is optional).
 SLOTS = {"chat_model_id": CHAT_PURPOSES, "aux_model_id": AUX_PURPOSES, "rerank_model_id": frozenset({"rerank"})}
 
@@ -77,6 +84,18 @@ def _base_url(value: str) -> str:
     return value
 
 
+def address(base_url: str) -> tuple[str, str, int | None, str]:
+    """Where a base URL sends requests, so a cosmetic edit (case, a default port, a trailing
+    slash) is not taken for a move: scheme, host, port (the scheme's default filled in), path."""
+    parts = urlsplit(base_url.strip())
+    scheme, path = parts.scheme.lower(), parts.path.rstrip("/")
+    try:
+        port = parts.port or DEFAULT_PORTS.get(scheme)
+    except ValueError:  # not a port number: host and port compared as written
+        return scheme, parts.netloc.lower(), None, path
+    return scheme, (parts.hostname or "").rstrip("."), port, path
+
+
 def users_of(applications: Iterable[Application], endpoint_id: str) -> list[str]:
     """The ids of the applications whose chat or auxiliary model is ``endpoint_id``."""
     return [a.id for a in applications if endpoint_id in {(a.model_setting or {}).get(s) for s in SLOTS}]
@@ -97,6 +116,9 @@ class ModelAdmin:
         if fields.api_key is not None:
             values.update(self._sealed(fields.api_key))
         row = await self.get(endpoint_id)
+        moved = "base_url" in values and address(values["base_url"]) != address(row.base_url)
+        if moved and fields.api_key is None and self.api_key(row):
+            raise InvalidRequest(KEY_FOR_NEW_ADDRESS)
         if "purpose" in values:
             await self._purpose_fits_users(endpoint_id, values["purpose"])
         for name, value in values.items():

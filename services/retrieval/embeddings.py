@@ -172,7 +172,8 @@ class OpenAIEmbedder:
                 matrix, tokens = _parsed(response.content, len(texts))
                 call.tokens(tokens)
         except openai.OpenAIError as exc:
-            raise model_error(self._job(exc), exc, timeout=self._timeout, secret=self._api_key) from exc
+            # from None: the SDK's error holds the endpoint's own words (see model_error)
+            raise model_error(self._job(exc), exc, timeout=self._timeout, secret=self._api_key) from None
         if matrix.shape[1] != self.dimension:
             raise ValueError(
                 f"model {self._model!r} returns {matrix.shape[1]}-dimensional vectors; "

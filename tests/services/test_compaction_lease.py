@@ -12,6 +12,7 @@ import pytest
 
 from kb.context.v1 import context_service_pb2 as pb
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
+from kbcore.models.failures import SENTENCES, FailureKind
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.grpc_status import status_of
 from tests.services.conftest import StartContext
@@ -80,7 +81,8 @@ async def test_compact_reports_a_failed_summary_and_advances_nothing(
     chat = await over_budget_chat(sessions)
     fake.enqueue(ChatReply.error(500, "summarizer down"))
     code, message = await status_of(context.stub.Compact(pb.CompactRequest(chat_id=chat, dialogue_number=2)))
-    assert code == grpc.StatusCode.UNAVAILABLE and "summarizer down" in message
+    assert code == grpc.StatusCode.UNAVAILABLE and SENTENCES[FailureKind.UNAVAILABLE] in message
+    assert "summarizer down" not in message, "the endpoint's own words are the log's"
     assert await stored_state(sessions, chat) is None
 
 
