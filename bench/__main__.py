@@ -21,6 +21,8 @@ from bench import (
     charts,
     documents,
     hnsw,
+    hostile_files,
+    http_limits,
     ingestion,
     metrics_cost,
     pipeline,
@@ -64,6 +66,8 @@ SECTIONS: dict[str, Section] = {
     "providers": providers.run,
     "tracing": tracing_cost.run,
     "metrics": metrics_cost.run,
+    "hostile": hostile_files.run,
+    "http_limits": http_limits.run,
 }
 
 
