@@ -70,3 +70,17 @@ async def test_cancelling_a_parse_kills_its_child() -> None:
     with pytest.raises(asyncio.CancelledError):
         await parsing
     assert _state(child) in ("", "Z") and child not in children(), "the child outlived the cancel"
+
+
+def test_a_child_that_cannot_start_is_the_services_fault_not_the_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Run under uvloop, the services' loop, whose pipe raises instead of breaking when the child
+    is gone before it read its input."""
+    import uvloop
+
+    from services.retrieval.parsing import sandbox
+
+    monkeypatch.setattr(sandbox, "_PROJECT_ROOT", tmp_path)  # the child's module is not found there
+    with pytest.raises(RuntimeError, match="the parsing process could not run"):
+        uvloop.run(parse_in_child("规定.md", "# 规定\n\n正文。".encode() * 100_000, LIMITS))

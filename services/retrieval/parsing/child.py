@@ -23,6 +23,9 @@ from services.retrieval.parsing.parse import parse_document
 
 NICENESS = 10
 MEMORY_REFUSED = "needs more memory than parsing one file may use"
+# The exit status of a parser that raised what no parser should: the file is the likely cause.
+# Any other failure (an import, a bad argument) is the service's own fault, not the file's.
+PARSER_FAILED = 3
 
 
 def request_argument(filename: str, limits: ParseLimits) -> str:
@@ -59,7 +62,7 @@ def main() -> None:
         result = _result(request["filename"], data, limits)
     except Exception:
         traceback.print_exc()  # the parent logs it; the uploader reads a sentence
-        sys.exit(1)
+        sys.exit(PARSER_FAILED)
     sys.stdout.write(json.dumps(result, ensure_ascii=False))
     sys.stdout.flush()
 

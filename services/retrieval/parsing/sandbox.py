@@ -20,7 +20,7 @@ import signal
 import sys
 from pathlib import Path
 
-from services.retrieval.parsing.child import MEMORY_REFUSED, request_argument
+from services.retrieval.parsing.child import MEMORY_REFUSED, PARSER_FAILED, request_argument
 from services.retrieval.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
 from services.retrieval.splitter import SplitParagraph
 
@@ -33,7 +33,8 @@ _WALL_FACTOR = 3
 
 
 def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRejected:
-    """The sentence for a child that ended without a result."""
+    """The sentence for a child that ended without a result because of its file; RuntimeError
+    for one that could not do its work at all (the service's fault, told as an internal error)."""
     if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
         return DocumentRejected(
             f"{filename!r} takes more than {limits.cpu_seconds} CPU seconds to parse: it is too large or built to "
@@ -44,7 +45,11 @@ def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRej
             f"{filename!r} {MEMORY_REFUSED} ({limits.memory_mb} MiB), or is damaged in a way that stops the parser; "
             "the operator's limit is KB_PARSE_MEMORY_MB"
         )
-    return DocumentRejected(f"{filename!r} cannot be read: it is damaged or uses a feature the parser does not handle")
+    if returncode == PARSER_FAILED:
+        return DocumentRejected(
+            f"{filename!r} cannot be read: it is damaged or uses a feature the parser does not handle"
+        )
+    raise RuntimeError(f"the parsing process could not run (exit status {returncode}); its log line says why")
 
 
 def _parsed(filename: str, output: bytes) -> ParsedDocument:
@@ -52,6 +57,26 @@ def _parsed(filename: str, output: bytes) -> ParsedDocument:
     if "rejected" in result:
         raise DocumentRejected(result["rejected"])
     return ParsedDocument(result["title"], [SplitParagraph(title, content) for title, content in result["paragraphs"]])
+
+
+async def _exchange(child: asyncio.subprocess.Process, data: bytes) -> tuple[bytes, bytes]:
+    """``communicate``, except that a child gone before it read its input is no error here (its
+    exit status says why): asyncio forgives a broken pipe, but uvloop's pipe raises RuntimeError
+    once the child has closed it."""
+    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    stdin = child.stdin
+
+    async def feed() -> None:
+        try:
+            stdin.write(data)
+            await stdin.drain()
+            stdin.close()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            pass
+
+    _, output, errors = await asyncio.gather(feed(), child.stdout.read(), child.stderr.read())
+    await child.wait()
+    return output, errors
 
 
 async def parse_in_child(filename: str, data: bytes, limits: ParseLimits) -> ParsedDocument:
@@ -69,7 +94,7 @@ async def parse_in_child(filename: str, data: bytes, limits: ParseLimits) -> Par
         env={**os.environ, "RUST_BACKTRACE": "0"},  # a Rust abort says why in one line
     )
     try:
-        output, errors = await asyncio.wait_for(child.communicate(data), _WALL_FACTOR * limits.cpu_seconds)
+        output, errors = await asyncio.wait_for(_exchange(child, data), _WALL_FACTOR * limits.cpu_seconds)
     except TimeoutError:
         log.warning("parsing %r ran past its wall-clock bound; the child was killed", filename)
         raise _refusal(filename, -signal.SIGKILL, limits) from None
