@@ -12,7 +12,6 @@ against seconds of parsing for any file worth the trouble.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ import signal
 import sys
 from pathlib import Path
 
+from kbcore.child_process import Child, start_child
 from services.retrieval.parsing.child import MEMORY_REFUSED, PARSER_FAILED, request_argument
 from services.retrieval.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
 from services.retrieval.splitter import SplitParagraph
@@ -59,22 +59,9 @@ def _parsed(filename: str, output: bytes) -> ParsedDocument:
     return ParsedDocument(result["title"], [SplitParagraph(title, content) for title, content in result["paragraphs"]])
 
 
-async def _exchange(child: asyncio.subprocess.Process, data: bytes) -> tuple[bytes, bytes]:
-    """``communicate``, except that a child gone before it read its input is no error here (its
-    exit status says why): asyncio forgives a broken pipe, but uvloop's pipe raises RuntimeError
-    once the child has closed it."""
-    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
-    stdin = child.stdin
-
-    async def feed() -> None:
-        try:
-            stdin.write(data)
-            await stdin.drain()
-            stdin.close()
-        except (BrokenPipeError, ConnectionResetError, RuntimeError):
-            pass
-
-    _, output, errors = await asyncio.gather(feed(), child.stdout.read(), child.stderr.read())
+async def _exchange(child: Child, data: bytes) -> tuple[bytes, bytes]:
+    """The file in, the result and the log out, and the child's end."""
+    _, output, errors = await asyncio.gather(child.feed(data), child.stdout.read(), child.stderr.read())
     await child.wait()
     return output, errors
 
@@ -82,16 +69,12 @@ async def _exchange(child: asyncio.subprocess.Process, data: bytes) -> tuple[byt
 async def parse_in_child(filename: str, data: bytes, limits: ParseLimits) -> ParsedDocument:
     """``parse_document`` of the file, run in a child process under ``limits``; every refusal is a
     ``DocumentRejected`` with a sentence. Cancelling this call kills the child."""
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "services.retrieval.parsing.child",
-        request_argument(filename, limits),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    child = await start_child(
+        [sys.executable, "-m", "services.retrieval.parsing.child", request_argument(filename, limits)],
         cwd=_PROJECT_ROOT,
-        env={**os.environ, "RUST_BACKTRACE": "0"},  # a Rust abort says why in one line
+        # A Rust abort says why in one line; a crash in C leaves the Python stack in the log.
+        env={**os.environ, "RUST_BACKTRACE": "0", "PYTHONFAULTHANDLER": "1"},
+        with_input=True,
     )
     try:
         output, errors = await asyncio.wait_for(_exchange(child, data), _WALL_FACTOR * limits.cpu_seconds)
@@ -100,8 +83,7 @@ async def parse_in_child(filename: str, data: bytes, limits: ParseLimits) -> Par
         raise _refusal(filename, -signal.SIGKILL, limits) from None
     finally:
         if child.returncode is None:  # cancelled, or timed out: the child goes with the call
-            with contextlib.suppress(ProcessLookupError):
-                child.kill()
+            child.kill()
             await child.wait()
     if child.returncode != 0:  # the first lines say why (a traceback's last line is cut from the end)
         said = errors.decode(errors="replace")

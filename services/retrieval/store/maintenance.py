@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbcore.child_process import Child, start_child
+from kbcore.errors import StorageFull
 from kbcore.settings import Settings
 from services.retrieval.store import shard_files
 from services.retrieval.store.edge import EdgeVectorStore, MaintenanceError, index_build_config, shard_dimension
@@ -141,17 +143,7 @@ async def _run_builder(build: Path, options: IndexBuildOptions, on_progress: Pro
     """Run the builder process on ``build``; its last JSON line, or MaintenanceError."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        MODULE,
-        "build",
-        str(build),
-        *options.arguments(),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
+    process = await start_child([sys.executable, "-m", MODULE, "build", str(build), *options.arguments()], env=env)
     try:
         if on_progress is not None:
             on_progress("started", process.pid)
@@ -176,10 +168,9 @@ async def _run_builder(build: Path, options: IndexBuildOptions, on_progress: Pro
     return last
 
 
-async def _follow(process: asyncio.subprocess.Process, on_progress: Progress | None) -> dict[str, object]:
+async def _follow(process: Child, on_progress: Progress | None) -> dict[str, object]:
     """The builder's events as they come; its last one."""
     last: dict[str, object] = {}
-    assert process.stdout is not None
     async for line in process.stdout:
         last = _event(line)
         if on_progress is not None and "event" in last:
@@ -187,8 +178,8 @@ async def _follow(process: asyncio.subprocess.Process, on_progress: Progress | N
     return last
 
 
-async def _read_all(stream: asyncio.StreamReader | None) -> str:
-    return (await stream.read()).decode("utf-8", "replace") if stream is not None else ""
+async def _read_all(stream: asyncio.StreamReader) -> str:
+    return (await stream.read()).decode("utf-8", "replace")
 
 
 def _event(line: bytes) -> dict[str, object]:
@@ -245,7 +236,7 @@ class IndexMaintainer:
                     self._baseline[store.path] = await self.outside_hnsw(store)
             except ClosedStoreError:
                 continue  # closed since it was listed
-            except (MaintenanceError, OSError) as exc:
+            except (MaintenanceError, OSError, StorageFull) as exc:  # StorageFull: refused before it began
                 logger.warning("vector index maintenance of %s failed, its index keeps serving: %s", store.path, exc)
                 await asyncio.sleep(RETRY_SECONDS)
 
