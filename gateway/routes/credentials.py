@@ -12,7 +12,11 @@
   use count and the log's record of who asked keep their meaning).
 - ``POST …/api_key/{api_key_id}/rotate`` (not in MaxKB): a new secret for the same key id.
 - ``GET/PUT /api/application/{id}/access_token``: MaxKB's ``{access_token_reset, is_active,
-  access_num}``, plus ``daily_cap`` and ``expires_at``; ``access_token_reset: true`` rotates.
+  access_num, white_active, white_list, show_source}``, plus ``daily_cap`` and ``expires_at``;
+  ``access_token_reset: true`` rotates. One transaction does all a PUT asks or nothing of it.
+  MaxKB's per-link site allow-list is not kept (which sites may embed the chat is the gateway's
+  ``KB_CORS_ORIGINS``) and answers always show their sources: ``white_active: false``, an empty
+  ``white_list`` and ``show_source: true`` are accepted as what already holds, the others are 400.
 
 Revoking what is revoked is 409 and changes nothing; unknown ids, and another application's,
 are 404; only the operator may call these (403 for anyone else, 401 for nobody)."""
@@ -59,14 +63,24 @@ class AccessTokenEditIn(BaseModel):
         default=None, ge=1, le=10_000_000, description="questions per UTC day from all the link's visitors together"
     )
     expires_at: Expiry | None = Field(default=None, description=EXPIRY_HELP)
-
-    def changes(self) -> bool:
-        return any(v is not None for v in (self.is_active, self.access_num, self.daily_cap, self.expires_at))
+    white_active: bool | None = Field(default=None, description="MaxKB's per-link site allow-list: only false")
+    white_list: list[Annotated[str, StringConstraints(max_length=256)]] | None = Field(
+        default=None, max_length=100, description="MaxKB's allowed sites: only [] (no per-link list is kept)"
+    )
+    show_source: bool | None = Field(default=None, description="only true: answers always show their sources")
 
     @model_validator(mode="after")
     def _something_to_change(self) -> AccessTokenEditIn:
-        if not self.access_token_reset and not self.changes():
+        changes = (self.is_active, self.access_num, self.daily_cap, self.expires_at)
+        if not self.access_token_reset and all(v is None for v in changes):
             raise ValueError("send at least one of access_token_reset, is_active, access_num, daily_cap or expires_at")
+        if self.white_active or self.white_list:
+            raise ValueError(
+                "a share link cannot be limited to a list of sites here (white_active must be false and white_list "
+                "empty): which sites may embed the chat is set for the whole gateway, in KB_CORS_ORIGINS"
+            )
+        if self.show_source is False:
+            raise ValueError("show_source cannot be false here: answers always show the documents they cite")
         return self
 
 
@@ -134,18 +148,10 @@ async def get_access_token(app_id: str, request: Request, b: Annotated[Backends,
 async def edit_access_token(
     app_id: str, body: AccessTokenEditIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
-    """The changes first, then the rotation: a request that does both and fails in the first
-    rotates nothing."""
-    metadata = caller_metadata(request)
-    reply: pb.AccessTokenInfo | None = None
-    if body.changes():
-        change = pb.UpdateAccessTokenRequest(application_id=app_id)
-        for name in ("is_active", "access_num", "daily_cap", "expires_at"):
-            if (value := getattr(body, name)) is not None:
-                setattr(change, name, value)
-        reply = await call(b.chat.UpdateAccessToken(change, timeout=b.rpc_timeout, metadata=metadata))
-    if body.access_token_reset:
-        rotate = pb.RotateAccessTokenRequest(application_id=app_id)
-        reply = await call(b.chat.RotateAccessToken(rotate, timeout=b.rpc_timeout, metadata=metadata))
-    assert reply is not None  # the body names at least one of the two
+    """One call, one transaction: the changes and the rotation happen together or not at all."""
+    change = pb.UpdateAccessTokenRequest(application_id=app_id, access_token_reset=body.access_token_reset)
+    for name in ("is_active", "access_num", "daily_cap", "expires_at"):
+        if (value := getattr(body, name)) is not None:
+            setattr(change, name, value)
+    reply = await call(b.chat.UpdateAccessToken(change, timeout=b.rpc_timeout, metadata=caller_metadata(request)))
     return ok(access_token_json(reply))

@@ -76,11 +76,19 @@ class KeyChange:
     expires_at: dt.datetime | None = None
     set_expiry: bool = False  # whether ``expires_at`` (None: never) was given
 
+    def only_activity(self) -> bool:
+        """Whether switching on or off is all the change asks."""
+        return not self.set_expiry
+
 
 @dataclass(frozen=True)
 class LinkChange(KeyChange):
     access_num: int | None = None
     daily_cap: int | None = None
+    reset: bool = False  # a new link token as well (MaxKB's ``access_token_reset``)
+
+    def only_activity(self) -> bool:
+        return super().only_activity() and self.access_num is None and self.daily_cap is None and not self.reset
 
     def __post_init__(self) -> None:
         if self.access_num is not None and not 1 <= self.access_num <= MAX_ACCESS_NUM:
@@ -122,6 +130,12 @@ class CredentialAdmin:
             return list(rows.all())
 
     async def update_link(self, application_id: str, access_token: str, change: LinkChange) -> AccessToken:
+        """Everything the change asks, in one transaction: all of it or, refused, none of it (a
+        rotation asked together with a refused change rotates nothing).
+
+        With ``reset``, a new link token: the old link fails at once, and so do the visitor
+        tokens it issued (dropped in the same transaction). Sign-ins racing this one are ordered
+        by the link's row (``ShareLinkVisitors.sign_in`` checks it in its own transaction)."""
         async with self._sessions.begin() as session:
             row = await _link(session, application_id, access_token)
             _apply(row, change, "share link")
@@ -129,18 +143,16 @@ class CredentialAdmin:
                 row.access_num = change.access_num
             if change.daily_cap is not None:
                 row.daily_cap = change.daily_cap
+            if change.reset:
+                row.access_token = secrets.token_hex(8)
+                await session.flush()  # the row lock first, then the visitors
+                visitors = select(Visitor.id).where(Visitor.application_id == application_id)
+                await ShareLinkVisitors.drop(session, visitors)
         return row
 
     async def rotate_link(self, application_id: str, access_token: str) -> AccessToken:
-        """A new link token; the old link fails at once, and so do the visitor tokens it issued
-        (they are dropped in the same transaction). Sign-ins racing this one are ordered by the
-        link's row (``ShareLinkVisitors.sign_in`` checks it in its own transaction)."""
-        async with self._sessions.begin() as session:
-            row = await _link(session, application_id, access_token)
-            row.access_token = secrets.token_hex(8)
-            await session.flush()  # the row lock first, then the visitors
-            await ShareLinkVisitors.drop(session, select(Visitor.id).where(Visitor.application_id == application_id))
-        return row
+        """A new link token and nothing else (``update_link`` with ``reset``)."""
+        return await self.update_link(application_id, access_token, LinkChange(reset=True))
 
 
 async def _key(session: AsyncSession, application_id: str, key_id: str) -> ApiKey:
@@ -158,11 +170,13 @@ async def _link(session: AsyncSession, application_id: str, access_token: str) -
 
 
 def _apply(row: ApiKey | AccessToken, change: KeyChange, label: str) -> None:
-    """Activity and expiry, shared by keys and links. Revoking what is revoked (or re-activating
-    what is active) is refused and changes nothing: a second revoke is usually a mistake (a
-    double click on a stale page) that the operator should hear about."""
+    """Activity and expiry, shared by keys and links. A request that only revokes what is
+    revoked (or re-activates what is active) is refused and changes nothing: a second revoke is
+    usually a mistake (a double click on a stale page) that the operator should hear about.
+    Sent with other changes, ``is_active`` is the state wanted, kept as it is when it already
+    holds: MaxKB's clients send it with every edit, and a rotation must not fail on it."""
     if change.is_active is not None:
-        if change.is_active == row.is_active:
+        if change.is_active == row.is_active and change.only_activity():
             state = "active" if row.is_active else "revoked"
             raise Conflict(f"this {label} is already {state}; nothing was changed")
         row.is_active = change.is_active

@@ -111,4 +111,5 @@ def _link_change(request: pb.UpdateAccessTokenRequest) -> LinkChange:
         **_expiry_and_activity(request),
         access_num=request.access_num if request.HasField("access_num") else None,
         daily_cap=request.daily_cap if request.HasField("daily_cap") else None,
+        reset=request.access_token_reset,
     )

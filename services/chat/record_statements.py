@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from sqlalchemy import Table, bindparam, insert, select, update
 
+from kbcore.db.lease import INTERRUPTED_ERROR
 from kbcore.db.models import RECORD_TABLE as RECORDS
 from kbcore.db.models import Application, Chat, RecordStatus
-
-INTERRUPTED_ERROR = "the process answering it stopped"
 
 CHATS: Table = Chat.__table__  # type: ignore[assignment]
 

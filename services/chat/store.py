@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import Executable
 
 from kbcore.db.engine import run_read, run_write
-from kbcore.db.lease import ChatBusy, LeaseStore
+from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, free_dead_holders
 from kbcore.db.lookup import require_row
 from kbcore.db.models import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, utcnow
 from kbcore.errors import NotFound
@@ -23,7 +23,6 @@ from services.chat.record_statements import (
     FIRST_QUESTION_AS_ABSTRACT,
     INSERT_RECORD,
     INTERRUPT_RUNNING,
-    INTERRUPTED_ERROR,
 )
 
 
@@ -131,7 +130,11 @@ class ChatStore:
         """Mark ``interrupted`` every ``running`` record whose holder no longer holds its chat (it
         died: its lease expired or is gone), keeping what was saved; how many were marked. A
         record and its lease are written in one transaction, so a question being started is
-        never caught here; one whose holder lost its lease had already lost its claim to save."""
+        never caught here; one whose holder lost its lease had already lost its claim to save.
+
+        First, in the same transaction, the leases of holders this host proves dead are freed
+        (``free_dead_holders``, which closes their records): their chats are free now, not when
+        the leases would have expired."""
         live = (
             select(ChatLock.chat_id)
             .where(
@@ -147,7 +150,12 @@ class ChatStore:
             .values(status=RecordStatus.INTERRUPTED, error=INTERRUPTED_ERROR)
             .execution_options(synchronize_session=False)
         )
-        return await run_write(self._sessions, lambda session: int(session.execute(statement).rowcount))  # type: ignore[attr-defined]
+
+        def sweep(session: Session) -> int:
+            _, closed = free_dead_holders(session)
+            return closed + int(session.execute(statement).rowcount)  # type: ignore[attr-defined]
+
+        return await run_write(self._sessions, sweep)
 
     async def get_record(self, chat_id: str, record_id: int) -> ChatRecord:
         async with self._sessions() as session:

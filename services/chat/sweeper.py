@@ -4,6 +4,11 @@ A process killed mid-answer cannot close its record; its lease stops being renew
 Each chat service marks such records ``interrupted`` when it starts and then once per lease TTL,
 so a record is closed within about two TTLs of its holder's death even when nobody asks on that
 chat again (asking marks it at once: ``ChatStore.record_question``).
+
+A holder on this host that ``/proc`` proves dead is not waited for: each sweep frees its lease
+and closes its records at once (``kbcore.db.lease.free_dead_holders``), so a chat service that
+starts after a crash finds the crashed one's chats free. Holders on other hosts keep the rule
+above.
 """
 
 from __future__ import annotations
