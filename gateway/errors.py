@@ -1,4 +1,9 @@
-"""MaxKB's JSON envelope and the mapping from gRPC status codes to HTTP statuses."""
+"""MaxKB's JSON envelope and the mapping from gRPC status codes to HTTP statuses.
+
+A status code shared by two refusals is told apart by the reason the service put in the call's
+trailing metadata (``kbcore.grpc_reasons``): RESOURCE_EXHAUSTED is a quota (429) unless it says
+the disk is full (507, Insufficient Storage).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,9 @@ from typing import Any
 
 import grpc
 from fastapi.responses import JSONResponse
+
+from kbcore.errors import DISK_FULL
+from kbcore.grpc_reasons import STORAGE_FULL, reason_in
 
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -21,6 +29,8 @@ HTTP_STATUS = {
     grpc.StatusCode.UNAVAILABLE: 503,
     grpc.StatusCode.DEADLINE_EXCEEDED: 504,
 }
+# A reason's status, and what it says if the service said nothing.
+REASON_STATUS = {STORAGE_FULL: (507, DISK_FULL)}
 
 
 class ApiError(Exception):
@@ -43,6 +53,10 @@ def error_response(status: int, message: str) -> JSONResponse:
 
 
 def from_grpc(error: grpc.aio.AioRpcError) -> ApiError:
+    reason = reason_in(error.trailing_metadata())
+    if reason in REASON_STATUS:
+        status, default = REASON_STATUS[reason]
+        return ApiError(status, error.details() or default)
     status = HTTP_STATUS.get(error.code(), 500)
     message = error.details() or error.code().name
     if status == 503:

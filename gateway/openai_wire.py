@@ -32,6 +32,8 @@ ERROR_TYPES = {
     413: "invalid_request_error",
     429: "rate_limit_error",
 }
+# The ``code`` of a refusal whose status alone says what happened, unless the route names another.
+ERROR_CODES = {507: "insufficient_storage"}
 
 
 class OpenAIError(Exception):
@@ -42,7 +44,7 @@ class OpenAIError(Exception):
         self.status = status
         self.message = message
         self.param = param
-        self.code = code
+        self.code = code or ERROR_CODES.get(status)
 
     def body(self) -> dict[str, Any]:
         kind = ERROR_TYPES.get(self.status, "server_error" if self.status >= 500 else "invalid_request_error")

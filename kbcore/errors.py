@@ -51,3 +51,15 @@ class CorruptData(Exception):
 
 class Unavailable(Exception):
     """A dependency (a model endpoint, another service) failed; retrying later may help."""
+
+
+DISK_FULL = "the server's disk is full: nothing was written; free some space or ask the operator to"
+
+
+class StorageFull(Unavailable):
+    """The disk a write would go to has no room (less free space than the service keeps in
+    reserve, or the database said so); nothing was written. The same request succeeds once space
+    is back, so code that fails a job or retries on Unavailable treats it the same way."""
+
+    def __init__(self, message: str = DISK_FULL) -> None:
+        super().__init__(message)

@@ -5,6 +5,10 @@ the table's code and the error's message. A database outage (``kbcore.db.faults`
 domain's Unavailable, with a message that names no server. Anything else is a fault of ours: it
 is logged with its traceback under a short error id, and the caller gets INTERNAL with a
 message that names no internals but carries the id, so an operator can find the traceback.
+
+A full disk (StorageFull) shares RESOURCE_EXHAUSTED with the quotas, as gRPC means that code
+to be; the call's trailing metadata then carries the reason (``kbcore.grpc_reasons``), so the
+gateway answers 507 rather than 429, and a service passing an upstream refusal on keeps it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any, TypeAlias
 import grpc
 
 from kbcore import errors
-from kbcore.db.faults import as_unavailable, is_outage
+from kbcore.db.faults import as_unavailable, is_disk_full, is_outage
+from kbcore.grpc_reasons import REASON_KEY, STORAGE_FULL, reason_in
 
 log = logging.getLogger(__name__)
 
@@ -44,17 +49,29 @@ STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (errors.RateLimited, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (errors.Conflict, grpc.StatusCode.ABORTED),
     (errors.CorruptData, grpc.StatusCode.DATA_LOSS),
+    (errors.StorageFull, grpc.StatusCode.RESOURCE_EXHAUSTED),  # with the reason STORAGE_FULL
     (errors.Unavailable, grpc.StatusCode.UNAVAILABLE),
 )
 
 
 class RpcError(Exception):
-    """A status decided elsewhere, passed on as it is (an upstream service's refusal)."""
+    """A status decided elsewhere, passed on as it is (an upstream service's refusal), with the
+    reason its trailing metadata gave ("" for none)."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "") -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.reason = reason
+
+    @classmethod
+    def passed_on(cls, error: grpc.aio.AioRpcError, message: str = "") -> RpcError:
+        """An upstream call's refusal as this service passes it on: its code, its reason, and its
+        details (``message`` where it gave none)."""
+        return cls(error.code(), error.details() or message, reason_in(error.trailing_metadata()))
+
+    def trailing_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ((REASON_KEY, self.reason),) if self.reason else ()
 
 
 def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
@@ -69,6 +86,13 @@ def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
     return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE
 
 
+def reason_of(error: BaseException) -> str:
+    """The reason the caller is given beside the status code for ``error`` ("" for none)."""
+    if isinstance(error, RpcError):
+        return error.reason
+    return STORAGE_FULL if isinstance(as_unavailable(error), errors.StorageFull) else ""
+
+
 def as_rpc_error(error: BaseException, where: str) -> RpcError:
     """The status for ``error``; a fault of ours is logged here, with its traceback, under a new
     error id that the caller's message carries."""
@@ -77,16 +101,18 @@ def as_rpc_error(error: BaseException, where: str) -> RpcError:
         error_id = uuid.uuid4().hex[:12]
         log.error("%s failed (error id %s)", where, error_id, exc_info=error)
         message = internal_message(error_id)
+    elif is_disk_full(error):
+        log.warning("%s: the database's disk is full: %s", where, error)
     elif is_outage(error):
         log.warning("%s: the database is unavailable: %s", where, error)
-    return RpcError(code, message)
+    return RpcError(code, message, reason_of(error))
 
 
 async def abort_for(context: grpc.aio.ServicerContext[Any, Any], where: str, error: BaseException) -> None:
-    """End the call being served with the status for ``error`` (the one place a call is aborted
-    for a domain error or a fault)."""
+    """End the call being served with the status for ``error`` and its reason, if any (the one
+    place a call is aborted for a domain error or a fault)."""
     failure = as_rpc_error(error, where)
-    await context.abort(failure.code, failure.message)
+    await context.abort(failure.code, failure.message, trailing_metadata=failure.trailing_metadata())
 
 
 def unary_errors(method: Any) -> Any:

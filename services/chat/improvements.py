@@ -20,6 +20,7 @@ from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
 from kbcore.db.models import ChatRecord
 from kbcore.errors import InvalidRequest, NotFound, Unavailable
 from kbcore.grpc_errors import RpcError
+from kbcore.grpc_reasons import reason_in
 from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_TITLE_CHARS
 
 IMPROVED_DOCUMENT = "改进的回答"
@@ -93,8 +94,8 @@ class Improver:
 def _refusal(error: grpc.aio.AioRpcError, dataset_id: str) -> Exception:
     if error.code() == grpc.StatusCode.NOT_FOUND:
         return NotFound(f"dataset {dataset_id} does not exist (it may have been deleted); choose another dataset")
-    if error.code() in PASSED_ON:
-        return RpcError(error.code(), error.details() or "the dataset refused the paragraph")
+    if error.code() in PASSED_ON or reason_in(error.trailing_metadata()):  # a reason: a full disk
+        return RpcError.passed_on(error, "the dataset refused the paragraph")
     return Unavailable(f"the retrieval service could not write the paragraph: {error.details()}")
 
 

@@ -58,6 +58,8 @@ class DocumentDesk:
         served = await self._queue.served(dataset_id, upload)
         if served is not None and await self._builder.is_intact(dataset_id, served.id, served.paragraph_count):
             return served, None
+        space = await self._spaces.served(dataset_id)
+        await space.store.check_room()  # a full disk: refused now, not later as a failed job
         document = await self._queue.submit(dataset_id, upload)
         return await self._queue.document(dataset_id, document.id)
 
@@ -89,12 +91,16 @@ class DocumentDesk:
         """The catalog row (and its jobs) first: a worker still embedding it finds its job gone at
         its next report and drops what it wrote; then every point of the document."""
         spaces = await self._spaces.every_space_of(dataset_id)
+        for space in spaces:  # a full disk refuses the store's part: then the catalog's is not done either
+            await space.store.check_room()
         await self._catalog.delete_document(dataset_id, document_id)
         for space in spaces:
             await space.store.delete_document(dataset_id, document_id)
 
     async def delete_dataset(self, dataset_id: str) -> list[Application]:
         spaces = await self._spaces.every_space_of(dataset_id)
+        for space in spaces:
+            await space.store.check_room()
         detached = await self._catalog.delete_dataset(dataset_id)
         for space in spaces:
             await space.store.delete_dataset(dataset_id)

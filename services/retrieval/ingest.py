@@ -61,7 +61,11 @@ class VersionBuilder:
 
     async def stage(self, target: VersionTarget, paragraphs: Sequence[SplitParagraph], progress: Progress) -> bool:
         """Write every point of the version, staged; False when told to stop on the way. Points a
-        previous attempt wrote are kept and counted as done."""
+        previous attempt wrote are kept and counted as done. On a full disk it raises StorageFull
+        before embedding anything, or at the batch the disk filled up under: the store refuses a
+        write it has no room for, and the job ends with the reason (the store drops what it
+        staged once it has room; ``VectorStore.drop_version``)."""
+        await self._store.check_room()
         ids = [paragraph_id(target.document_id, target.version, i, p.content) for i, p in enumerate(paragraphs)]
         stored = await self._store.existing_ids(ids)
         missing = [i for i, point_id in enumerate(ids) if point_id not in stored]

@@ -1,6 +1,6 @@
 """Issue 17: the SQLite disk fills up mid-answer (D1 on SQLite). The client must get
-``event:error`` and never ``is_end``; once space is back no record is left ``running`` and the
-next question on the chat is answered.
+``event:error`` (507, the disk is full, in words) and never ``is_end``; once space is back no
+record is left ``running`` and the next question on the chat is answered.
 
 The disk is real where the machine allows it: the database lives on a small tmpfs (``mount -t
 tmpfs``, as root) which the test fills with a file as soon as the answer starts, and empties
@@ -9,16 +9,14 @@ SQLite's own full-disk error, injected (``sqlite3.OperationalError: database or 
 the test prints which it used. The lease has its default TTL: the record must be closed and the
 chat free within a few seconds of space coming back (before: the lease release and the record's
 close failed on the full disk too, so the chat answered 409 until the lease expired, 30 s, and
-the record read ``running`` until the next sweep). Only the database is on the tmpfs: the vector store maps its
-files, and a mapped write to a full filesystem is a SIGBUS, not an error (issue 17, D2).
+the record read ``running`` until the next sweep). Only the database is on the tmpfs here; the
+vector store on a full disk is ``test_store_disk_full.py``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import sqlite3
-import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,8 +27,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from kbcore.db.models import ChatRecord
+from services.chat.saving import NOT_SAVED_DISK_FULL
 from services.chat.store import ChatStore
 from tests.e2e.private_stack import Seeded, private_stack
+from tests.full_disk import fill, mount_tmpfs, unmount
 from tests.sse_client import Frame, answer_text, parse_frames
 
 pytestmark = [pytest.mark.fault, pytest.mark.own_database]  # SQLite on a small tmpfs
@@ -39,26 +39,6 @@ QUESTION = "重症医学科每天的探视时间是几点？"
 # The default TTL: recovery must not wait for the lease to expire or for the sweep.
 LOCK_TTL = 30.0
 RECOVERY = 5.0
-
-
-def mount_tmpfs(where: Path, size: str = "8m") -> bool:
-    """A real small filesystem at ``where``; False where this machine refuses to mount one."""
-    where.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True)
-    return done.returncode == 0
-
-
-def fill(disk: Path) -> Path:
-    """Write one file until the filesystem has no byte left."""
-    filler = disk / "filler"
-    with filler.open("wb", buffering=0) as out:
-        for size in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    out.write(b"\0" * size)
-            except OSError as error:
-                assert error.errno == errno.ENOSPC, error
-    return filler
 
 
 class InjectedFullDisk:
@@ -88,7 +68,7 @@ async def disk_stack(tmp_path: Path, embedder, offline_model) -> AsyncIterator[t
             yield seeded, disk if mounted else None
     finally:
         if mounted:
-            subprocess.run(["umount", "-l", str(disk)], check=False)
+            unmount(disk)
 
 
 async def ask_and_fill(client: Any, chat_id: str, when_started: Any) -> list[Frame]:
@@ -137,7 +117,8 @@ async def test_a_disk_full_mid_answer_ends_with_an_error_and_the_chat_recovers(
         frames = await ask_and_fill(client, chat_id, disk_fills)
         assert not any(f.kind == "chunk" and f.data["is_end"] for f in frames), "is_end for an answer not saved"
         assert frames[-1].kind == "error", [f.raw for f in frames[-3:]]
-        assert frames[-1].data["code"] == 503, frames[-1].data
+        assert frames[-1].data["code"] == 507, frames[-1].data  # Insufficient Storage, not a generic 503
+        assert frames[-1].data["message"] == NOT_SAVED_DISK_FULL, frames[-1].data
         assert "sqlite" not in frames[-1].raw.decode().lower()
 
         for path in filler:  # space is back

@@ -131,4 +131,10 @@ class VectorStore(Protocol):
         """Delete these paragraphs (unknown ids are ignored)."""
         ...
 
+    async def check_room(self) -> None:
+        """Raise ``kbcore.errors.StorageFull`` if the store's disk has no room for writes now:
+        callers that change SQL before the store ask first, so a full disk leaves both as they
+        were (the store refuses such writes itself in any case)."""
+        ...
+
     async def close(self) -> None: ...

@@ -43,11 +43,19 @@ this module is built on (qdrant-edge-py 0.9.0):
   afresh for every search, a walk over every point in it (2.7 ms of a 5.2 ms hybrid search at
   100k points), so the store learns each term's scoped IDF once and passes it in the query
   weights until the next write (``scoped_idf``).
+* The engine maps its files, and a store through a mapping into a page a full filesystem cannot
+  back is a SIGBUS, not an error. Every write therefore asks ``DiskSpace`` first and is refused
+  (StorageFull) unless what it may need (``shard_space``) leaves ``KB_DISK_RESERVE_MB`` free;
+  the drop of a failed job's staged points, never searched, waits for room instead. Opening a
+  shard needs room too (on tmpfs its mapped files are read whole, which allocates their holes),
+  so a store whose disk has not that much is served from a read-only copy elsewhere and moves
+  back, taking writes again, at the first write or :meth:`EdgeVectorStore.settle` that finds room.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -63,11 +71,14 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from services.retrieval.store import layout, shard_files
+from kbcore.disk_space import DiskSpace, MiB
+from kbcore.errors import StorageFull
+from kbcore.settings import Settings
+from services.retrieval.store import layout, shard_files, shard_space
 from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph
 from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
 from services.retrieval.store.scoped_idf import ABSENT_TERM_IDF, SETTLE_SECONDS, Scope, ScopedIdf, scope_of
-from services.retrieval.store.shard_slot import ShardSlot
+from services.retrieval.store.shard_slot import ClosedStoreError, ShardSlot
 from services.retrieval.store.sparse import SparseTerms
 
 logger = logging.getLogger(__name__)
@@ -82,6 +93,7 @@ HNSW_EF = 128
 # upserted points (about 2 KB each with text and vectors) or other operations, the run is
 # abandoned rather than the memory grown; a bulk load that overlaps a build costs only the build.
 JOURNAL_LIMIT = 50_000
+DEFAULT_RESERVE_BYTES = Settings.disk_reserve_mb * MiB
 
 
 class MaintenanceError(RuntimeError):
@@ -259,6 +271,29 @@ def _load_or_create(folder: Path, dimension: int) -> qe.EdgeShard:
     return shard
 
 
+def _flush_and_close(shard: qe.EdgeShard, path: Path) -> None:
+    """Close ``shard``, flushed if its disk lets it: every write was flushed when it was made, and
+    on a full disk the engine's last flush (it rewrites each segment's state file) fails with
+    ENOSPC, which must not keep the shard open or the service from stopping."""
+    try:
+        shard.flush()
+    except Exception as exc:  # the engine reports I/O errors as a plain Exception
+        logger.warning("the vector store %s was closed without a last flush: %s", path, exc)
+    shard.close()
+
+
+def _open_shard(folder: Path, dimension: int) -> qe.EdgeShard:
+    """``_load_or_create`` with the payload indexes searches filter on. Only missing ones are
+    created: creating one that exists is a no-op for the index but still a WAL record, a write
+    that a full disk could not take at every start."""
+    shard = _load_or_create(folder, dimension)
+    indexed = set(shard.info().payload_schema)
+    for field in layout.INDEXED_FIELDS:
+        if field not in indexed:
+            shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+    return shard
+
+
 class EdgeVectorStore:
     """``VectorStore`` on one qdrant-edge shard directory; open it with :meth:`open`.
 
@@ -276,11 +311,18 @@ class EdgeVectorStore:
         folder: Path | None = None,
         *,
         idf_settle_seconds: float = SETTLE_SECONDS,
+        space: DiskSpace | None = None,
+        copy: Path | None = None,
     ) -> None:
+        """``copy``: the read-only copy ``shard`` was opened from, while the disk of ``path``
+        has no room to open it there (``shard_space.readonly_copy``)."""
         self._slot = ShardSlot(shard, str(path))
         self._dimension = dimension
         self._path = path
         self._folder = path if folder is None else folder  # the generation in use (shard_files)
+        self._space = space or DiskSpace(path, DEFAULT_RESERVE_BYTES)
+        self._copy = copy
+        self._deferred: list[layout.Step] = []  # removals waiting for the disk to have room
         self._write_lock = threading.Lock()
         self._idf = ScopedIdf(idf_settle_seconds)  # learned keyword IDF, dropped by every write
         self._journal: list[qe.UpdateOperation] | None = None  # writes since the build's copy
@@ -298,30 +340,74 @@ class EdgeVectorStore:
 
     @property
     def folder(self) -> Path:
-        """The shard folder in use now."""
+        """The shard folder in use now (where it lives, also while a read-only copy serves)."""
         return self._folder
 
-    @classmethod
-    async def open(cls, path: Path, dimension: int, *, idf_settle_seconds: float = SETTLE_SECONDS) -> EdgeVectorStore:
-        """Create the shard at ``path``, or reopen it (checking that ``dimension`` still fits).
-        ``idf_settle_seconds``: see ``scoped_idf`` (``math.inf`` turns learned IDF off)."""
-        return await asyncio.to_thread(cls._open_sync, Path(path), dimension, idf_settle_seconds)
+    @property
+    def reserve_bytes(self) -> int:
+        """Free space the store's disk keeps: writes that would go below it are refused."""
+        return self._space.reserve_bytes
+
+    @property
+    def read_only(self) -> bool:
+        """Served from a read-only copy until its disk has room to open the shard again."""
+        return self._copy is not None
 
     @classmethod
-    def _open_sync(cls, path: Path, dimension: int, idf_settle_seconds: float) -> EdgeVectorStore:
+    async def open(
+        cls,
+        path: Path,
+        dimension: int,
+        *,
+        idf_settle_seconds: float = SETTLE_SECONDS,
+        reserve_bytes: int = DEFAULT_RESERVE_BYTES,
+    ) -> EdgeVectorStore:
+        """Create the shard at ``path``, or reopen it (checking that ``dimension`` still fits).
+        ``idf_settle_seconds``: see ``scoped_idf`` (``math.inf`` turns learned IDF off);
+        ``reserve_bytes``: the free space its disk keeps (``KB_DISK_RESERVE_MB``). On a disk
+        without room to open it, it opens read-only from a copy elsewhere (StorageFull if no
+        place has room for one)."""
+        return await asyncio.to_thread(cls._open_sync, Path(path), dimension, idf_settle_seconds, reserve_bytes)
+
+    @classmethod
+    def _open_sync(cls, path: Path, dimension: int, idf_settle_seconds: float, reserve_bytes: int) -> EdgeVectorStore:
+        space = DiskSpace(path, reserve_bytes)
         shard_files.remove_stale(path)  # what an interrupted index maintenance run left behind
         folder = shard_files.current_folder(path)
-        shard = _load_or_create(folder, dimension)
-        for field in layout.INDEXED_FIELDS:  # idempotent: re-creating an index is a no-op
-            shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
-        store = cls(shard, dimension, path, folder, idf_settle_seconds=idf_settle_seconds)
-        store._adopt_legacy()
+        exists = (folder / _CONFIG_FILE).exists()
+        need = shard_space.open_need(folder, exists)
+        copy = None if space.room_for(need) else shard_space.readonly_copy(path, folder, exists)
+        if copy is None and space.free() < need:
+            logger.error(
+                "the disk of the vector store %s has %d MiB free, opening it needs %d MiB, and no other "
+                "place has room for a read-only copy: free some space",
+                path,
+                space.free() // MiB,
+                need // MiB,
+            )
+            raise StorageFull()
+        shard = _open_shard(copy or folder, dimension)
+        store = cls(shard, dimension, path, folder, idf_settle_seconds=idf_settle_seconds, space=space, copy=copy)
+        if copy is not None:
+            logger.warning(
+                "the disk of the vector store %s has %d MiB free, less than opening it there and the "
+                "reserve need (%d MiB): searches are served from a read-only copy in %s and writes are "
+                "refused until there is room",
+                path,
+                space.free() // MiB,
+                (need + reserve_bytes) // MiB,
+                copy,
+            )
+        else:
+            with store._write_lock:
+                store._adopt_legacy()
         return store
 
     def _adopt_legacy(self) -> None:
         """Points stored before versions existed become searchable version-0 points; one scroll
         that finds nothing when there are none. Each page's datasets are adopted whole, so the
-        loop ends after at most one page per dataset."""
+        loop ends after at most one page per dataset. Under the write lock; left for the next
+        open when the disk has no room."""
         adopted, first = 0, ""
         while True:
             with self._slot.borrow() as shard:
@@ -334,20 +420,89 @@ class EdgeVectorStore:
                 break  # nothing left, or points without a dataset id that cannot be adopted
             first = str(page[0].id)
             datasets = {str((r.payload or {}).get("dataset_id", "")) for r in page}
-            self._apply(layout.adoption(datasets))
+            if not self._space.room_for(shard_space.FILTER_WRITE):
+                logger.warning("points of earlier versions in %s wait for room on its disk", self._path)
+                return
+            self._apply_now([_operation(step) for step in layout.adoption(datasets)])
             adopted += len(page)
         if adopted:
             logger.info("adopted the points of earlier versions in %s as published version 0", self._path)
 
-    def _write(self, operations: Sequence[qe.UpdateOperation], weights: Sequence[int] = ()) -> None:
-        """Apply in order under the write lock; ``weights`` are the points each upsert carries."""
-        with self._write_lock, self._idf.changing():
+    def _write(
+        self,
+        operations: Sequence[qe.UpdateOperation],
+        weights: Sequence[int] = (),
+        need: int = shard_space.FILTER_WRITE,
+    ) -> None:
+        """Apply in order under the write lock, if the disk has room for ``need`` bytes
+        (StorageFull otherwise); ``weights`` are the points each upsert carries."""
+        with self._write_lock:
+            self._make_room(need)
+            self._apply_now(operations, weights)
+
+    def _apply_now(self, operations: Sequence[qe.UpdateOperation], weights: Sequence[int] = ()) -> None:
+        """Apply in order and flush; under the write lock, the room already granted."""
+        with self._idf.changing():
             shard = self._slot.current()
             for index, operation in enumerate(operations):
                 shard.update(operation)
                 self._remember(operation, weights[index] if index < len(weights) else 1)
             shard.flush()
             self.last_write = time.monotonic()
+
+    def _make_room(self, need: int) -> None:
+        """Under the write lock: grant ``need`` bytes or raise StorageFull, before anything touches
+        a mapped file. With room, the store first moves back from its read-only copy and applies
+        the removals it deferred."""
+        self._slot.current()  # ClosedStoreError before anything else
+        if self._copy is not None and not self._reopen_in_place():
+            raise StorageFull()
+        self._space.require(need + shard_space.FILTER_WRITE * len(self._deferred))
+        if self._deferred:
+            deferred, self._deferred = self._deferred, []
+            self._apply_now([_operation(step) for step in deferred])
+            logger.info("%s has room again: %d deferred removals applied", self._path, len(deferred))
+
+    def _reopen_in_place(self) -> bool:
+        """Under the write lock: open the shard where it lives and serve from it instead of the
+        read-only copy, if its disk has room for that and the reserve; False if not yet. No write
+        was taken meanwhile, so both hold the same points."""
+        exists = (self._folder / _CONFIG_FILE).exists()
+        if not self._space.room_for(shard_space.open_need(self._folder, exists)):
+            return False
+        shard = _open_shard(self._folder, self._dimension)
+        with self._idf.changing():
+            old = self._slot.replace(shard)
+        copy, self._copy = self._copy, None
+        if old is not None:
+            self._slot.wait_returned(old)
+            old.close()
+        if copy is not None:
+            shard_space.remove_copy(copy)
+        logger.info("the disk of %s has room again: the store is served from it and takes writes", self._path)
+        self._adopt_legacy()
+        return True
+
+    async def settle(self) -> None:
+        """Once the disk has room: back from the read-only copy, deferred removals applied. A
+        no-op otherwise, and cheap (the disk watch calls it every second)."""
+        if self._copy is None and not self._deferred:
+            return
+        await asyncio.to_thread(self._settle_sync)
+
+    def _settle_sync(self) -> None:
+        with self._write_lock, contextlib.suppress(StorageFull, ClosedStoreError):
+            self._make_room(0)
+
+    async def check_room(self) -> None:
+        """StorageFull now if a write would be refused: a caller that changes SQL before the
+        store asks first, so that a full disk leaves both as they were."""
+        need = 0
+        if self._copy is not None:
+            exists = (self._folder / _CONFIG_FILE).exists()
+            need = await asyncio.to_thread(shard_space.open_need, self._folder, exists)
+        if not self._space.room_for(need, fresh=False):
+            raise StorageFull()
 
     def _remember(self, operation: qe.UpdateOperation, weight: int) -> None:
         """Journal a write applied while an index build runs (under the write lock)."""
@@ -374,7 +529,7 @@ class EdgeVectorStore:
         operations = [
             qe.UpdateOperation.upsert_points([_edge_point(p, self._dimension) for p in batch]) for batch in batches
         ]
-        self._write(operations, [len(batch) for batch in batches])
+        self._write(operations, [len(batch) for batch in batches], shard_space.upsert_need(points, self._dimension))
 
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
         await asyncio.to_thread(self._apply, [layout.document_removal(dataset_id, document_id, keep_ids)])
@@ -386,7 +541,21 @@ class EdgeVectorStore:
         await asyncio.to_thread(self._apply, layout.publication(dataset_id, document_id, version))
 
     async def drop_version(self, dataset_id: str, document_id: str, version: int) -> None:
-        await asyncio.to_thread(self._apply, [layout.Remove(layout.of_version(dataset_id, document_id, version))])
+        """Deferred while the disk has no room: the points of a version being dropped (a failed
+        or cancelled job's) are staged, never searched, and the job can end now."""
+        await asyncio.to_thread(
+            self._remove_or_defer, layout.Remove(layout.of_version(dataset_id, document_id, version))
+        )
+
+    def _remove_or_defer(self, step: layout.Step) -> None:
+        with self._write_lock:
+            try:
+                self._make_room(shard_space.FILTER_WRITE)
+            except StorageFull:
+                self._deferred.append(step)
+                logger.warning("%s: a removal waits for room on the disk (%d waiting)", self._path, len(self._deferred))
+                return
+            self._apply_now([_operation(step)])
 
     async def set_enabled(self, dataset_id: str, paragraph_ids: Collection[str], enabled: bool) -> None:
         if paragraph_ids:
@@ -531,6 +700,7 @@ class EdgeVectorStore:
 
         def run() -> bool:
             with self._write_lock:
+                self._make_room(shard_space.build_need(self._folder))
                 return self._slot.current().optimize()
 
         return await asyncio.to_thread(run)
@@ -549,6 +719,7 @@ class EdgeVectorStore:
                 raise MaintenanceError("an index build is already running for this store")
             if target.exists():  # the partial folder of a run that was killed with its service
                 shutil.rmtree(target)
+            self._make_room(shard_space.build_need(self._folder))  # the copy, and what the build writes
             self._slot.current().flush()
             shard_files.copy_shard(self._folder, target)
             self._journal, self._journal_overflowed, self._journal_weight = [], False, 0
@@ -568,6 +739,8 @@ class EdgeVectorStore:
     def _swap_sync(self, built: Path) -> Swap:
         if not (built / _CONFIG_FILE).is_file():
             raise MaintenanceError("the index build left no shard to swap in")
+        if not self._space.room_for(shard_space.open_need(built, True)):
+            raise StorageFull()
         generation = shard_files.next_generation(self._path)
         os.replace(built, generation)
         shard_files.warm(generation)  # so that the open below, which holds the GIL, reads from memory
@@ -622,9 +795,17 @@ class EdgeVectorStore:
             with self._write_lock:
                 shard = self._slot.replace(None)
                 self._journal, self._journal_overflowed, self._journal_weight = None, False, 0
+                if self._deferred:
+                    logger.warning(
+                        "%s closes with %d removals of staged points not applied for want of disk space; "
+                        "they are never searched, and go with their document's next version or deletion",
+                        self._path,
+                        len(self._deferred),
+                    )
                 if shard is not None:
                     self._slot.wait_returned(shard)
-                    shard.flush()
-                    shard.close()
+                    _flush_and_close(shard, self._path)
+                if self._copy is not None:
+                    shard_space.remove_copy(self._copy)
 
         await asyncio.to_thread(run)

@@ -315,5 +315,9 @@ class QdrantServerStore:
         only = _filter(where) if where else None
         return (await self._client.count(self._collection, count_filter=only, exact=True)).count
 
+    async def check_room(self) -> None:
+        """Nothing to ask: the server's disk is its own, and a write it cannot take is an error
+        it answers, never a crash of this process."""
+
     async def close(self) -> None:
         await self._client.close()

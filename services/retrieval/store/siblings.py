@@ -29,7 +29,8 @@ async def open_sibling(default: VectorStore, name: str, dimension: int) -> tuple
     (a Qdrant sibling shares the default store's client, which the default store closes)."""
     if isinstance(default, EdgeVectorStore):
         path = default.path  # the shard folder the default store was opened on
-        return await EdgeVectorStore.open(path.parent / f"{path.name}-{name}", dimension), True
+        folder = path.parent / f"{path.name}-{name}"
+        return await EdgeVectorStore.open(folder, dimension, reserve_bytes=default.reserve_bytes), True
     if isinstance(default, QdrantServerStore):
         sibling = QdrantServerStore(
             default._client,
