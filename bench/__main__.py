@@ -25,6 +25,7 @@ from bench import (
     http_limits,
     ingestion,
     metrics_cost,
+    nul_load,
     pipeline,
     providers,
     quality,
@@ -67,6 +68,7 @@ SECTIONS: dict[str, Section] = {
     "tracing": tracing_cost.run,
     "metrics": metrics_cost.run,
     "hostile": hostile_files.run,
+    "nul_load": nul_load.run,
     "http_limits": http_limits.run,
 }
 

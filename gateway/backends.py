@@ -15,6 +15,7 @@ from kb.common.v1 import common_pb2
 from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc
 from kbcore.grpc_client import open_channel
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 
 T = TypeVar("T")
@@ -30,8 +31,9 @@ class Backends:
 
     @classmethod
     def connect(cls, settings: Settings) -> Backends:
-        chat_channel = open_channel(settings.target("chat"))
-        retrieval_channel = open_channel(settings.target("retrieval"))
+        credential = service_credential(settings)
+        chat_channel = open_channel(settings.target("chat"), credential)
+        retrieval_channel = open_channel(settings.target("retrieval"), credential)
         return cls(
             chat=chat_service_pb2_grpc.ChatServiceStub(chat_channel),
             retrieval=retrieval_service_pb2_grpc.RetrievalServiceStub(retrieval_channel),

@@ -2,7 +2,9 @@
 for idempotent unary calls on UNAVAILABLE, keep-alive so dead peers are noticed, and a quick
 reconnect: a restarted service is used again within about a second (gRPC's default backoff grows
 to two minutes; a supervisor restarts a service in under one), and a unary call that finds the
-channel reconnecting waits briefly for it instead of failing at once."""
+channel reconnecting waits briefly for it instead of failing at once. Every call carries the
+service credential (``kbcore.grpc_credential``): it is a required argument, so no caller can
+open a channel that the services would refuse."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from typing import Any
 
 import grpc
 
-from kbcore.grpc_server import MAX_MESSAGE_BYTES
+from kbcore.grpc_credential import presenting_interceptors
+from kbcore.grpc_running import MAX_MESSAGE_BYTES
 
 
 def _service_config(retry_services: list[str]) -> str:
@@ -56,16 +59,19 @@ class _WaitForReconnect(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[m
         return await continuation(client_call_details, request)
 
 
-def open_channel(target: str, *, retry_services: list[str] | None = None) -> grpc.aio.Channel:
-    """A channel to ``target`` (``host:port`` or ``dns:///name:port`` for every replica).
+def open_channel(target: str, credential: str, *, retry_services: list[str] | None = None) -> grpc.aio.Channel:
+    """A channel to ``target`` (``host:port`` or ``dns:///name:port`` for every replica) whose
+    every call carries ``credential`` (``kbcore.service_credential.service_credential(settings)``).
 
     Streams are never retried: ``retry_services`` should list only services whose every
     unary method is safe to repeat; callers pass explicit deadlines on every call.
     """
+    if not credential:
+        raise ValueError("a channel to the services needs the service credential")
     waiting = _WaitForReconnect()
     channel = grpc.aio.insecure_channel(
         target,
-        interceptors=[waiting],
+        interceptors=[waiting, *presenting_interceptors(credential)],
         options=[
             ("grpc.initial_reconnect_backoff_ms", RECONNECT_BACKOFF_MS[0]),
             ("grpc.min_reconnect_backoff_ms", RECONNECT_BACKOFF_MS[0]),

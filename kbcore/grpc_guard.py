@@ -57,7 +57,8 @@ def _check_value(field: FieldDescriptor, value: Any, name: str) -> None:
 
 class EntryGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Refuses NUL text and maps escaped errors, for every unary and server-streaming method.
-    Install it first (outermost) so it sees what later interceptors raise."""
+    ``build_server`` installs it on every server, after the credential check and before the
+    service's own interceptors, so it sees what they raise."""
 
     async def intercept_service(
         self,

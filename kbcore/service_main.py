@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import uvloop
 
-from kbcore.grpc_server import RunningServer, serve_until_signalled
+from kbcore.grpc_running import RunningServer, serve_until_signalled
 from kbcore.heap import settle_after_start
 from kbcore.log_format import configure_logging
 from kbcore.metrics.http_server import serve_metrics

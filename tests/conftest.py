@@ -126,7 +126,8 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     """The stack on the offline model, with the sample knowledge base and demo application."""
     running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)
-    await seed_demo(running.retrieval_target, running.chat_target, operator_token(settings), ids=FIXED_DEMO_IDS)
+    operator, credential = operator_token(settings), running.credential
+    await seed_demo(running.retrieval_target, running.chat_target, operator, credential=credential, ids=FIXED_DEMO_IDS)
     yield running
     await running.stop()
 

@@ -16,8 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gateway.app import create_app
 from gateway.backends import Backends
 from gateway.listen import bind_http_socket
+from gateway.server_config import http_config
 from kbcore.grpc_server import RunningServer
 from kbcore.models.base import ModelClient
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.chat.server import ChatDeps
 from services.chat.server import create_server as create_chat_server
@@ -39,6 +41,11 @@ class Stack:
     url: str
     # Retrieval's and context's dependencies: their registered models' clients close at stop.
     service_deps: tuple[RetrievalDeps, ContextDeps] | None = None
+
+    @property
+    def credential(self) -> str:
+        """The service credential every gRPC call of the stack's processes carries."""
+        return service_credential(self.settings)
 
     @property
     def retrieval_target(self) -> str:
@@ -92,8 +99,8 @@ async def start_stack(
     chat_deps = ChatDeps(
         sessions=sessions,
         model=model,
-        context_channel=open_channel(settings.context_target),
-        retrieval_channel=open_channel(settings.retrieval_target),
+        context_channel=open_channel(settings.context_target, service_credential(settings)),
+        retrieval_channel=open_channel(settings.retrieval_target, service_credential(settings)),
     )
     chat = await create_chat_server(settings, chat_deps, port=0)
     settings = dataclasses.replace(settings, chat_target=f"{host}:{chat.port}")
@@ -101,7 +108,7 @@ async def start_stack(
     sock = bind_http_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     app = create_app(settings, Backends.connect(settings))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    server = uvicorn.Server(http_config(app, settings, log_level="warning", access_log=False, lifespan="on"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():

@@ -1,6 +1,7 @@
 """``python -m tools.health HOST:PORT``: exit 0 when the gRPC server there reports SERVING;
 ``python -m tools.health http://HOST:PORT/PATH``: exit 0 when that URL answers 200 (the
-gateway). The container health checks of compose.yaml."""
+gateway). The container health checks of compose.yaml: the standard health service is the one
+a gRPC port answers without the service credential, so the check carries no secret."""
 
 from __future__ import annotations
 

@@ -38,14 +38,16 @@ async def seed_demo(
     chat_target: str,
     operator: str,
     *,
+    credential: str,
     ids: DemoIds,
     docs: Path = SAMPLE_DOCS,
     timeout: float = 600,
 ) -> Seeded:
     """Load the sample documents and create the demo application under ``ids`` (no default, so
-    no caller gets the guessable fixed ids by accident); ``operator`` is the operator token."""
-    retrieval_channel = open_channel(retrieval_target)
-    chat_channel = open_channel(chat_target)
+    no caller gets the guessable fixed ids by accident); ``operator`` is the operator token,
+    ``credential`` the service credential (``kbcore.service_credential``)."""
+    retrieval_channel = open_channel(retrieval_target, credential)
+    chat_channel = open_channel(chat_target, credential)
     try:
         retrieval = retrieval_grpc.RetrievalServiceStub(retrieval_channel)
         chat = chat_grpc.ChatServiceStub(chat_channel)

@@ -27,6 +27,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
 from kbcore.grpc_client import open_channel
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from tools.demo_ids import persisted_demo_ids
 from tools.seed_demo import SAMPLE_DOCS, seed_demo
@@ -55,8 +56,8 @@ def _wait_for_port(run_dir: Path, name: str, process: subprocess.Popen[bytes]) -
     raise RuntimeError(f"{name} did not start within {START_TIMEOUT:.0f} s")
 
 
-async def _wait_serving(target: str) -> None:
-    channel = open_channel(target)
+async def _wait_serving(target: str, credential: str) -> None:
+    channel = open_channel(target, credential)
     try:
         reply = await health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=""), timeout=START_TIMEOUT, wait_for_ready=True
@@ -156,7 +157,8 @@ class Stack:
         context_port, retrieval_port = self._listening(context), self._listening(retrieval)
         context_target = s.context_target or f"{host}:{context_port}"
         retrieval_target = s.retrieval_target or f"{host}:{retrieval_port}"
-        await asyncio.gather(_wait_serving(context_target), _wait_serving(retrieval_target))
+        credential = service_credential(s)
+        await asyncio.gather(_wait_serving(context_target, credential), _wait_serving(retrieval_target, credential))
         chat_port = self._start(
             "chat",
             "services.chat",
@@ -167,7 +169,7 @@ class Stack:
             },
         )
         chat_target = s.chat_target or f"{host}:{chat_port}"
-        await _wait_serving(chat_target)
+        await _wait_serving(chat_target, credential)
         http_port = self._start(
             "gateway",
             "gateway",
@@ -245,7 +247,10 @@ async def run(args: argparse.Namespace) -> int:
             log.info("loading the documents of %s (embedding takes a few seconds the first time)", args.documents)
             ids = persisted_demo_ids(settings.data_dir)
             targets = str(info["retrieval_target"]), str(info["chat_target"])
-            seeded = await seed_demo(*targets, operator_token(settings), ids=ids, docs=args.documents)
+            credential = service_credential(settings)
+            seeded = await seed_demo(
+                *targets, operator_token(settings), credential=credential, ids=ids, docs=args.documents
+            )
             info.update(application_id=seeded.application_id, dataset_id=seeded.dataset_id, documents=seeded.documents)
         stack.info = info
         stack.write_info()

@@ -15,12 +15,12 @@ from kbcore.caller_token import operator_token
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
 from kbcore.grpc_client import open_channel
-from kbcore.grpc_guard import EntryGuard
 from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
 from kbcore.secret_box import SecretBox
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.chat.ask import AskFlow, Upstreams
 from services.chat.credentials import Credentials
@@ -59,11 +59,12 @@ class ChatDeps:
 
 def open_deps(settings: Settings) -> ChatDeps:
     engine = create_engine(settings.resolved_database_url())
+    credential = service_credential(settings)
     return ChatDeps(
         sessions=session_factory(engine),
         model=model_client_for(settings),
-        context_channel=open_channel(settings.target("context")),
-        retrieval_channel=open_channel(settings.target("retrieval")),
+        context_channel=open_channel(settings.target("context"), credential),
+        retrieval_channel=open_channel(settings.target("retrieval"), credential),
         engine=engine,
     )
 
@@ -90,8 +91,8 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     address = f"{settings.grpc_host}:{settings.chat_port if port is None else port}"
     # Records a dead process left running are closed before this one serves, then once per TTL.
     await sweep_once(store)
-    # The guard first: it refuses NUL text before the caller's token is looked up, and maps what
-    # the token lookup raises (a database outage) to the one status table.
-    running_server = await build_server(address, register, [SERVICE_NAME], [EntryGuard(), identify])
+    # After build_server's credential check and entry guard: NUL text is refused before the
+    # caller's token is looked up, and what the lookup raises (a database outage) is mapped.
+    running_server = await build_server(address, register, [SERVICE_NAME], service_credential(settings), [identify])
     running_server.background.append(asyncio.create_task(keep_sweeping(store, settings.lock_ttl)))
     return running_server

@@ -14,6 +14,7 @@ from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.context.history import HistoryStore
 from services.context.loader import ContextLoader
@@ -56,4 +57,4 @@ async def create_server(settings: Settings, deps: ContextDeps, port: int | None 
         context_service_pb2_grpc.add_ContextServiceServicer_to_server(servicer, server)
 
     address = f"{settings.grpc_host}:{settings.context_port if port is None else port}"
-    return await build_server(address, register, [SERVICE_NAME])
+    return await build_server(address, register, [SERVICE_NAME], service_credential(settings))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kbcore.errors import InvalidRequest
+from kbcore.errors import Conflict, InvalidRequest
 from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from services.retrieval import convert
 from services.retrieval.documents import DocumentDesk
@@ -37,6 +37,8 @@ class DocumentRpcs:
             shown = convert.document(row, job)
             if row.status == DocumentState.FAILED:
                 raise InvalidRequest(f"document {row.name!r} could not be ingested: {row.error}")
+            if row.status == DocumentState.CANCELLED:
+                raise Conflict(f"the ingestion of document {row.name!r} was cancelled while this request waited for it")
             done, total = (
                 (row.paragraph_count,) * 2
                 if row.status == DocumentState.READY

@@ -16,6 +16,7 @@ from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.rerank import RerankEndpoints
 from kbcore.segment import warm_up
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.retrieval.catalog import Catalog
 from services.retrieval.dataset_admin import DatasetAdmin
@@ -36,6 +37,7 @@ from services.retrieval.servicer import RetrievalServicer
 from services.retrieval.space_builder import SpaceBuilder
 from services.retrieval.spaces import EmbeddingSpaces, default_spaces
 from services.retrieval.store.base import VectorStore
+from services.retrieval.store.disk_watch import watch_disk
 from services.retrieval.store.factory import open_vector_store
 from services.retrieval.store.maintenance import index_maintainer
 
@@ -79,6 +81,7 @@ async def open_deps(settings: Settings) -> RetrievalDeps:
         edge_path=settings.data_dir / "qdrant-edge",
         dimension=settings.embedding_dimension,
         collection=settings.qdrant_collection,
+        disk_reserve_mb=settings.disk_reserve_mb,
     )
     embedder = CachedQueryEmbedder(
         create_embedder(
@@ -125,11 +128,13 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         retrieval_service_pb2_grpc.add_RetrievalServiceServicer_to_server(servicer, server)
 
     address = f"{settings.grpc_host}:{settings.retrieval_port if port is None else port}"
-    running = await build_server(address, register, [SERVICE_NAME])
+    running = await build_server(address, register, [SERVICE_NAME], service_credential(settings))
     running.background.append(asyncio.create_task(worker.run(), name="ingestion worker"))
     # HNSW for the embedded store, built in a child process after bulk loads (store/maintenance.py).
     maintainer = index_maintainer(settings, spaces.stores)
     if maintainer is not None:
         running.background.append(asyncio.create_task(maintainer.run(), name="vector index maintenance"))
     running.background.append(asyncio.create_task(switcher.run(), name="re-embedding worker"))
+    # A store whose disk was full takes writes again by itself once it has room (store/disk_watch.py).
+    running.background.append(asyncio.create_task(watch_disk(spaces.stores), name="disk space watch"))
     return running

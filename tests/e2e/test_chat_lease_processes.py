@@ -6,9 +6,15 @@ through gateway A can only reach chat process A and one sent through B only proc
 * 20 simultaneous questions on one chat, 10 through each gateway: exactly one runs (200, a
   complete stream), 19 get 409 with the readable envelope message, from both processes;
   once the answer has ended the next question runs.
-* A holder SIGKILLed mid-answer leaves its lease behind: a question through the other process
-  still gets 409 until the lease expires (KB_LOCK_TTL=5), then runs, and the killed answer's
-  record reads ``interrupted``.
+* A holder SIGKILLed mid-answer on this host is provably dead (its name carries its pid and
+  start time): a question through the surviving process is answered at once, a Stop frees the
+  chat at once, and a chat service started after the kill finds the killed one's chats free and
+  their records ``interrupted``, all long before the lease would expire (KB_LOCK_TTL at its
+  default 30 s). A live holder in another process keeps its chat busy.
+* A holder SIGKILLed in another pid namespace (``unshare``: another container, as far as
+  ``/proc`` can tell) cannot be proven dead: a question through the other process still gets
+  409 until the lease expires (KB_LOCK_TTL=5), then runs, and the killed answer's record reads
+  ``interrupted``.
 
 The model is a local OpenAI-protocol server (tests/fakes) so an answer can be kept running
 (slow stream) or stalled (hang). The test needs PostgreSQL: ``KB_DATABASE_URL`` when it is a
@@ -24,11 +30,12 @@ import asyncio
 import datetime as dt
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,10 +47,13 @@ from sqlalchemy import Engine, create_engine, select
 from sqlalchemy.engine import make_url
 
 from kbcore.caller_token import operator_token
-from kbcore.db.engine import sync_url
+from kbcore.db.engine import create_engine as create_async_db_engine
+from kbcore.db.engine import session_factory, sync_url
+from kbcore.db.lease import LeaseStore, new_holder
 from kbcore.db.migrate import upgrade
 from kbcore.db.models import ChatLock, ChatRecord, utcnow
 from kbcore.grpc_client import open_channel
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.sse_client import Frame, answer_text, ask
@@ -54,7 +64,10 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 LOCK_TTL = 5.0
+DEFAULT_LOCK_TTL = Settings().lock_ttl  # what a deployment that sets nothing gets: 30 s
 START_TIMEOUT = 120.0
+# Its own pid namespace (and a /proc for it): a process there is, to /proc, on another host.
+OTHER_PID_NAMESPACE = ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child")
 BUSY_MESSAGE = "this chat is already answering a question or being compacted; wait for it to finish or stop it"
 
 ANSWER_CHUNKS = [f"第{i}段回答。" for i in range(1, 11)]
@@ -153,6 +166,7 @@ class Service:
     run_dir: Path
     log: Path
     port: int = 0
+    wrapped: bool = False  # started by a wrapper (OTHER_PID_NAMESPACE) that does not pass signals on
 
     @property
     def target(self) -> str:
@@ -170,19 +184,19 @@ class Processes:
     services: dict[str, Service] = field(default_factory=dict)
     killed: set[str] = field(default_factory=set)
 
-    def start(self, label: str, module: str, name: str, extra: dict[str, str]) -> Service:
+    def start(self, label: str, module: str, name: str, extra: dict[str, str], wrapper: Sequence[str] = ()) -> Service:
         run_dir = self.root / "run" / label  # one per process: both chat services announce "chat.port"
         run_dir.mkdir(parents=True)
         log = self.root / f"{label}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", module],
+                [*wrapper, sys.executable, "-m", module],
                 cwd=REPO,
                 env={**self.env, "KB_RUN_DIR": str(run_dir), **extra},
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-        service = Service(label, name, process, run_dir, log)
+        service = Service(label, name, process, run_dir, log, wrapped=bool(wrapper))
         self.services[label] = service
         return service
 
@@ -209,7 +223,7 @@ class Processes:
 
     async def wait_serving(self, service: Service) -> None:
         await self.wait_port(service)
-        channel = open_channel(service.target)
+        channel = open_channel(service.target, service_credential(Settings.from_env(self.env)))
         try:
             reply = await health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=""), timeout=START_TIMEOUT, wait_for_ready=True
@@ -244,7 +258,8 @@ class Processes:
         """SIGTERM everything (gateways first), then kill what is left; nothing outlives the test."""
         running = [s for s in reversed(self.services.values()) if s.process.poll() is None]
         for service in running:
-            service.process.send_signal(signal.SIGTERM)
+            for pid in children(service.process.pid) if service.wrapped else [service.process.pid]:
+                os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 20
         for service in running:
             try:
@@ -252,6 +267,19 @@ class Processes:
             except subprocess.TimeoutExpired:
                 service.process.kill()
                 service.process.wait(timeout=10)
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (its main thread's children, as /proc lists them)."""
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def other_pid_namespace_works() -> bool:
+    """Whether this machine lets us start a process in a pid namespace of its own (root, or a
+    user namespace): what the test of a holder that /proc cannot judge needs."""
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run([*OTHER_PID_NAMESPACE, "true"], capture_output=True, timeout=30).returncode == 0
 
 
 @dataclass
@@ -275,15 +303,29 @@ def fake_model() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 async def lease_stack(
-    tmp_path_factory: pytest.TempPathFactory, postgres_url: str, db: Engine, fake_model: FakeOpenAI
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    postgres_url: str,
+    db: Engine,
+    fake_model: FakeOpenAI,
 ) -> AsyncIterator[LeaseStack]:
+    """Two chat processes with a gateway each. A test may ask (indirect parametrization) for
+    ``{"lock_ttl": None}``: the default TTL; ``{"chat_a_elsewhere": True}``: chat process A in
+    a pid namespace of its own."""
+    options: dict[str, Any] = getattr(request, "param", {})
+    lock_ttl = options.get("lock_ttl", LOCK_TTL)
+    wrapper_a: Sequence[str] = ()
+    if options.get("chat_a_elsewhere"):
+        if not other_pid_namespace_works():
+            pytest.skip("needs `unshare --pid` (root, or user namespaces) to start a process in another pid namespace")
+        wrapper_a = OTHER_PID_NAMESPACE
     root = tmp_path_factory.mktemp("lease-stack")
     base = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     env = {
         **base,
         "KB_DATA_DIR": str(root / "data"),  # our own embedded vector store
         "KB_DATABASE_URL": postgres_url,
-        "KB_LOCK_TTL": str(LOCK_TTL),
+        **({"KB_LOCK_TTL": str(lock_ttl)} if lock_ttl is not None else {}),
         "KB_MODEL_BASE_URL": fake_model.base_url,
         "KB_MODEL_API_KEY": "test-key",
         "KB_MODEL_CHAT": "fake-chat",
@@ -303,12 +345,20 @@ async def lease_stack(
         upstreams = {"KB_CONTEXT_TARGET": context.target, "KB_RETRIEVAL_TARGET": retrieval.target}
         chats = [
             processes.start(
-                f"chat-{x}", "services.chat", "chat", {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams}
+                f"chat-{x}",
+                "services.chat",
+                "chat",
+                {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams},
+                wrapper_a if x == "a" else (),
             )
             for x in "ab"
         ]
         await asyncio.gather(*(processes.wait_serving(c) for c in chats))
-        await seed_demo(retrieval.target, chats[0].target, operator_token(Settings.from_env(env)), ids=FIXED_DEMO_IDS)
+        settings = Settings.from_env(env)
+        credential = service_credential(settings)
+        await seed_demo(
+            retrieval.target, chats[0].target, operator_token(settings), credential=credential, ids=FIXED_DEMO_IDS
+        )
         gateways = [
             processes.start(
                 f"gateway-{x}",
@@ -410,18 +460,41 @@ async def test_twenty_simultaneous_questions_on_two_processes_exactly_one_runs(l
         print(f"\n20 simultaneous questions: 1 ran (via gateway {winner}), 19 refused {refused_by}, {elapsed:.2f} s")
 
 
-async def test_killed_holder_leaves_a_lease_that_expires_and_an_interrupted_record(lease_stack: LeaseStack) -> None:
+Answering = asyncio.Future[tuple[httpx.Response, list[Frame]]]
+
+
+async def hang_through(client: httpx.AsyncClient, fake: FakeOpenAI, chat_ids: Sequence[str]) -> list[Answering]:
+    """HANG_QUESTION on each chat through ``client``, once every generation has reached the model
+    (and stalls there): the answers' streams, still open."""
+    hanging: list[Answering] = [asyncio.ensure_future(ask(client, chat_id, HANG_QUESTION)) for chat_id in chat_ids]
+    deadline = time.monotonic() + 60
+    while len(generate_requests(fake, HANG_MARKER)) < len(chat_ids):
+        for stream in hanging:
+            assert not stream.done(), f"a question ended before generating: {stream.result()[0].text}"
+        assert time.monotonic() < deadline, "the stalled generations never reached the model"
+        await asyncio.sleep(0.05)
+    return hanging
+
+
+async def assert_ended_by_the_kill(stream: Answering) -> None:
+    """The HTTP stream of a killed answer ends with an error event (503), never with is_end."""
+    response, frames = await asyncio.wait_for(stream, 30)
+    assert response.status_code == 200
+    assert not [f for f in frames if f.kind == "chunk" and f.data["is_end"]], frames
+    assert frames and frames[-1].kind == "error", frames[-3:]
+    assert frames[-1].data["code"] == 503, frames[-1].data
+
+
+@pytest.mark.parametrize("lease_stack", [{"chat_a_elsewhere": True}], indirect=True)
+async def test_a_holder_killed_in_another_pid_namespace_keeps_its_lease_until_it_expires(
+    lease_stack: LeaseStack,
+) -> None:
     chat_a = lease_stack["chat-a"]
     assert chat_a.process.poll() is None, "chat process A must be alive"
     async with lease_stack.http("gateway-a") as a, lease_stack.http("gateway-b") as b:
         chat_id = await open_chat(b)
         # Through gateway A, so chat process A holds the lease; the model stalls mid-answer.
-        hanging = asyncio.ensure_future(ask(a, chat_id, HANG_QUESTION))
-        deadline = time.monotonic() + 60
-        while not generate_requests(lease_stack.fake, HANG_MARKER):
-            assert not hanging.done(), f"the question ended before generating: {hanging.result()[0].text}"
-            assert time.monotonic() < deadline, "the stalled generation never reached the model"
-            await asyncio.sleep(0.05)
+        [hanging] = await hang_through(a, lease_stack.fake, [chat_id])
         running = record_rows(lease_stack.db, chat_id)
         assert [status for _, status, _, _ in running] == ["running"]
         lease = lease_row(lease_stack.db, chat_id)
@@ -430,15 +503,11 @@ async def test_killed_holder_leaves_a_lease_that_expires_and_an_interrupted_reco
         lease_stack.processes.kill("chat-a")
         killed_at, killed_wall = time.monotonic(), utcnow()
 
-        # The HTTP stream of the killed answer ends with an error event, never with is_end.
-        response, frames = await asyncio.wait_for(hanging, 30)
-        assert response.status_code == 200
-        assert not [f for f in frames if f.kind == "chunk" and f.data["is_end"]], frames
-        assert frames and frames[-1].kind == "error", frames[-3:]
-        assert frames[-1].data["code"] == 503, frames[-1].data
+        await assert_ended_by_the_kill(hanging)
         assert lease_stack.fake.wait_for_cancelled_stream(10), "the model saw its client go away"
 
-        # The dead holder's lease is still valid: the surviving process refuses the chat.
+        # The dead holder's lease is still valid, and from here /proc cannot tell that its
+        # process is gone (another pid namespace): the surviving process refuses the chat.
         lease = lease_row(lease_stack.db, chat_id)
         assert lease is not None, "a killed holder cannot release its lease"
         expires_at = lease[1]
@@ -471,3 +540,104 @@ async def test_killed_holder_leaves_a_lease_that_expires_and_an_interrupted_reco
             f"\nkilled holder: lease expired {(expires_at - killed_wall).total_seconds():.2f} s after the kill, "
             f"taken over after {(taken_at - killed_wall).total_seconds():.2f} s (TTL {LOCK_TTL:g} s, {attempts} attempts)"
         )
+
+
+async def taken_from_this_process(url: str, chat_id: str) -> bool:
+    """Whether the test's own process (another process on this host) can take the chat's lease."""
+    engine = create_async_db_engine(url)
+    try:
+        return await LeaseStore(session_factory(engine), DEFAULT_LOCK_TTL).try_acquire(
+            chat_id, new_holder("probe"), "question"
+        )
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("lease_stack", [{"lock_ttl": None}], indirect=True)
+async def test_a_holder_killed_on_this_host_is_not_waited_for(lease_stack: LeaseStack, postgres_url: str) -> None:
+    """With the default 30 s TTL: a live holder in another process keeps its chat busy; once it
+    is killed, a Stop through the other process frees one of its chats and a question on the
+    other is accepted on the first try, both before the dead holder's lease would expire."""
+    db = lease_stack.db
+    async with lease_stack.http("gateway-a") as a, lease_stack.http("gateway-b") as b:
+        asked, stopped = await open_chat(b), await open_chat(b)
+        hanging = await hang_through(a, lease_stack.fake, [asked, stopped])  # chat process A holds both
+
+        response, _ = await ask(b, asked, FOLLOW_UP)
+        assert_busy(response)  # its holder lives, in another process on this host
+        assert not await taken_from_this_process(postgres_url, asked), "nor is it taken from here"
+        held = {chat_id: lease_row(db, chat_id) for chat_id in (asked, stopped)}
+        assert all(lease is not None for lease in held.values())
+
+        lease_stack.processes.kill("chat-a")
+        for stream in hanging:
+            await assert_ended_by_the_kill(stream)
+
+        stop = await b.post(f"/api/application/chat_message/{stopped}/stop")
+        assert stop.status_code == 200 and stop.json()["data"] == {"stopped": False}, stop.text  # nothing ran
+        assert lease_row(db, stopped) is None, "the Stop freed the dead holder's chat"
+        assert [status for _, status, _, _ in record_rows(db, stopped)] == ["interrupted"]
+
+        response, frames = await ask(b, asked, FOLLOW_UP)  # the first try
+        assert response.status_code == 200, response.text
+        assert_complete(frames)
+        lease = held[asked]
+        assert lease is not None
+        (_, _, old_holder, _), (_, _, new_holder_name, taken_at) = record_rows(db, asked)
+        assert old_holder == lease[0] and new_holder_name != old_holder
+        assert taken_at < lease[1], "taken over while the dead holder's lease was still valid"
+        rows = await records(b, asked)
+        assert [r["status"] for r in rows] == ["interrupted", "answered"], rows
+        assert rows[0]["error"] == "the process answering it stopped"
+        assert lease_row(db, asked) is None
+    print(
+        f"\nkilled holder on this host: taken over {(lease[1] - taken_at).total_seconds():.1f} s before its "
+        f"lease would have expired (TTL {DEFAULT_LOCK_TTL:g} s)"
+    )
+
+
+@pytest.mark.parametrize("lease_stack", [{"lock_ttl": None}], indirect=True)
+async def test_a_chat_service_started_after_a_crash_finds_the_crashed_ones_chats_free(
+    lease_stack: LeaseStack,
+) -> None:
+    """Every chat service killed (the one answering mid-answer), a new one started: before
+    anyone asks, it has freed the dead holder's lease and closed its record ``interrupted``;
+    the next question on that chat is accepted on the first try, with the default 30 s TTL."""
+    db, processes = lease_stack.db, lease_stack.processes
+    async with lease_stack.http("gateway-a") as a:
+        chat_id = await open_chat(a)
+        [hanging] = await hang_through(a, lease_stack.fake, [chat_id])
+        lease = lease_row(db, chat_id)
+        assert lease is not None
+        processes.kill("chat-b")  # idle: no other chat service is left to free anything
+        processes.kill("chat-a")
+        await assert_ended_by_the_kill(hanging)
+    assert lease_row(db, chat_id) is not None, "nothing has freed the chat yet"
+
+    upstreams = {
+        "KB_CONTEXT_TARGET": lease_stack["context"].target,
+        "KB_RETRIEVAL_TARGET": lease_stack["retrieval"].target,
+    }
+    chat_c = processes.start(
+        "chat-c", "services.chat", "chat", {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams}
+    )
+    await processes.wait_serving(chat_c)
+    assert lease_row(db, chat_id) is None, "the new chat service freed the dead holder's lease as it started"
+    assert [status for _, status, _, _ in record_rows(db, chat_id)] == ["interrupted"]
+
+    gateway_c = processes.start(
+        "gateway-c",
+        "gateway",
+        "gateway",
+        {"KB_HTTP_PORT": "0", "KB_CHAT_TARGET": chat_c.target, "KB_RETRIEVAL_TARGET": lease_stack["retrieval"].target},
+    )
+    await processes.wait_http(gateway_c)
+    async with lease_stack.http("gateway-c") as c:
+        response, frames = await ask(c, chat_id, FOLLOW_UP)  # the first try
+        assert response.status_code == 200, response.text
+        assert_complete(frames)
+        rows = await records(c, chat_id)
+    assert [r["status"] for r in rows] == ["interrupted", "answered"], rows
+    assert rows[0]["problem_text"] == HANG_QUESTION and rows[0]["error"] == "the process answering it stopped"
+    (_, _, _, taken_at) = record_rows(db, chat_id)[-1]
+    assert taken_at < lease[1], "answered while the dead holder's lease would still have been valid"

@@ -233,7 +233,7 @@ async def test_an_application_never_mixes_embedding_models(
     assert "different embedding models" in message and f"默认-{unique}" in message and f"远程-{unique}" in message
 
     # A search naming both (the gRPC hit test takes several datasets) is refused the same way.
-    channel = open_channel(stack.retrieval_target)
+    channel = open_channel(stack.retrieval_target, stack.credential)
     search = RetrievalServiceStub(channel).Search(
         pb.SearchRequest(dataset_ids=[default["id"], remote["id"]], query=QUESTION), timeout=30
     )

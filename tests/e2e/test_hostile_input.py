@@ -292,8 +292,9 @@ async def test_d8_a_grpc_record_id_out_of_range_is_invalid_argument(stack: Stack
     from kb.chat.v1 import chat_service_pb2_grpc
     from kbcore.caller_token import bearer as metadata_for
     from kbcore.caller_token import operator_token
+    from kbcore.grpc_client import open_channel
 
-    async with grpc.aio.insecure_channel(stack.chat_target) as channel:
+    async with open_channel(stack.chat_target, stack.credential) as channel:
         chat = chat_service_pb2_grpc.ChatServiceStub(channel)
         operator = metadata_for(operator_token(stack.settings))
         opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)

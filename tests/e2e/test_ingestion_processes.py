@@ -33,6 +33,8 @@ from kbcore.db.engine import sync_url
 from kbcore.db.migrate import upgrade
 from kbcore.db.models import Document, IngestJob
 from kbcore.grpc_client import open_channel
+from kbcore.service_credential import service_credential
+from kbcore.settings import Settings
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
 from services.retrieval.store.factory import open_vector_store
 
@@ -88,7 +90,7 @@ class Launcher:
             assert time.monotonic() < deadline, f"{label} did not announce its port:\n{service.output()}"
             await asyncio.sleep(0.05)
         service.port = int(port_file.read_text())
-        channel = open_channel(service.target)
+        channel = open_channel(service.target, service_credential(Settings.from_env(self.env)))
         try:
             reply = await health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=""), timeout=START_TIMEOUT, wait_for_ready=True
@@ -179,7 +181,7 @@ async def test_a_retrieval_process_killed_mid_job_resumes_it_with_one_version_an
     launcher: Launcher, database: str, tmp_path: Path
 ) -> None:
     first = await launcher.start()
-    channel = open_channel(first.target)
+    channel = open_channel(first.target, service_credential(Settings.from_env(launcher.env)))
     stub = pb_grpc.RetrievalServiceStub(channel)
     try:
         dataset_id = (await stub.CreateDataset(pb.CreateDatasetRequest(name=f"kill-{tmp_path.name}"))).dataset.id
@@ -203,7 +205,7 @@ async def test_a_retrieval_process_killed_mid_job_resumes_it_with_one_version_an
         await store.close()
 
     second = await launcher.start()
-    channel = open_channel(second.target)
+    channel = open_channel(second.target, service_credential(Settings.from_env(launcher.env)))
     stub = pb_grpc.RetrievalServiceStub(channel)
     try:
         ready = await watch(stub, dataset_id, queued.id, lambda d: d.status == pb.DOCUMENT_STATUS_READY, timeout=180)

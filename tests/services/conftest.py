@@ -17,6 +17,7 @@ from kbcore.caller_token import bearer, operator_token
 from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer
 from kbcore.models.base import ModelClient
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.context.server import ContextDeps, create_server
 from tests.fakes.openai_server import FakeOpenAI
@@ -28,21 +29,21 @@ StartContext = Callable[[int], Awaitable[ContextClient]]
 
 @pytest.fixture
 async def retrieval(stack: Stack) -> AsyncIterator[retrieval_grpc.RetrievalServiceStub]:
-    channel = open_channel(stack.retrieval_target)
+    channel = open_channel(stack.retrieval_target, stack.credential)
     yield retrieval_grpc.RetrievalServiceStub(channel)
     await channel.close()
 
 
 @pytest.fixture
 async def chat(stack: Stack) -> AsyncIterator[chat_grpc.ChatServiceStub]:
-    channel = open_channel(stack.chat_target)
+    channel = open_channel(stack.chat_target, stack.credential)
     yield chat_grpc.ChatServiceStub(channel)
     await channel.close()
 
 
 @pytest.fixture
 async def context(stack: Stack) -> AsyncIterator[context_grpc.ContextServiceStub]:
-    channel = open_channel(stack.context_target)
+    channel = open_channel(stack.context_target, stack.credential)
     yield context_grpc.ContextServiceStub(channel)
     await channel.close()
 
@@ -73,7 +74,7 @@ async def start_context(settings: Settings, sessions: Sessions, model: ModelClie
         server = await create_server(
             dataclasses.replace(settings, context_recent_tokens=budget), ContextDeps(sessions, model), port=0
         )
-        channel = open_channel(f"{settings.grpc_host}:{server.port}")
+        channel = open_channel(f"{settings.grpc_host}:{server.port}", service_credential(settings))
         running.append((server, channel))
         return ContextClient(channel, budget)
 

@@ -65,7 +65,7 @@ async def test_reflection_and_health_need_no_credentials_so_grpcurl_can_describe
 
     from kbcore.grpc_client import open_channel
 
-    channel = open_channel(stack.chat_target)
+    channel = open_channel(stack.chat_target, stack.credential)
     try:
         reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
         request = reflection_pb2.ServerReflectionRequest(list_services="")

@@ -49,8 +49,8 @@ async def start_chat_service(stack: Stack, sessions: Any, model: Any, **changes:
     deps = ChatDeps(
         sessions=sessions,
         model=model,
-        context_channel=open_channel(stack.context_target),
-        retrieval_channel=open_channel(stack.retrieval_target),
+        context_channel=open_channel(stack.context_target, stack.credential),
+        retrieval_channel=open_channel(stack.retrieval_target, stack.credential),
     )
     return await create_server(settings, deps, port=0)
 
@@ -60,7 +60,7 @@ async def chat_on_dead_database(stack: Stack, offline_model: Any) -> AsyncIterat
     """A chat service whose PostgreSQL refuses connections (nothing listens on port 1)."""
     engine = create_engine("postgresql://kb:secret@127.0.0.1:1/kbdead")
     server = await start_chat_service(stack, session_factory(engine), offline_model)
-    channel = open_channel(f"127.0.0.1:{server.port}")
+    channel = open_channel(f"127.0.0.1:{server.port}", stack.credential)
     yield chat_grpc.ChatServiceStub(channel)
     await channel.close()
     await server.stop(grace=0)
@@ -244,7 +244,10 @@ async def flow(stack: Stack, sessions: Any, offline_model: Any) -> AsyncIterator
     """The chat service's question flow on the stack's upstreams, driven directly by a test."""
     store = ChatStore(sessions)
     leases = LeaseStore(sessions, stack.settings.lock_ttl)
-    context, retrieval = open_channel(stack.context_target), open_channel(stack.retrieval_target)
+    context, retrieval = (
+        open_channel(stack.context_target, stack.credential),
+        open_channel(stack.retrieval_target, stack.credential),
+    )
     upstreams = Upstreams(ContextServiceStub(context), RetrievalServiceStub(retrieval))
     yield AskFlow(stack.settings, store, leases, upstreams, offline_model, RunningQuestions())
     await context.close()

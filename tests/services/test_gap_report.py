@@ -93,7 +93,8 @@ async def half_knowledge_base(stack, tmp_path: Path) -> DemoIds:
     """An application over a dataset holding every other sample document (the even ones)."""
     docs = sample_documents(tmp_path / "half", PRESENT)
     ids = DemoIds(str(uuid.uuid4()), str(uuid.uuid4()))
-    await seed_demo(stack.retrieval_target, stack.chat_target, operator_token(stack.settings), ids=ids, docs=docs)
+    operator, credential = operator_token(stack.settings), stack.credential
+    await seed_demo(stack.retrieval_target, stack.chat_target, operator, credential=credential, ids=ids, docs=docs)
     return ids
 
 

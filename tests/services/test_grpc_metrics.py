@@ -5,6 +5,7 @@ ends, however many messages it sent."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer, build_server
 from kbcore.metrics.registry import REGISTRY
 
@@ -56,8 +58,9 @@ def timed(method: str) -> float:
 
 @pytest.fixture
 async def running() -> AsyncIterator[tuple[RunningServer, grpc.aio.Channel]]:
-    server = await build_server("127.0.0.1:0", _register, [SERVICE])
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
+    credential = secrets.token_hex(16)
+    server = await build_server("127.0.0.1:0", _register, [SERVICE], credential)
+    channel = open_channel(f"127.0.0.1:{server.port}", credential)
     release.clear()
     yield server, channel
     release.set()
@@ -68,14 +71,15 @@ async def running() -> AsyncIterator[tuple[RunningServer, grpc.aio.Channel]]:
 async def test_unary_calls_are_counted_by_their_status(running: tuple[RunningServer, grpc.aio.Channel]) -> None:
     _, channel = running
     call = channel.unary_unary(f"/{SERVICE}/Unary")
-    before = {code: handled("Unary", code) for code in ("OK", "NOT_FOUND", "UNKNOWN")}
+    before = {code: handled("Unary", code) for code in ("OK", "NOT_FOUND", "INTERNAL")}
     timed_before = timed("Unary")
     assert await call(b"fine") == b"ok"
-    for request, code in ((b"missing", grpc.StatusCode.NOT_FOUND), (b"crash", grpc.StatusCode.UNKNOWN)):
+    # A crash ends INTERNAL: build_server's entry guard maps what escapes a method (with an error id).
+    for request, code in ((b"missing", grpc.StatusCode.NOT_FOUND), (b"crash", grpc.StatusCode.INTERNAL)):
         with pytest.raises(grpc.aio.AioRpcError) as failed:
             await call(request)
         assert failed.value.code() == code
-    assert {code: handled("Unary", code) - before[code] for code in before} == {"OK": 1, "NOT_FOUND": 1, "UNKNOWN": 1}
+    assert {code: handled("Unary", code) - before[code] for code in before} == {"OK": 1, "NOT_FOUND": 1, "INTERNAL": 1}
     assert timed("Unary") - timed_before == 3
 
 

@@ -101,7 +101,7 @@ async def test_two_replicas_behind_one_round_robin_channel_share_the_work(
         await create_server(stack.settings, RetrievalDeps(sessions, store, counter, offline_model), port=0)
         for counter in counters
     ]
-    channel = open_channel("ipv4:" + ",".join(f"127.0.0.1:{r.port}" for r in replicas))
+    channel = open_channel("ipv4:" + ",".join(f"127.0.0.1:{r.port}" for r in replicas), stack.credential)
     try:
         stub = pb_grpc.RetrievalServiceStub(channel)
         vector = common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_VECTOR, top_n=3)

@@ -21,6 +21,7 @@ from kbcore.db.engine import create_engine, run_read, session_factory
 from kbcore.db.models import IngestJob
 from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.retrieval.embeddings import Embedder
 from services.retrieval.jobs.queue import JobQueue, Upload
@@ -105,7 +106,7 @@ async def start_node(settings: Settings, sessions, own_store: VectorStore, embed
         gated = GatedEmbedder(embedder, pause)
         deps = RetrievalDeps(node_sessions or sessions, own_store, gated, offline_model)
         server = await create_server(quick, deps, port=0)
-        channel = open_channel(f"127.0.0.1:{server.port}")
+        channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
         node = Node(server, pb_grpc.RetrievalServiceStub(channel), gated, channel)
         started.append(node)
         return node
@@ -140,7 +141,7 @@ async def wait_for(stub, dataset_id: str, document_id: str, done, timeout: float
 
 
 def finished(document: pb.Document) -> bool:
-    return document.status in (READY, FAILED)
+    return document.status in (READY, FAILED, pb.DOCUMENT_STATUS_CANCELLED)
 
 
 async def hits(stub, dataset_id: str, query: str) -> list[str]:
@@ -257,7 +258,7 @@ async def test_cancel_drops_the_new_version_and_keeps_the_served_one(start_node,
     await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=new_id))
     node.embedder.open.set()
     cancelled = await wait_for(node.stub, dataset_id, new_id, finished)
-    assert cancelled.status == FAILED and "cancel" in cancelled.error
+    assert cancelled.status == pb.DOCUMENT_STATUS_CANCELLED and "cancel" in cancelled.error
     assert await own_store.count(dataset_id, new_id) == 0
 
     served = await node.stub.SubmitDocuments(

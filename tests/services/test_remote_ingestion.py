@@ -19,6 +19,8 @@ from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.db.engine import run_read
 from kbcore.db.models import Document
 from kbcore.grpc_client import open_channel
+from kbcore.models.failures import SENTENCES, FailureKind
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.retrieval.embeddings import OpenAIEmbedder
 from services.retrieval.server import RetrievalDeps, create_server
@@ -68,7 +70,7 @@ async def node(
     )
     quick = dataclasses.replace(settings, ingest_lease_seconds=1.0, ingest_poll_seconds=0.1)
     server = await create_server(quick, RetrievalDeps(sessions, store, embedder, offline_model), port=0)
-    channel = open_channel(f"127.0.0.1:{server.port}")
+    channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
     yield Node(pb_grpc.RetrievalServiceStub(channel), store, fake_endpoint.endpoint)
     await server.stop(grace=0)
     await channel.close()
@@ -136,12 +138,16 @@ async def test_a_batch_answered_429_is_retried_and_the_job_finishes(node: Node, 
     assert await node.store.count(document.dataset_id, document.id) == PARAGRAPHS
 
 
-async def test_a_batch_that_keeps_failing_fails_the_job_with_the_endpoints_answer(node: Node, unique) -> None:
+async def test_a_batch_that_keeps_failing_fails_the_job_with_the_endpoints_answer(
+    node: Node, unique, caplog: pytest.LogCaptureFixture
+) -> None:
     node.endpoint.fail_when(MARKER, 500, times=100)
     document, _ = await submit_and_follow(node, unique, paragraphs(marked=150))
     assert document.status == pb.DOCUMENT_STATUS_FAILED
-    assert f"tried {RETRIES + 1} times" in document.error and "HTTP 500" in document.error, document.error
-    assert "Traceback" not in document.error and "test-key" not in document.error
+    # The job says the kind of failure; what the endpoint answered is in the service log.
+    assert document.error == SENTENCES[FailureKind.UNAVAILABLE], document.error
+    assert f"tried {RETRIES + 1} times" in caplog.text and "HTTP 500" in caplog.text
+    assert "test-key" not in caplog.text
     assert requests_with_marker(node.endpoint) == RETRIES + 1, "retried a bounded number of times"
     assert await node.store.count(document.dataset_id, document.id) == 0, "nothing half-built stays"
 
@@ -161,6 +167,6 @@ async def test_a_cancel_stops_the_requests_in_flight_and_drops_what_was_staged(n
     while document.status in RUNNING:
         await asyncio.sleep(0.02)
         document = await node.stub.GetDocument(get)
-    assert document.status == pb.DOCUMENT_STATUS_FAILED and "cancel" in document.error, document
+    assert document.status == pb.DOCUMENT_STATUS_CANCELLED and "cancel" in document.error, document
     assert sum(node.endpoint.batch_sizes) < len(long_doc.paragraphs), "the rest was never sent"
     assert await node.store.count(dataset_id, document.id) == 0

@@ -22,6 +22,7 @@ from kb.context.v1 import context_service_pb2_grpc as context_grpc
 from kbcore.caller_token import bearer, operator_token
 from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.chat.server import ChatDeps, create_server
 from services.retrieval.embeddings import Embedder
@@ -60,8 +61,8 @@ async def slow_search(stack: Stack, sessions: Any, store: Any, embedder: Embedde
     await running.stop()
 
 
-def stub(target: str) -> tuple[chat_grpc.ChatServiceStub, grpc.aio.Channel]:
-    channel = open_channel(target)
+def stub(target: str, credential: str) -> tuple[chat_grpc.ChatServiceStub, grpc.aio.Channel]:
+    channel = open_channel(target, credential)
     return chat_grpc.ChatServiceStub(channel), channel
 
 
@@ -99,7 +100,7 @@ async def stopped_record(chat: chat_grpc.ChatServiceStub, chat_id: str, record_i
 async def test_a_stop_during_a_slow_retrieval_round_ends_the_question_within_a_second(slow_search: Any) -> None:
     running, slow = slow_search
     operator = bearer(operator_token(running.settings))
-    chat, channel = stub(running.chat_target)
+    chat, channel = stub(running.chat_target, running.credential)
     try:
         chat_id = await open_chat(chat, operator)
         round_started = asyncio.Event()
@@ -130,11 +131,14 @@ async def test_a_stop_that_reaches_another_process_during_retrieval_ends_it_with
     running, slow = slow_search
     operator = bearer(operator_token(running.settings))
     deps = ChatDeps(
-        sessions, offline_model, open_channel(running.context_target), open_channel(running.retrieval_target)
+        sessions,
+        offline_model,
+        open_channel(running.context_target, running.credential),
+        open_channel(running.retrieval_target, running.credential),
     )
     other = await create_server(running.settings, deps, port=0)
-    chat, channel = stub(running.chat_target)
-    other_chat, other_channel = stub(f"127.0.0.1:{other.port}")
+    chat, channel = stub(running.chat_target, running.credential)
+    other_chat, other_channel = stub(f"127.0.0.1:{other.port}", running.credential)
     try:
         chat_id = await open_chat(chat, operator)
         asking = asyncio.create_task(
@@ -164,7 +168,13 @@ async def slow_context(
     context_grpc.add_ContextServiceServicer_to_server(fake, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
-    deps = ChatDeps(sessions, offline_model, open_channel(f"127.0.0.1:{port}"), open_channel(stack.retrieval_target))
+    credential = stack.credential
+    deps = ChatDeps(
+        sessions,
+        offline_model,
+        open_channel(f"127.0.0.1:{port}", credential),
+        open_channel(stack.retrieval_target, credential),
+    )
     chat_server = await create_server(stack.settings, deps, port=0)
     yield chat_server, fake
     await chat_server.stop(grace=0)
@@ -178,7 +188,7 @@ async def test_a_stop_while_the_context_loads_ends_the_question_within_a_second(
 ) -> None:
     chat_server, fake = slow_context
     operator = bearer(operator_token(settings))
-    chat, channel = stub(f"127.0.0.1:{chat_server.port}")
+    chat, channel = stub(f"127.0.0.1:{chat_server.port}", service_credential(settings))
     try:
         chat_id = await open_chat(chat, operator)
         asking = asyncio.create_task(

@@ -21,6 +21,7 @@ from kb.retrieval.v1 import retrieval_service_pb2 as pb
 from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.grpc_client import open_channel
 from kbcore.grpc_server import RunningServer
+from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from services.retrieval.embeddings import Embedder
 from services.retrieval.server import RetrievalDeps, create_server
@@ -88,7 +89,7 @@ async def _server(
 ) -> AsyncIterator[pb_grpc.RetrievalServiceStub]:
     quick = dataclasses.replace(settings, ingest_poll_seconds=0.1, fetch_allow_hosts=fetch_allow_hosts)
     server: RunningServer = await create_server(quick, RetrievalDeps(sessions, store, embedder, model), port=0)
-    channel = open_channel(f"127.0.0.1:{server.port}")
+    channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
     try:
         yield pb_grpc.RetrievalServiceStub(channel)
     finally:
