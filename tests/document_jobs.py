@@ -34,3 +34,11 @@ async def wait_for_documents(
             return documents
         assert time.monotonic() < deadline, f"still running after {timeout} s: {documents}"
         await asyncio.sleep(0.1)
+
+
+async def hit_test(client: httpx.AsyncClient, dataset_id: str, query: str) -> list[dict[str, Any]]:
+    """The dataset's paragraphs a one-query hit test finds for ``query`` (no similarity floor)."""
+    answer = await client.get(f"/api/dataset/{dataset_id}/hit_test", params={"query_text": query, "similarity": 0})
+    assert answer.status_code == 200, answer.text
+    found: list[dict[str, Any]] = answer.json()["data"]
+    return found

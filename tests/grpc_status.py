@@ -1,4 +1,4 @@
-"""Run a gRPC call (unary or streaming) that is expected to fail, and return its status."""
+"""Run a gRPC call (unary or streaming) and return the status it ended with."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 import grpc
 
 
-async def status_of(call: Any) -> tuple[grpc.StatusCode, str]:
+async def outcome_of(call: Any) -> tuple[grpc.StatusCode, str]:
+    """The status ``call`` ends with, OK included."""
     try:
         if hasattr(call, "__aiter__"):
             async for _ in call:
@@ -16,4 +17,12 @@ async def status_of(call: Any) -> tuple[grpc.StatusCode, str]:
             await call
     except grpc.aio.AioRpcError as exc:
         return exc.code(), exc.details() or ""
-    raise AssertionError("the call succeeded")
+    return grpc.StatusCode.OK, ""
+
+
+async def status_of(call: Any) -> tuple[grpc.StatusCode, str]:
+    """The status of a call that is expected to fail."""
+    code, details = await outcome_of(call)
+    if code == grpc.StatusCode.OK:
+        raise AssertionError("the call succeeded")
+    return code, details

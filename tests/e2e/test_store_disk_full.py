@@ -27,7 +27,7 @@ import pytest
 from kbcore.disk_space import MiB
 from kbcore.errors import DISK_FULL
 from services.retrieval.store.edge import DEFAULT_RESERVE_BYTES, EdgeVectorStore
-from tests.document_jobs import wait_for_documents
+from tests.document_jobs import hit_test, wait_for_documents
 from tests.e2e.private_stack import Seeded, private_stack
 from tests.full_disk import InjectedDisk, RealDisk, mount_tmpfs, unmount
 from tests.sse_client import parse_frames
@@ -73,13 +73,6 @@ async def document(client: httpx.AsyncClient, dataset_id: str, document_id: str)
     return data
 
 
-async def hits(client: httpx.AsyncClient, dataset_id: str, query: str) -> list[dict[str, Any]]:
-    answer = await client.get(f"/api/dataset/{dataset_id}/hit_test", params={"query_text": query, "similarity": 0})
-    assert answer.status_code == 200, answer.text
-    found: list[dict[str, Any]] = answer.json()["data"]
-    return found
-
-
 async def answered(client: httpx.AsyncClient, app_id: str) -> bool:
     chat_id = (await client.get(f"/api/application/{app_id}/chat/open")).json()["data"]
     answer = await client.post(f"/api/application/chat_message/{chat_id}", json={"message": QUESTION})
@@ -113,8 +106,8 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
         disk.fill(leave=0)  # nothing writes any more: the last byte too
 
         # Alive, and everything that only reads still works.
-        assert any(h["document_id"] == seeded.document_id for h in await hits(client, dataset, "探视时间"))
-        assert not any(h["document_id"] == big_id for h in await hits(client, dataset, "设备3号的巡检周期"))
+        assert any(h["document_id"] == seeded.document_id for h in await hit_test(client, dataset, "探视时间"))
+        assert not any(h["document_id"] == big_id for h in await hit_test(client, dataset, "设备3号的巡检周期"))
         assert await answered(client, seeded.app_id), "a question was not answered on the full disk"
         refused = await client.post(f"/api/dataset/{dataset}/document", json={"name": "消防", "paragraphs": LATE})
         assert refused.status_code == 507, refused.text
@@ -133,7 +126,7 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
         assert late.status_code == 200, late.text
         [ready] = await wait_for_documents(client, dataset, [late.json()["data"]["id"]])
         assert ready["status"] == "ready", ready
-        found = await hits(client, dataset, "消防演练多久一次")
+        found = await hit_test(client, dataset, "消防演练多久一次")
         assert found and found[0]["document_id"] == ready["id"], found
         assert await answered(client, seeded.app_id)
     assert not store.read_only

@@ -19,14 +19,13 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from kbcore.errors import DISK_FULL
 from services.retrieval.store.shard_space import scratch_name
-from tests.document_jobs import wait_for_documents
+from tests.document_jobs import hit_test, wait_for_documents
 from tests.full_disk import fill, free, mount_tmpfs, unmount
 from tests.process_stack import pid_alive, stack_processes
 from tests.sse_client import parse_frames
@@ -37,13 +36,6 @@ HOSPITAL = ["yunling_hospital_visiting_rules.md"]
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 LATE = [{"title": "消防演练", "content": "消防演练每季度举行一次，由保卫科组织全院参加。"}]
 SETTINGS = {"KB_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"}
-
-
-async def hits(client: httpx.AsyncClient, dataset_id: str, query: str) -> list[dict[str, Any]]:
-    answer = await client.get(f"/api/dataset/{dataset_id}/hit_test", params={"query_text": query, "similarity": 0})
-    assert answer.status_code == 200, answer.text
-    found: list[dict[str, Any]] = answer.json()["data"]
-    return found
 
 
 async def answer(client: httpx.AsyncClient, app_id: str) -> str:
@@ -76,7 +68,7 @@ async def test_the_retrieval_service_starts_on_a_full_disk_serves_searches_and_t
             dataset, app = str(info["dataset_id"]), str(info["application_id"])
             async with httpx.AsyncClient(base_url=str(info["url"]), timeout=60) as client:
                 assert copy.is_dir(), "the store is not served from a read-only copy"
-                assert any("16:00" in h["content"] for h in await hits(client, dataset, "ICU探视时间")), "no search"
+                assert any("16:00" in h["content"] for h in await hit_test(client, dataset, "ICU探视时间")), "no search"
                 assert "16:00" in await answer(client, app)
                 refused = await client.post(
                     f"/api/dataset/{dataset}/document", json={"name": "消防", "paragraphs": LATE}
@@ -94,9 +86,9 @@ async def test_the_retrieval_service_starts_on_a_full_disk_serves_searches_and_t
                 assert late.status_code == 200, late.text
                 [ready] = await wait_for_documents(client, dataset, [late.json()["data"]["id"]])
                 assert ready["status"] == "ready", ready
-                found = await hits(client, dataset, "消防演练多久一次")
+                found = await hit_test(client, dataset, "消防演练多久一次")
                 assert found and found[0]["document_id"] == ready["id"], found
-                assert any("16:00" in h["content"] for h in await hits(client, dataset, "ICU探视时间"))
+                assert any("16:00" in h["content"] for h in await hit_test(client, dataset, "ICU探视时间"))
             assert pid_alive(pid) and int(stack.info["pids"]["retrieval"]) == pid, "the retrieval service restarted"
             restarts = stack.info.get("restarts", {}).get("retrieval", 0)
             assert restarts == 0, f"the retrieval service was restarted {restarts} times"

@@ -18,7 +18,7 @@ from kbcore.db.models import AccessToken, ApiKey
 from services.chat.credential_admin import parse_expiry
 from services.chat.credentials import API_KEY_EXPIRED, API_KEY_REVOKED, VISITOR_GONE
 from services.chat.visitors import SHARE_LINK_EXPIRED, SHARE_LINK_OFF
-from tests.grpc_status import status_of
+from tests.grpc_status import outcome_of, status_of
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -42,11 +42,7 @@ async def new_key(chat: Any, operator: Metadata, application_id: str) -> chat_pb
 
 
 async def whoami(chat: Any, token: str) -> tuple[grpc.StatusCode, str]:
-    try:
-        await chat.WhoAmI(chat_pb.WhoAmIRequest(), metadata=bearer(token))
-    except grpc.aio.AioRpcError as exc:
-        return exc.code(), exc.details() or ""
-    return grpc.StatusCode.OK, ""
+    return await outcome_of(chat.WhoAmI(chat_pb.WhoAmIRequest(), metadata=bearer(token)))
 
 
 async def ask(chat: Any, token: str, application_id: str) -> list[chat_pb.AskResponse]:

@@ -13,7 +13,7 @@ from kb.chat.v1 import chat_service_pb2 as chat_pb
 from kbcore.caller_token import bearer
 from services.chat.credentials import VISITOR_GONE
 from services.chat.visitors import SHARE_LINK_OFF
-from tests.grpc_status import status_of
+from tests.grpc_status import outcome_of, status_of
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -39,11 +39,7 @@ async def sign_in(chat: Any, access_token: str) -> tuple[grpc.StatusCode, str]:
 
 
 async def whoami(chat: Any, token: str) -> tuple[grpc.StatusCode, str]:
-    try:
-        await chat.WhoAmI(chat_pb.WhoAmIRequest(), metadata=bearer(token))
-    except grpc.aio.AioRpcError as exc:
-        return exc.code(), exc.details() or ""
-    return grpc.StatusCode.OK, ""
+    return await outcome_of(chat.WhoAmI(chat_pb.WhoAmIRequest(), metadata=bearer(token)))
 
 
 @pytest.mark.parametrize("is_active", [True, False])
