@@ -11,9 +11,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 
 from kbcore import disk_space
+from tests.document_jobs import hit_test, wait_for_documents
+
+# A document uploaded once space is back: it must be taken in and found, nothing restarted.
+LATE = [{"title": "消防演练", "content": "消防演练每季度举行一次，由保卫科组织全院参加。"}]
 
 
 def mount_tmpfs(where: Path, size: str = "8m") -> bool:
@@ -88,3 +93,13 @@ class InjectedDisk:
 
     def empty(self) -> None:
         self.left = None
+
+
+async def a_late_document_is_taken_in(client: httpx.AsyncClient, dataset: str) -> None:
+    """``LATE`` uploaded to ``dataset``: ready, and the hit test finds it first."""
+    late = await client.post(f"/api/dataset/{dataset}/document", json={"name": "消防", "paragraphs": LATE})
+    assert late.status_code == 200, late.text
+    [ready] = await wait_for_documents(client, dataset, [late.json()["data"]["id"]])
+    assert ready["status"] == "ready", ready
+    found = await hit_test(client, dataset, "消防演练多久一次")
+    assert found and found[0]["document_id"] == ready["id"], found

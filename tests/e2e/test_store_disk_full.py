@@ -29,7 +29,7 @@ from kbcore.errors import DISK_FULL
 from services.retrieval.store.edge import DEFAULT_RESERVE_BYTES, EdgeVectorStore
 from tests.document_jobs import hit_test, wait_for_documents
 from tests.e2e.private_stack import Seeded, private_stack
-from tests.full_disk import InjectedDisk, RealDisk, mount_tmpfs, unmount
+from tests.full_disk import LATE, InjectedDisk, RealDisk, a_late_document_is_taken_in, mount_tmpfs, unmount
 from tests.sse_client import parse_frames
 
 pytestmark = [pytest.mark.fault, pytest.mark.own_database]  # a stack of its own, its SQLite file
@@ -39,7 +39,6 @@ BIG = [
     {"title": f"设备{i}号", "content": f"设备{i}号的巡检周期为{i % 30 + 1}天，由第{i % 7 + 1}组负责。"}
     for i in range(400)
 ]
-LATE = [{"title": "消防演练", "content": "消防演练每季度举行一次，由保卫科组织全院参加。"}]
 SETTLE = 10.0  # seconds: the disk watch looks every second
 
 
@@ -122,12 +121,7 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
 
         await until(dropped, SETTLE, "the failed version's staged points stayed once space was back")
         settled = time.monotonic() - back
-        late = await client.post(f"/api/dataset/{dataset}/document", json={"name": "消防", "paragraphs": LATE})
-        assert late.status_code == 200, late.text
-        [ready] = await wait_for_documents(client, dataset, [late.json()["data"]["id"]])
-        assert ready["status"] == "ready", ready
-        found = await hit_test(client, dataset, "消防演练多久一次")
-        assert found and found[0]["document_id"] == ready["id"], found
+        await a_late_document_is_taken_in(client, dataset)
         assert await answered(client, seeded.app_id)
     assert not store.read_only
     print(

@@ -25,8 +25,8 @@ import pytest
 
 from kbcore.errors import DISK_FULL
 from services.retrieval.store.shard_space import scratch_name
-from tests.document_jobs import hit_test, wait_for_documents
-from tests.full_disk import fill, free, mount_tmpfs, unmount
+from tests.document_jobs import hit_test
+from tests.full_disk import LATE, a_late_document_is_taken_in, fill, free, mount_tmpfs, unmount
 from tests.process_stack import pid_alive, stack_processes
 from tests.sse_client import parse_frames
 
@@ -34,7 +34,6 @@ pytestmark = [pytest.mark.fault, pytest.mark.slow, pytest.mark.own_database]  # 
 
 HOSPITAL = ["yunling_hospital_visiting_rules.md"]
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
-LATE = [{"title": "消防演练", "content": "消防演练每季度举行一次，由保卫科组织全院参加。"}]
 SETTINGS = {"KB_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"}
 
 
@@ -82,12 +81,7 @@ async def test_the_retrieval_service_starts_on_a_full_disk_serves_searches_and_t
                     assert time.monotonic() < back + 20, "still served from the read-only copy"
                     await asyncio.sleep(0.1)
                 moved_back = time.monotonic() - back
-                late = await client.post(f"/api/dataset/{dataset}/document", json={"name": "消防", "paragraphs": LATE})
-                assert late.status_code == 200, late.text
-                [ready] = await wait_for_documents(client, dataset, [late.json()["data"]["id"]])
-                assert ready["status"] == "ready", ready
-                found = await hit_test(client, dataset, "消防演练多久一次")
-                assert found and found[0]["document_id"] == ready["id"], found
+                await a_late_document_is_taken_in(client, dataset)
                 assert any("16:00" in h["content"] for h in await hit_test(client, dataset, "ICU探视时间"))
             assert pid_alive(pid) and int(stack.info["pids"]["retrieval"]) == pid, "the retrieval service restarted"
             restarts = stack.info.get("restarts", {}).get("retrieval", 0)
