@@ -23,6 +23,7 @@ from bench.answers import ANSWERED, ask_once
 from bench.processes import running_stack
 from bench.table import Row, run_alone
 from tests.fixtures import documents, hostile
+from tests.process_stack import child_pids
 
 SECTION = "hostile files"
 ROUNDS = 3
@@ -39,14 +40,6 @@ def _status_kib(pid: int, field: str) -> int:
     return 0
 
 
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(FileNotFoundError):
-            found += [int(child) for child in (task / "children").read_text().split()]
-    return found
-
-
 class MemoryWatch:
     """The retrieval process's peak RSS (the kernel's own high-water mark) and, sampled, the
     largest RSS any of its parsing children reached."""
@@ -57,7 +50,7 @@ class MemoryWatch:
 
     async def sample(self) -> None:
         while True:
-            for child in _children(self.pid):
+            for child in child_pids(self.pid):
                 with contextlib.suppress(FileNotFoundError, ValueError):
                     self.child_peak_kib = max(self.child_peak_kib, _status_kib(child, "VmRSS"))
             await asyncio.sleep(0.02)

@@ -5,7 +5,7 @@ Every server gets the same entry layers from here, so no service can forget one:
 nothing, not even that its text had a NUL), the entry guard, then the service's own.
 ``build_server`` binds the address it is given and returns the port that
 ``add_insecure_port`` actually bound, so tests pass port 0 and never race for a port. The
-running server and its graceful stop are ``kbcore.grpc_running`` (named here too).
+running server it returns, and its graceful stop, are ``kbcore.grpc_running``.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from grpc_reflection.v1alpha import reflection
 
 from kbcore.grpc_credential import RequireServiceCredential
 from kbcore.grpc_guard import EntryGuard
-from kbcore.grpc_running import GRACE_SECONDS, MAX_MESSAGE_BYTES, RunningServer, serve_until_signalled
+from kbcore.grpc_running import MAX_MESSAGE_BYTES, RunningServer
 from kbcore.metrics.grpc_interceptor import metrics_interceptors
 
-__all__ = ["GRACE_SECONDS", "MAX_MESSAGE_BYTES", "Registrar", "RunningServer", "build_server", "serve_until_signalled"]
+__all__ = ["Registrar", "RunningServer", "build_server"]
 
 Registrar = Callable[[grpc.aio.Server], None]
 

@@ -89,3 +89,15 @@ def pid_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes ``pid`` started, by any of its threads (as /proc lists them; a thread that
+    ends meanwhile is skipped)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue
+    return found

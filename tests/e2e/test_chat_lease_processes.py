@@ -56,6 +56,7 @@ from kbcore.grpc_client import open_channel
 from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.process_stack import child_pids
 from tests.sse_client import Frame, answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID, FIXED_DEMO_IDS, seed_demo
 
@@ -258,7 +259,7 @@ class Processes:
         """SIGTERM everything (gateways first), then kill what is left; nothing outlives the test."""
         running = [s for s in reversed(self.services.values()) if s.process.poll() is None]
         for service in running:
-            for pid in children(service.process.pid) if service.wrapped else [service.process.pid]:
+            for pid in child_pids(service.process.pid) if service.wrapped else [service.process.pid]:
                 os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 20
         for service in running:
@@ -267,11 +268,6 @@ class Processes:
             except subprocess.TimeoutExpired:
                 service.process.kill()
                 service.process.wait(timeout=10)
-
-
-def children(pid: int) -> list[int]:
-    """The processes ``pid`` started (its main thread's children, as /proc lists them)."""
-    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def other_pid_namespace_works() -> bool:

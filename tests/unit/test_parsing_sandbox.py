@@ -14,6 +14,7 @@ import pytest
 from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
 from services.retrieval.parsing.sandbox import parse_in_child
 from tests.fixtures import documents, hostile
+from tests.process_stack import child_pids, pid_alive
 
 LIMITS = ParseLimits()
 ONE_DOCUMENT = [f for f in hostile.CORPUS if not f.filename.endswith(".zip")]  # an archive is unpacked before parsing
@@ -21,17 +22,7 @@ ONE_DOCUMENT = [f for f in hostile.CORPUS if not f.filename.endswith(".zip")]  #
 
 def children() -> set[int]:
     """The live child processes of this one (zombies excluded)."""
-    found: set[int] = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        found.update(int(pid) for pid in (task / "children").read_text().split())
-    return {pid for pid in found if _state(pid) not in ("Z", "")}
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return ""
+    return {pid for pid in child_pids(os.getpid()) if pid_alive(pid)}
 
 
 @pytest.mark.parametrize("file", ONE_DOCUMENT, ids=lambda f: f.name)
@@ -69,7 +60,7 @@ async def test_cancelling_a_parse_kills_its_child() -> None:
     parsing.cancel()
     with pytest.raises(asyncio.CancelledError):
         await parsing
-    assert _state(child) in ("", "Z") and child not in children(), "the child outlived the cancel"
+    assert not pid_alive(child), "the child outlived the cancel"
 
 
 def test_a_child_that_cannot_start_is_the_services_fault_not_the_files(

@@ -32,9 +32,10 @@ _PROJECT_ROOT = Path(__file__).resolve().parents[3]
 _WALL_FACTOR = 3
 
 
-def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRejected:
-    """The sentence for a child that ended without a result because of its file; RuntimeError
-    for one that could not do its work at all (the service's fault, told as an internal error)."""
+def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRejected | RuntimeError:
+    """What to raise for a child that ended without a result: the sentence when its file was the
+    cause, RuntimeError when it could not do its work at all (the service's fault, told as an
+    internal error)."""
     if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
         return DocumentRejected(
             f"{filename!r} takes more than {limits.cpu_seconds} CPU seconds to parse: it is too large or built to "
@@ -49,7 +50,7 @@ def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRej
         return DocumentRejected(
             f"{filename!r} cannot be read: it is damaged or uses a feature the parser does not handle"
         )
-    raise RuntimeError(f"the parsing process could not run (exit status {returncode}); its log line says why")
+    return RuntimeError(f"the parsing process could not run (exit status {returncode}); its log line says why")
 
 
 def _parsed(filename: str, output: bytes) -> ParsedDocument:
