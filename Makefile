@@ -31,20 +31,20 @@ $(DEV): pyproject.toml | $(PY)
 	touch $(RUNTIME) $@
 
 # Stubs are generated, git-ignored, and rebuilt whenever a proto changes: they cannot drift.
-kb/.generated: $(STUBS_AFTER) $(PROTOS) scripts/gen_protos.sh
+grpc_stubs/.generated: $(STUBS_AFTER) $(PROTOS) scripts/gen_protos.sh
 	PYTHON=$(PY) scripts/gen_protos.sh
-	touch kb/.generated
+	touch grpc_stubs/.generated
 
-stubs: kb/.generated
+stubs: grpc_stubs/.generated
 
-run: $(RUNTIME) kb/.generated
+run: $(RUNTIME) grpc_stubs/.generated
 	$(PY) -m tools.stack
 
 # The suite on SQLite, then again on PostgreSQL when KB_TEST_DATABASE_URL names one: there every
 # test but those whose database is a SQLite file of their own (marker own_database). First the
 # system packages the browser tests need (Debian's chromium and a CJK font), installed with apt
 # when missing, so this passes by itself on a fresh machine.
-test: $(DEV) kb/.generated
+test: $(DEV) grpc_stubs/.generated
 	scripts/test-deps.sh
 	$(PY) -m pytest -q
 	@if [ -n "$$KB_TEST_DATABASE_URL" ]; then \
@@ -52,15 +52,15 @@ test: $(DEV) kb/.generated
 		KB_DATABASE_URL="$$KB_TEST_DATABASE_URL" $(PY) -m pytest -q -m "not own_database"; \
 	fi
 
-lint: $(DEV) kb/.generated
+lint: $(DEV) grpc_stubs/.generated
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
 	$(PY) scripts/check_function_length.py
 
-bench: $(DEV) kb/.generated
+bench: $(DEV) grpc_stubs/.generated
 	$(PY) -m bench
 
 clean:
-	rm -rf kb data .pytest_cache .mypy_cache .ruff_cache
+	rm -rf grpc_stubs kb data .pytest_cache .mypy_cache .ruff_cache

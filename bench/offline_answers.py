@@ -26,13 +26,13 @@ from typing import Any
 
 from bench.kb_fixture import load_sample_kb
 from kbcore.models.base import ChatMessage, EvidenceMatcher, EvidenceParagraph, GenerationRequest, PartSupport
-from kbcore.models.offline import OfflineExtractiveModel, compose_answer, unverified_parts
-from kbcore.models.offline_terms import load_dictionaries
+from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer, unverified_parts
+from kbcore.models.offline.terms import load_dictionaries
 from kbcore.vocabulary import STOP_REASON
-from services.retrieval.embeddings import CachedQueryEmbedder
-from services.retrieval.evidence_matcher import EmbeddingMatcher
-from services.retrieval.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
-from services.retrieval.search import Searcher, SearchSettings
+from services.retrieval.embedding.embedders import CachedQueryEmbedder
+from services.retrieval.search.evidence_matcher import EmbeddingMatcher
+from services.retrieval.search.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
+from services.retrieval.search.query import Searcher, SearchSettings
 from services.retrieval.store.base import Hit, SearchMode
 
 ROOT = Path(__file__).resolve().parent.parent

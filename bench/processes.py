@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
-from kbcore.service_credential import service_credential
+from kbcore.rpc.caller_token import operator_token
+from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from tools.seed_demo import FIXED_DEMO_IDS, seed_demo
 from tools.stack import Stack

@@ -17,7 +17,7 @@ from typing import Any
 from bench.table import Row, median
 from kbcore.models.base import ReasoningDelta
 from kbcore.models.openai_client import OpenAIModelClient
-from services.retrieval.assessment import parse_assessment
+from services.retrieval.search.assessment import parse_assessment
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, Json, request_kind
 from tests.fakes.providers import (
     COMPOUND,

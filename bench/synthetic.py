@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.kb_fixture import SAMPLE_DOCS
-from services.retrieval.splitter import split_document
+from services.retrieval.ingestion.splitter import split_document
 from services.retrieval.store.base import ParagraphPoint
 
 SAMPLE_QUESTIONS = SAMPLE_DOCS.parent / "questions.jsonl"

@@ -8,14 +8,14 @@ import signal
 import uvicorn
 
 from gateway.app import create_app
-from gateway.descriptors import raise_descriptor_limit
-from gateway.listen import bind_http_socket
-from gateway.server_config import http_config
-from kbcore.heap import settle_after_start
-from kbcore.log_format import configure_logging
-from kbcore.service_main import announce_port
+from gateway.edge.descriptors import raise_descriptor_limit
+from gateway.edge.listen import bind_http_socket
+from gateway.edge.server_config import http_config
+from kbcore.process.heap import settle_after_start
+from kbcore.rpc.service_main import announce_port
 from kbcore.settings import Settings
-from kbcore.tracing import instrument_app, setup_tracing
+from kbcore.telemetry.log_format import configure_logging
+from kbcore.telemetry.tracing import instrument_app, setup_tracing
 
 
 def main() -> None:

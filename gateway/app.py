@@ -12,9 +12,9 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.backends import Backends
-from gateway.body_limits import BodyLimit, BodyTooLarge, body_too_large
-from gateway.edge import EdgeGuard
-from gateway.edge_rules import EdgeRules
+from gateway.edge.body_limits import BodyLimit, BodyTooLarge, body_too_large
+from gateway.edge.host_rules import EdgeGuard
+from gateway.edge.rules import EdgeRules
 from gateway.errors import ApiError, error_response
 from gateway.openai_wire import OpenAIError
 from gateway.pages import mount_pages
@@ -33,8 +33,8 @@ from gateway.routes import (
 )
 from gateway.routes import metrics as metrics_route
 from gateway.signin_limit import SignInLimiter
-from kbcore.caller_token import operator_token
 from kbcore.metrics.asgi import HttpMetrics
+from kbcore.rpc.caller_token import operator_token
 from kbcore.settings import Settings
 
 # Every route module, in the order its routes are matched.

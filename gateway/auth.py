@@ -4,7 +4,7 @@ recognises the operator itself for the routes that go to the retrieval service.
 
 With no operator token configured, callers on loopback that send no token are the operator, so
 the embedded demo needs no set-up but is not open to a network; the gateway then presents the
-local operator token (``kbcore.caller_token``) on their behalf.
+local operator token (``kbcore.rpc.caller_token``) on their behalf.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from fastapi import Request
 
 from gateway.backends import call
 from gateway.errors import ApiError
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kbcore.caller_token import bearer
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from kbcore.rpc.caller_token import bearer
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -61,7 +61,7 @@ async def require_operator(request: Request) -> Metadata:
     if _is_operator_token(request, _bearer(request) or _operator_token(request)):
         return metadata
     backends = request.app.state.backends
-    await call(backends.chat.WhoAmI(chat_pb.WhoAmIRequest(), timeout=backends.rpc_timeout, metadata=metadata))
+    await call(backends.chat.access.WhoAmI(chat_pb.WhoAmIRequest(), timeout=backends.rpc_timeout, metadata=metadata))
     raise ApiError(403, "only the operator may do this")
 
 

@@ -10,12 +10,11 @@ import grpc
 from fastapi import Request
 
 from gateway.errors import ApiError, from_grpc
-from kb.chat.v1 import chat_service_pb2_grpc
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc
-from kbcore.grpc_client import open_channel
-from kbcore.service_credential import service_credential
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
 
 T = TypeVar("T")
@@ -23,8 +22,8 @@ T = TypeVar("T")
 
 @dataclass
 class Backends:
-    chat: chat_service_pb2_grpc.ChatServiceStub
-    retrieval: retrieval_service_pb2_grpc.RetrievalServiceStub
+    chat: ChatStubs
+    retrieval: RetrievalStubs
     channels: tuple[grpc.aio.Channel, ...]
     rpc_timeout: float
     ask_timeout: float
@@ -35,8 +34,8 @@ class Backends:
         chat_channel = open_channel(settings.target("chat"), credential)
         retrieval_channel = open_channel(settings.target("retrieval"), credential)
         return cls(
-            chat=chat_service_pb2_grpc.ChatServiceStub(chat_channel),
-            retrieval=retrieval_service_pb2_grpc.RetrievalServiceStub(retrieval_channel),
+            chat=ChatStubs.of(chat_channel),
+            retrieval=RetrievalStubs.of(retrieval_channel),
             channels=(chat_channel, retrieval_channel),
             rpc_timeout=settings.rpc_timeout,
             ask_timeout=settings.ask_timeout,
@@ -80,6 +79,6 @@ async def last_of(stream: AsyncIterable[Any], field: str, what: str) -> Any:
 async def retrieve(b: Backends, request: retrieval_pb.RetrieveRequest) -> common_pb2.RetrievalResult:
     """Run the multi-round loop and keep only its result."""
     result: common_pb2.RetrievalResult = await last_of(
-        b.retrieval.Retrieve(request, timeout=b.ask_timeout), "result", "the loop"
+        b.retrieval.search.Retrieve(request, timeout=b.ask_timeout), "result", "the loop"
     )
     return result

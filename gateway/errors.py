@@ -1,7 +1,7 @@
 """MaxKB's JSON envelope and the mapping from gRPC status codes to HTTP statuses.
 
 A status code shared by two refusals is told apart by the reason the service put in the call's
-trailing metadata (``kbcore.grpc_reasons``): RESOURCE_EXHAUSTED is a quota (429) unless it says
+trailing metadata (``kbcore.rpc.reasons``): RESOURCE_EXHAUSTED is a quota (429) unless it says
 the disk is full (507, Insufficient Storage).
 """
 
@@ -13,7 +13,7 @@ import grpc
 from fastapi.responses import JSONResponse
 
 from kbcore.errors import DISK_FULL
-from kbcore.grpc_reasons import STORAGE_FULL, reason_in
+from kbcore.rpc.reasons import STORAGE_FULL, reason_in
 
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.vocabulary import DOCUMENT_STATUS, LOG_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON
 
 # The seed's table of stop reasons (§6.1).

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from gateway.presenter import paragraph_json
-from kb.common.v1 import common_pb2
+from grpc_stubs.common.v1 import common_pb2
 
 MAX_MESSAGES = 1000
 OBJECT_OWNER = "kb-chat"

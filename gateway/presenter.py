@@ -12,9 +12,9 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.document_types import SUPPORTED_SUFFIXES, SUPPORTED_TYPES_SENTENCE
 from kbcore.vocabulary import (
     DOCUMENT_STATUS,

@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 import grpc
 
 from gateway.errors import ApiError, from_grpc
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
 KEEP_ALIVE_SECONDS = 15.0
 AskStream: TypeAlias = "grpc.aio.UnaryStreamCall[Any, pb.AskResponse]"

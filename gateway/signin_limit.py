@@ -2,7 +2,7 @@
 
 Sign-in is anonymous, and only the gateway sees the client's address (the chat service sees the
 gateway), so this limit lives here; the per-share-link limit, which must hold across gateway
-replicas, is the chat service's (``services.chat.visitors``). Counting is ``limits``' moving
+replicas, is the chat service's (``services.chat.access.visitors``). Counting is ``limits``' moving
 window in this process's memory: each gateway replica counts its own clients, so N replicas
 admit at most N times the setting per address, and the per-link limit bounds the total. IPv6
 clients are counted per /64, the block one host is usually given.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 
 RUNNING_SWITCH = (retrieval_pb.EMBEDDING_SWITCH_STATE_QUEUED, retrieval_pb.EMBEDDING_SWITCH_STATE_EMBEDDING)
 

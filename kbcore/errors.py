@@ -1,6 +1,6 @@
 """Domain errors: what went wrong in words a person understands, with no transport attached.
 
-Services raise these; one table in ``kbcore.grpc_errors`` gives each its gRPC status code, and
+Services raise these; one table in ``kbcore.rpc.error_mapping`` gives each its gRPC status code, and
 the gateway maps status codes to HTTP. A fault that is not one of these (a crashed embedder, a
 broken store) is an internal error, never the caller's mistake.
 """

@@ -16,7 +16,7 @@ import hashlib
 from cryptography.fernet import Fernet, InvalidToken
 
 from kbcore.errors import CorruptData
-from kbcore.local_secret import shared_secret
+from kbcore.rpc.local_secret import shared_secret
 from kbcore.settings import Settings
 
 LOCAL_KEY_FILE = "secret.key"

@@ -1,8 +1,8 @@
 """Configuration from ``KB_*`` environment variables, read once at a process's entry point.
 
 Each setting is declared once below (name, default, range, meaning); ``Settings.from_env``
-reads and clamps them like the seed does, and ``python -m kbcore.settings`` prints the
-README's settings table from the same declarations, so the two cannot disagree.
+reads them and clamps numbers into their range, and ``python -m kbcore.settings`` prints the
+settings table of docs/operations.md from the same declarations, so the two cannot disagree.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class Settings:
     disable_thinking: bool = _spec(
         "KB_MODEL_DISABLE_THINKING",
         True,
-        "Ask auxiliary calls not to think, in the provider's way (generic: `thinking: {type: disabled}`, as the seed)",
+        "Ask auxiliary calls not to think, in the provider's way (generic: `thinking: {type: disabled}`)",
     )
     model_provider: str = _spec(
         "KB_MODEL_PROVIDER",
@@ -113,7 +113,7 @@ class Settings:
         1,
         64,
     )
-    # behaviour (seed §9)
+    # behaviour of the retrieval loop and the context budget
     agent_max_rounds: int = _spec("KB_AGENT_MAX_ROUNDS", 3, "Retrieval rounds per question", 1, 6)
     agent_evidence_tokens: int = _spec(
         "KB_AGENT_EVIDENCE_TOKENS", 16000, "Evidence token budget per question", 1000, 24000

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Generic, TypeVar, cast
 
-from kb.chat.v1 import chat_service_pb2
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2
+from grpc_stubs.chat.v1 import chat_service_pb2
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2
 
 Value = TypeVar("Value", bound=int)
 

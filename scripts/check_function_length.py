@@ -2,7 +2,7 @@
 
 A function counts from its ``def`` line to the last line of its body, so nested functions count
 as part of the function that holds them (and are checked on their own as well). Decorators do
-not count. Generated stubs (``kb/``), the virtualenv, data, tests and benchmarks are skipped.
+not count. Generated stubs (``grpc_stubs/``), the virtualenv, data, tests and benchmarks are skipped.
 Prints ``path:line name N lines`` for each offender and exits 1 when there is any.
 
 Usage: ``python scripts/check_function_length.py [ROOT]`` (ROOT defaults to the repository).
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 LIMIT = 60
-SKIPPED = frozenset({"kb", ".venv", "tests", "bench", "data"})
+SKIPPED = frozenset({"grpc_stubs", ".venv", "tests", "bench", "data"})
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

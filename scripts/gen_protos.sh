@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Generates the Python stubs (+ typing stubs) of every proto into ./kb, the import path
-# `kb.<area>.v1` that the proto packages declare. The output is git-ignored and rebuilt
+# Generates the Python stubs (+ typing stubs) of every proto into ./grpc_stubs, the import path
+# `grpc_stubs.<area>.v1` (the proto packages keep their wire names `kb.<area>.v1`). The output is git-ignored and rebuilt
 # from protos/ by `make` before anything runs, so it cannot drift from its source.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ GRPC_PYI=()
 if [ -x "$SCRIPTS/protoc-gen-mypy_grpc" ]; then
   GRPC_PYI=(--plugin=protoc-gen-mypy_grpc="$SCRIPTS/protoc-gen-mypy_grpc" --mypy_grpc_out=.)
 fi
-rm -rf kb && mkdir -p kb
+rm -rf grpc_stubs && mkdir -p grpc_stubs
 "$PY" -m grpc_tools.protoc -I protos \
   --python_out=. --pyi_out=. --grpc_python_out=. "${GRPC_PYI[@]}" \
   $(find protos -name '*.proto' | sort)

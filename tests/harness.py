@@ -15,17 +15,17 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.app import create_app
 from gateway.backends import Backends
-from gateway.listen import bind_http_socket
-from gateway.server_config import http_config
-from kbcore.grpc_server import RunningServer
+from gateway.edge.listen import bind_http_socket
+from gateway.edge.server_config import http_config
 from kbcore.models.base import ModelClient
-from kbcore.service_credential import service_credential
+from kbcore.rpc.bootstrap import RunningServer
+from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from services.chat.server import ChatDeps
 from services.chat.server import create_server as create_chat_server
 from services.context.server import ContextDeps
 from services.context.server import create_server as create_context_server
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.server import RetrievalDeps
 from services.retrieval.server import create_server as create_retrieval_server
 from services.retrieval.store.base import VectorStore
@@ -85,7 +85,7 @@ async def start_stack(
     model: ModelClient,
 ) -> Stack:
     """Start retrieval, context, chat and the gateway; the caller owns sessions, store and model."""
-    from kbcore.grpc_client import open_channel
+    from kbcore.rpc.client import open_channel
 
     host = settings.grpc_host
     retrieval_deps, context_deps = RetrievalDeps(sessions, store, embedder, model), ContextDeps(sessions, model)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
-from kbcore.caller_token import bearer, operator_token
-from kbcore.grpc_client import open_channel
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.rpc.caller_token import bearer, operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from services.retrieval.store.base import ParagraphPoint, VectorStore
 from tests.harness import Stack
 
@@ -26,17 +25,19 @@ async def dataset_with_a_paragraph(stack: Stack, unique: str) -> tuple[str, str]
     """A dataset holding one clean paragraph, added through the service; its id and the paragraph's."""
     channel = open_channel(stack.retrieval_target, stack.credential)
     try:
-        retrieval = retrieval_grpc.RetrievalServiceStub(channel)
-        created = await retrieval.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"巡检-{unique}"), timeout=30)
+        retrieval = RetrievalStubs.of(channel)
+        created = await retrieval.datasets.CreateDataset(
+            retrieval_pb.CreateDatasetRequest(name=f"巡检-{unique}"), timeout=30
+        )
         dataset_id = created.dataset.id
         paragraphs = retrieval_pb.ParagraphList(paragraphs=[retrieval_pb.ParagraphInput(title="巡检", content=CLEAN)])
         request = retrieval_pb.AddDocumentRequest(dataset_id=dataset_id, name="锅炉房规定", paragraphs=paragraphs)
         document = None
-        async for event in retrieval.AddDocument(request, timeout=120):
+        async for event in retrieval.documents.AddDocument(request, timeout=120):
             if event.HasField("document"):
                 document = event.document
         assert document is not None and document.status == retrieval_pb.DOCUMENT_STATUS_READY, document
-        listed = await retrieval.ListParagraphs(
+        listed = await retrieval.paragraphs.ListParagraphs(
             retrieval_pb.ListParagraphsRequest(dataset_id=dataset_id, document_id=document.id, page=1, page_size=10),
             timeout=30,
         )
@@ -58,14 +59,14 @@ async def put_nul_into_the_store(store: VectorStore, paragraph_id: str) -> None:
 async def application_of(stack: Stack, dataset_id: str, unique: str) -> str:
     channel = open_channel(stack.chat_target, stack.credential)
     try:
-        chat = chat_grpc.ChatServiceStub(channel)
+        chat = ChatStubs.of(channel)
         application = chat_pb.Application(
             name=f"巡检问答-{unique}",
             dataset_ids=[dataset_id],
             dialogue_number=1,
             search=common_pb2.SearchSettings(top_n=3, search_mode=common_pb2.SEARCH_MODE_HYBRID),
         )
-        created = await chat.CreateApplication(
+        created = await chat.applications.CreateApplication(
             chat_pb.CreateApplicationRequest(application=application),
             metadata=bearer(operator_token(stack.settings)),
             timeout=30,

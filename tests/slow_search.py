@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from tests.harness import Stack, start_stack
 
 

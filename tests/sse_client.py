@@ -39,15 +39,19 @@ def parse_frames(body: bytes) -> list[Frame]:
 
 
 async def ask(
-    client: httpx.AsyncClient, chat_id: str, message: str, **extra: Any
+    client: httpx.AsyncClient, chat_id: str, message: str, *, received: bytearray | None = None, **extra: Any
 ) -> tuple[httpx.Response, list[Frame]]:
+    """Ask and read the whole answer; ``received``, when given, fills as the bytes arrive (for a
+    test that acts mid-answer)."""
+    body = bytearray() if received is None else received
     async with client.stream(
         "POST", f"/api/application/chat_message/{chat_id}", json={"message": message, **extra}
     ) as r:
-        body = await r.aread()
+        async for piece in r.aiter_bytes():
+            body.extend(piece)
     if r.status_code != 200:
         return r, []
-    return r, parse_frames(body)
+    return r, parse_frames(bytes(body))
 
 
 def answer_text(frames: list[Frame]) -> str:

@@ -19,7 +19,7 @@ from kbcore.models.base import (
     ModelClient,
     ReasoningDelta,
 )
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.store.base import VectorStore
 from tests.e2e.conftest import ANSWER_CHUNKS
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, client_for, plausible_route

@@ -7,14 +7,13 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
-from kbcore.caller_token import bearer
-from kbcore.grpc_client import open_channel
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N
+from kbcore.rpc.caller_token import bearer
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from tools.demo_ids import DemoIds
 
 log = logging.getLogger(__name__)
@@ -45,13 +44,13 @@ async def seed_demo(
 ) -> Seeded:
     """Load the sample documents and create the demo application under ``ids`` (no default, so
     no caller gets the guessable fixed ids by accident); ``operator`` is the operator token,
-    ``credential`` the service credential (``kbcore.service_credential``)."""
+    ``credential`` the service credential (``kbcore.rpc.service_credential``)."""
     retrieval_channel = open_channel(retrieval_target, credential)
     chat_channel = open_channel(chat_target, credential)
     try:
-        retrieval = retrieval_grpc.RetrievalServiceStub(retrieval_channel)
-        chat = chat_grpc.ChatServiceStub(chat_channel)
-        await retrieval.CreateDataset(
+        retrieval = RetrievalStubs.of(retrieval_channel)
+        chat = ChatStubs.of(chat_channel)
+        await retrieval.datasets.CreateDataset(
             retrieval_pb.CreateDatasetRequest(
                 id=ids.dataset_id, name="示例知识库", description="云岭县、星澜科技等 16 份虚构中文文档"
             ),
@@ -62,7 +61,7 @@ async def seed_demo(
             request = retrieval_pb.AddDocumentRequest(
                 dataset_id=ids.dataset_id, file=retrieval_pb.FileContent(filename=path.name, data=path.read_bytes())
             )
-            async for event in retrieval.AddDocument(request, timeout=timeout):
+            async for event in retrieval.documents.AddDocument(request, timeout=timeout):
                 if event.HasField("document"):
                     log.info(
                         "[%d/%d] %s: %d paragraphs",
@@ -71,7 +70,7 @@ async def seed_demo(
                         event.document.name,
                         event.document.paragraph_count,
                     )
-        await chat.CreateApplication(
+        await chat.applications.CreateApplication(
             chat_pb.CreateApplicationRequest(
                 application=chat_pb.Application(
                     id=ids.application_id,

@@ -24,10 +24,10 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from kbcore.caller_token import operator_token
 from kbcore.db.migrate import upgrade
-from kbcore.grpc_client import open_channel
-from kbcore.service_credential import service_credential
+from kbcore.rpc.caller_token import operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from tools.demo_ids import persisted_demo_ids
 from tools.seed_demo import SAMPLE_DOCS, seed_demo

@@ -16,7 +16,7 @@ from gateway.backends import Backends, backends, call
 from gateway.errors import ok
 from gateway.presenter import EXPORT_COLUMNS, export_row
 from gateway.signin_limit import signin_admitted
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
 router = APIRouter(prefix="/api/application", tags=["access"])
 
@@ -37,7 +37,9 @@ async def authenticate(body: AuthenticationIn, b: Annotated[Backends, Depends(ba
     """A share-link holder becomes a visitor; the token it gets sees only its own chats. Limited
     per client address here and per share link in the chat service (429 past either)."""
     reply = await call(
-        b.chat.AuthenticateVisitor(pb.AuthenticateVisitorRequest(access_token=body.access_token), timeout=b.rpc_timeout)
+        b.chat.access.AuthenticateVisitor(
+            pb.AuthenticateVisitorRequest(access_token=body.access_token), timeout=b.rpc_timeout
+        )
     )
     return ok({"token": reply.token, "application_id": reply.application_id, "visitor_id": reply.visitor_id})
 
@@ -46,7 +48,9 @@ async def authenticate(body: AuthenticationIn, b: Annotated[Backends, Depends(ba
 async def create_api_key(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     metadata = caller_metadata(request)
     reply = await call(
-        b.chat.CreateApiKey(pb.CreateApiKeyRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata)
+        b.chat.access.CreateApiKey(
+            pb.CreateApiKeyRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
+        )
     )
     return ok({"id": reply.id, "secret_key": reply.key, "application_id": app_id})
 
@@ -58,7 +62,7 @@ async def create_access_token(
     metadata = caller_metadata(request)
     wanted = body or AccessTokenIn()
     reply = await call(
-        b.chat.CreateAccessToken(
+        b.chat.access.CreateAccessToken(
             pb.CreateAccessTokenRequest(
                 application_id=app_id, access_num=wanted.access_num, daily_cap=wanted.daily_cap
             ),
@@ -88,7 +92,7 @@ def export_csv(records: list[pb.ChatRecord]) -> str:
 @router.get("/{app_id}/chat/export")
 async def export(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> Response:
     reply = await call(
-        b.chat.ExportRecords(
+        b.chat.answers.ExportRecords(
             pb.ExportRecordsRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
         )
     )

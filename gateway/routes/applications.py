@@ -12,8 +12,8 @@ from gateway.auth import caller_metadata
 from gateway.backends import Backends, backends, call
 from gateway.errors import ok
 from gateway.presenter import application_json, search_mode
-from kb.chat.v1 import chat_service_pb2 as pb
-from kb.common.v1 import common_pb2
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.common.v1 import common_pb2
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_TOP_N
 
 router = APIRouter(prefix="/api/application", tags=["application"])
@@ -76,7 +76,7 @@ async def create_application(
     body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
     reply = await call(
-        b.chat.CreateApplication(
+        b.chat.applications.CreateApplication(
             pb.CreateApplicationRequest(application=body.message()),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),
@@ -88,7 +88,9 @@ async def create_application(
 @router.get("")
 async def list_applications(request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     reply = await call(
-        b.chat.ListApplications(pb.ListApplicationsRequest(), timeout=b.rpc_timeout, metadata=caller_metadata(request))
+        b.chat.applications.ListApplications(
+            pb.ListApplicationsRequest(), timeout=b.rpc_timeout, metadata=caller_metadata(request)
+        )
     )
     return ok([application_json(a) for a in reply.applications])
 
@@ -96,7 +98,7 @@ async def list_applications(request: Request, b: Annotated[Backends, Depends(bac
 @router.get("/{app_id}")
 async def get_application(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     reply = await call(
-        b.chat.GetApplication(
+        b.chat.applications.GetApplication(
             pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
         )
     )
@@ -108,7 +110,7 @@ async def update_application(
     app_id: str, body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
     reply = await call(
-        b.chat.UpdateApplication(
+        b.chat.applications.UpdateApplication(
             pb.UpdateApplicationRequest(application=body.message(app_id)),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),
@@ -120,7 +122,7 @@ async def update_application(
 @router.get("/{app_id}/chat/open")
 async def open_chat(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     reply = await call(
-        b.chat.OpenChat(
+        b.chat.applications.OpenChat(
             pb.OpenChatRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
         )
     )

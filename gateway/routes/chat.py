@@ -14,11 +14,11 @@ from pydantic import BaseModel, Field, field_validator
 from gateway import sse
 from gateway.auth import caller_metadata
 from gateway.backends import Backends, backends, call
-from gateway.body_limits import MAX_FORM_DATA_BYTES
+from gateway.edge.body_limits import MAX_FORM_DATA_BYTES
 from gateway.errors import ApiError, ok
 from gateway.presenter import progress_payload, record_json
 from gateway.relay import AskStream, batches, started
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE, MAX_RECORD_ID
 
 router = APIRouter(prefix="/api/application", tags=["chat"])
@@ -73,7 +73,7 @@ async def _frames(stream: AskStream, chat_id: str, record_id: str) -> AsyncItera
 async def chat_message(
     chat_id: str, body: AskBody, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> StreamingResponse:
-    stream = b.chat.Ask(
+    stream = b.chat.answers.Ask(
         pb.AskRequest(
             chat_id=chat_id,
             message=body.message,
@@ -95,7 +95,7 @@ async def chat_message(
 @router.post("/chat_message/{chat_id}/stop")
 async def stop(chat_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     reply = await call(
-        b.chat.Stop(pb.StopRequest(chat_id=chat_id), timeout=b.rpc_timeout, metadata=caller_metadata(request))
+        b.chat.answers.Stop(pb.StopRequest(chat_id=chat_id), timeout=b.rpc_timeout, metadata=caller_metadata(request))
     )
     return ok({"stopped": reply.stopped})
 
@@ -110,7 +110,7 @@ async def list_records(
     b: Annotated[Backends, Depends(backends)],
 ) -> JSONResponse:
     reply = await call(
-        b.chat.ListRecords(
+        b.chat.answers.ListRecords(
             pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, application_id=app_id),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),
@@ -124,7 +124,7 @@ async def get_record(
     app_id: str, chat_id: str, record_id: RecordId, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
     reply = await call(
-        b.chat.GetRecord(
+        b.chat.answers.GetRecord(
             pb.GetRecordRequest(chat_id=chat_id, record_id=str(record_id), application_id=app_id),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),

@@ -33,7 +33,7 @@ from gateway.auth import caller_metadata
 from gateway.backends import Backends, backends, call
 from gateway.errors import ApiError, ok
 from gateway.presenter import access_token_json, api_key_json
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
 router = APIRouter(prefix="/api/application", tags=["credentials"])
 
@@ -87,7 +87,7 @@ class AccessTokenEditIn(BaseModel):
 @router.get("/{app_id}/api_key")
 async def list_api_keys(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     reply = await call(
-        b.chat.ListApiKeys(
+        b.chat.access.ListApiKeys(
             pb.ListApiKeysRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
         )
     )
@@ -95,7 +95,7 @@ async def list_api_keys(app_id: str, request: Request, b: Annotated[Backends, De
 
 
 async def _update_key(request: Request, b: Backends, change: pb.UpdateApiKeyRequest) -> JSONResponse:
-    reply = await call(b.chat.UpdateApiKey(change, timeout=b.rpc_timeout, metadata=caller_metadata(request)))
+    reply = await call(b.chat.access.UpdateApiKey(change, timeout=b.rpc_timeout, metadata=caller_metadata(request)))
     return ok(api_key_json(reply))
 
 
@@ -123,7 +123,7 @@ async def rotate_api_key(
     app_id: str, api_key_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
     reply = await call(
-        b.chat.RotateApiKey(
+        b.chat.access.RotateApiKey(
             pb.RotateApiKeyRequest(application_id=app_id, id=api_key_id),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),
@@ -135,7 +135,7 @@ async def rotate_api_key(
 @router.get("/{app_id}/access_token")
 async def get_access_token(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     reply = await call(
-        b.chat.ListAccessTokens(
+        b.chat.access.ListAccessTokens(
             pb.ListAccessTokensRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
         )
     )
@@ -153,5 +153,7 @@ async def edit_access_token(
     for name in ("is_active", "access_num", "daily_cap", "expires_at"):
         if (value := getattr(body, name)) is not None:
             setattr(change, name, value)
-    reply = await call(b.chat.UpdateAccessToken(change, timeout=b.rpc_timeout, metadata=caller_metadata(request)))
+    reply = await call(
+        b.chat.access.UpdateAccessToken(change, timeout=b.rpc_timeout, metadata=caller_metadata(request))
+    )
     return ok(access_token_json(reply))

@@ -21,8 +21,8 @@ from starlette.datastructures import FormData, UploadFile
 
 from gateway.auth import operator_only
 from gateway.backends import Backends, backends, call, retrieve
-from gateway.body_limits import MiB, upload_max_bytes
-from gateway.edge_rules import is_json, is_multipart
+from gateway.edge.body_limits import MiB, upload_max_bytes
+from gateway.edge.rules import is_json, is_multipart
 from gateway.errors import ApiError, ok
 from gateway.presenter import (
     DEFAULT_SEARCH_MODE_NAME,
@@ -36,8 +36,8 @@ from gateway.presenter import (
     upload_rules_json,
 )
 from gateway.routes import paragraphs
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_NAME_CHARS, MAX_TOP_N
 from kbcore.settings import Settings
@@ -109,7 +109,7 @@ async def create_dataset(body: DatasetIn, b: Annotated[Backends, Depends(backend
     request = pb.CreateDatasetRequest(
         name=body.name, description=body.desc, embedding_model_id=body.embedding_model() or ""
     )
-    reply = await call(b.retrieval.CreateDataset(request, timeout=b.rpc_timeout))
+    reply = await call(b.retrieval.datasets.CreateDataset(request, timeout=b.rpc_timeout))
     return ok(dataset_json(reply.dataset))
 
 
@@ -125,13 +125,13 @@ async def update_dataset(
     model = embedding_model_of(body.embedding_model_id, body.embedding_mode_id)
     if model is not None:
         request.embedding_model_id = model
-    reply = await call(b.retrieval.UpdateDataset(request, timeout=b.rpc_timeout))
+    reply = await call(b.retrieval.datasets.UpdateDataset(request, timeout=b.rpc_timeout))
     return ok(dataset_json(reply.dataset))
 
 
 @router.get("")
 async def list_datasets(b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(b.retrieval.ListDatasets(pb.ListDatasetsRequest(), timeout=b.rpc_timeout))
+    reply = await call(b.retrieval.datasets.ListDatasets(pb.ListDatasetsRequest(), timeout=b.rpc_timeout))
     return ok([dataset_json(d) for d in reply.datasets])
 
 
@@ -146,7 +146,9 @@ async def upload_rules(request: Request) -> JSONResponse:
 async def delete_dataset(dataset_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     """Answers ``{"detached_applications": [{id, name}]}``: the applications that searched this
     dataset lose it in the same transaction, and the operator is told which ones."""
-    reply = await call(b.retrieval.DeleteDataset(pb.DeleteDatasetRequest(dataset_id=dataset_id), timeout=b.rpc_timeout))
+    reply = await call(
+        b.retrieval.datasets.DeleteDataset(pb.DeleteDatasetRequest(dataset_id=dataset_id), timeout=b.rpc_timeout)
+    )
     return ok(detached_json(reply))
 
 
@@ -219,7 +221,7 @@ async def add_document(dataset_id: str, request: Request, b: Annotated[Backends,
         submission = await _paragraphs_submission(dataset_id, request)
     else:
         raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
-    reply = await call(b.retrieval.SubmitDocuments(submission.request, timeout=b.rpc_timeout))
+    reply = await call(b.retrieval.documents.SubmitDocuments(submission.request, timeout=b.rpc_timeout))
     documents = [document_json(d) for d in reply.documents]
     if submission.archive:
         return ok(documents)
@@ -251,7 +253,9 @@ async def add_web_documents(
 
     async def submit(url: str) -> pb.SubmitDocumentsResponse:
         return await call(
-            b.retrieval.SubmitDocuments(pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=url), timeout=deadline)
+            b.retrieval.documents.SubmitDocuments(
+                pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=url), timeout=deadline
+            )
         )
 
     replies = await asyncio.gather(*(submit(url) for url in urls), return_exceptions=True)
@@ -268,7 +272,9 @@ async def add_web_documents(
 
 @router.get("/{dataset_id}/document")
 async def list_documents(dataset_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(b.retrieval.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id), timeout=b.rpc_timeout))
+    reply = await call(
+        b.retrieval.documents.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id), timeout=b.rpc_timeout)
+    )
     return ok([document_json(d) for d in reply.documents])
 
 
@@ -276,7 +282,7 @@ async def list_documents(dataset_id: str, b: Annotated[Backends, Depends(backend
 async def get_document(dataset_id: str, document_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     """One document with its job's status and progress: what a client polls until ``ready``."""
     document = await call(
-        b.retrieval.GetDocument(
+        b.retrieval.documents.GetDocument(
             pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
         )
     )
@@ -290,7 +296,7 @@ async def cancel_document_task(
     """MaxKB's cancel (its body's task ``type`` is not read: a document has one job). The
     previous version, if any, keeps serving; answers with the document as it now is."""
     document = await call(
-        b.retrieval.CancelIngestion(
+        b.retrieval.documents.CancelIngestion(
             pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
         )
     )
@@ -300,7 +306,7 @@ async def cancel_document_task(
 @router.delete("/{dataset_id}/document/{document_id}")
 async def delete_document(dataset_id: str, document_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     await call(
-        b.retrieval.DeleteDocument(
+        b.retrieval.documents.DeleteDocument(
             pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
         )
     )
@@ -336,7 +342,7 @@ async def hit_test(
     dataset_id: str, b: Annotated[Backends, Depends(backends)], q: Annotated[HitTestQuery, Depends(hit_test_query)]
 ) -> JSONResponse:
     reply = await call(
-        b.retrieval.Search(
+        b.retrieval.search.Search(
             pb.SearchRequest(dataset_ids=[dataset_id], query=q.query_text, search=q.settings), timeout=b.rpc_timeout
         )
     )

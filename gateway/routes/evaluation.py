@@ -16,8 +16,8 @@ from gateway.auth import require_operator
 from gateway.backends import Backends, backends, call
 from gateway.errors import ApiError, ok
 from gateway.presenter import evaluation_json
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 
 router = APIRouter(prefix="/api/application", tags=["evaluation"])
 
@@ -71,7 +71,7 @@ async def evaluate(
 ) -> JSONResponse:
     metadata = await require_operator(request)
     reply = await call(
-        b.chat.GetApplication(
+        b.chat.applications.GetApplication(
             chat_pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
         )
     )
@@ -86,5 +86,5 @@ async def evaluate(
         aux_model_id=application.model_setting.aux_model_id,  # the application's auxiliary model
     )
     # Every case gets the time one question gets, as if the cases ran one after another.
-    scored = await call(b.retrieval.Evaluate(evaluate_request, timeout=b.ask_timeout * len(body.cases)))
+    scored = await call(b.retrieval.search.Evaluate(evaluate_request, timeout=b.ask_timeout * len(body.cases)))
     return ok(evaluation_json(body.rewrite, scored))

@@ -24,7 +24,7 @@ from gateway.backends import Backends, backends, call
 from gateway.errors import ok
 from gateway.presenter import VOTE_OF_STATUS, usage_day_json, vote_json
 from gateway.routes.chat import RecordId
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
 router = APIRouter(prefix="/api/application", tags=["feedback"])
 
@@ -58,7 +58,7 @@ async def vote(
     b: Annotated[Backends, Depends(backends)],
 ) -> JSONResponse:
     reply = await call(
-        b.chat.VoteRecord(
+        b.chat.operations.VoteRecord(
             pb.VoteRecordRequest(
                 application_id=app_id,
                 chat_id=chat_id,
@@ -84,7 +84,7 @@ async def usage_trend(
     """Every UTC day from ``start_time`` to ``end_time`` (at most 366; the last 7 days when
     unset), empty days included. The operator's."""
     reply = await call(
-        b.chat.Usage(
+        b.chat.operations.Usage(
             pb.UsageRequest(application_id=app_id, date_from=start_time, date_to=end_time),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),

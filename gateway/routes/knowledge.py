@@ -28,7 +28,7 @@ from gateway.errors import ok
 from gateway.log_export import csv_bytes
 from gateway.presenter import GAP_EXPORT_COLUMNS, gap_export_row, gap_group_json, improvement_json
 from gateway.routes.chat import RecordId
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
 router = APIRouter(prefix="/api/application", tags=["knowledge"])
 
@@ -55,7 +55,7 @@ async def improve(
     b: Annotated[Backends, Depends(backends)],
 ) -> JSONResponse:
     reply = await call(
-        b.chat.ImproveRecord(
+        b.chat.operations.ImproveRecord(
             pb.ImproveRecordRequest(
                 application_id=app_id,
                 chat_id=chat_id,
@@ -75,7 +75,7 @@ async def _report(
     b: Backends, request: Request, app_id: str, start_time: str, end_time: str, max_groups: int
 ) -> pb.GapReportResponse:
     return await call(
-        b.chat.GapReport(
+        b.chat.operations.GapReport(
             pb.GapReportRequest(application_id=app_id, date_from=start_time, date_to=end_time, max_groups=max_groups),
             # Grouping embeds every gap: up to a few minutes for a large range on the first call.
             timeout=max(b.rpc_timeout, 300.0),

@@ -20,7 +20,7 @@ from gateway.backends import Backends, backends, call
 from gateway.errors import ApiError, ok
 from gateway.log_export import csv_bytes, xlsx_bytes
 from gateway.presenter import LOG_EXPORT_COLUMNS, log_entry_json, log_export_row
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.vocabulary import LOG_SOURCE, RECORD_STATUS, STOP_REASON, VOTE, EnumNames
 
 router = APIRouter(prefix="/api/application", tags=["log"])
@@ -95,7 +95,7 @@ async def list_log(
     b: Annotated[Backends, Depends(backends)],
 ) -> JSONResponse:
     reply = await call(
-        b.chat.ListLog(
+        b.chat.operations.ListLog(
             pb.ListLogRequest(filter=filters, page=current_page, page_size=page_size),
             timeout=b.rpc_timeout,
             metadata=caller_metadata(request),
@@ -118,7 +118,9 @@ async def export_log(
     if format not in EXPORT_TYPES:
         raise ApiError(400, f"format must be one of {', '.join(EXPORT_TYPES)}, got {format[:20]!r}")
     reply = await call(
-        b.chat.ExportLog(pb.ListLogRequest(filter=filters), timeout=b.rpc_timeout, metadata=caller_metadata(request))
+        b.chat.operations.ExportLog(
+            pb.ListLogRequest(filter=filters), timeout=b.rpc_timeout, metadata=caller_metadata(request)
+        )
     )
     rows = [log_export_row(e) for e in reply.entries]
     content = csv_bytes(LOG_EXPORT_COLUMNS, rows) if format == "csv" else xlsx_bytes(LOG_EXPORT_COLUMNS, rows)

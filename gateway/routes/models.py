@@ -31,7 +31,7 @@ from gateway.auth import caller_metadata
 from gateway.backends import Backends, backends, call
 from gateway.errors import ok
 from gateway.presenter import model_json
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
 router = APIRouter(prefix="/api/model", tags=["model"])
 
@@ -74,7 +74,7 @@ async def list_models(
     purpose: Annotated[Purpose | None, Query()] = None,
 ) -> JSONResponse:
     reply = await call(
-        b.chat.ListModels(
+        b.chat.models.ListModels(
             pb.ListModelsRequest(purpose=purpose or ""), timeout=b.rpc_timeout, metadata=_metadata(request)
         )
     )
@@ -91,7 +91,7 @@ async def create_model(body: ModelIn, request: Request, b: Annotated[Backends, D
         purpose=body.purpose,
         api_key=body.credential.api_key or "",
     )
-    reply = await call(b.chat.CreateModel(message, timeout=b.rpc_timeout, metadata=_metadata(request)))
+    reply = await call(b.chat.models.CreateModel(message, timeout=b.rpc_timeout, metadata=_metadata(request)))
     return ok(model_json(reply))
 
 
@@ -110,14 +110,16 @@ async def edit_model(
     ):
         if value is not None:
             setattr(change, field, value)
-    reply = await call(b.chat.UpdateModel(change, timeout=b.rpc_timeout, metadata=_metadata(request)))
+    reply = await call(b.chat.models.UpdateModel(change, timeout=b.rpc_timeout, metadata=_metadata(request)))
     return ok(model_json(reply))
 
 
 @router.delete("/{model_id}")
 async def delete_model(model_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     await call(
-        b.chat.DeleteModel(pb.DeleteModelRequest(id=model_id), timeout=b.rpc_timeout, metadata=_metadata(request))
+        b.chat.models.DeleteModel(
+            pb.DeleteModelRequest(id=model_id), timeout=b.rpc_timeout, metadata=_metadata(request)
+        )
     )
     return ok(True)
 
@@ -126,6 +128,8 @@ async def delete_model(model_id: str, request: Request, b: Annotated[Backends, D
 async def check_model(model_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
     # The check's own deadline (15 s) plus room for the service: a slow endpoint is reported, not timed out here.
     reply = await call(
-        b.chat.CheckModel(pb.CheckModelRequest(id=model_id), timeout=b.rpc_timeout + 20, metadata=_metadata(request))
+        b.chat.models.CheckModel(
+            pb.CheckModelRequest(id=model_id), timeout=b.rpc_timeout + 20, metadata=_metadata(request)
+        )
     )
     return ok({"ok": reply.ok, "message": reply.message})

@@ -36,8 +36,8 @@ from gateway.openai_wire import (
 )
 from gateway.presenter import progress_payload
 from gateway.relay import AskStream, batches, started
-from kb.chat.v1 import chat_service_pb2 as pb
-from kb.common.v1 import common_pb2
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.common.v1 import common_pb2
 
 router = APIRouter(tags=["openai"])
 CHAT_ID_HEADER = "x-chat-id"
@@ -78,10 +78,12 @@ async def models(request: Request, b: Annotated[Backends, Depends(backends)]) ->
     """The applications this key may ask: its own, or every one for the operator."""
     try:
         metadata = caller_metadata(request)
-        who = await call(b.chat.WhoAmI(pb.WhoAmIRequest(), timeout=b.rpc_timeout, metadata=metadata))
+        who = await call(b.chat.access.WhoAmI(pb.WhoAmIRequest(), timeout=b.rpc_timeout, metadata=metadata))
         if who.kind == pb.WhoAmIResponse.KIND_OPERATOR:
             listed = await call(
-                b.chat.ListApplications(pb.ListApplicationsRequest(), timeout=b.rpc_timeout, metadata=metadata)
+                b.chat.applications.ListApplications(
+                    pb.ListApplicationsRequest(), timeout=b.rpc_timeout, metadata=metadata
+                )
             )
             applications = list(listed.applications)
         else:
@@ -94,7 +96,7 @@ async def models(request: Request, b: Annotated[Backends, Depends(backends)]) ->
 async def _complete(request: Request, b: Backends, app_id: str | None) -> Response:
     """Check, resolve the application, open or reuse a chat, ask; refusals before the answer
     starts are OpenAI-shaped errors with their HTTP status."""
-    body = parse_request(await request.body())  # its size was capped while reading (gateway/body_limits.py)
+    body = parse_request(await request.body())  # its size was capped while reading (gateway/edge/body_limits.py)
     asked = conversation(body)
     try:
         metadata = caller_metadata(request)
@@ -112,7 +114,7 @@ async def _complete(request: Request, b: Backends, app_id: str | None) -> Respon
             ask.chat_id = await _open_chat(b, metadata, application.id)
             ask.client_history.SetInParent()
             ask.client_history.messages.extend(asked.history)
-        stream = b.chat.Ask(ask, timeout=b.ask_timeout, metadata=metadata)
+        stream = b.chat.answers.Ask(ask, timeout=b.ask_timeout, metadata=metadata)
         first = await started(stream)
     except ApiError as exc:
         raise _refusal(exc) from exc
@@ -130,7 +132,7 @@ async def _application(b: Backends, metadata: Metadata, app_id: str | None, mode
     """The path's application, or on ``/v1`` the key's own (the operator names one as ``model``);
     a ``model`` naming something else is refused rather than silently ignored."""
     if app_id is None:
-        who = await call(b.chat.WhoAmI(pb.WhoAmIRequest(), timeout=b.rpc_timeout, metadata=metadata))
+        who = await call(b.chat.access.WhoAmI(pb.WhoAmIRequest(), timeout=b.rpc_timeout, metadata=metadata))
         if who.kind == pb.WhoAmIResponse.KIND_OPERATOR:
             if not model:
                 raise OpenAIError(400, "model must name an application (its id) when the operator asks", param="model")
@@ -153,14 +155,18 @@ async def _application(b: Backends, metadata: Metadata, app_id: str | None, mode
 
 async def _get_application(b: Backends, metadata: Metadata, app_id: str) -> pb.Application:
     reply: pb.GetApplicationResponse = await call(
-        b.chat.GetApplication(pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata)
+        b.chat.applications.GetApplication(
+            pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
+        )
     )
     return reply.application
 
 
 async def _open_chat(b: Backends, metadata: Metadata, app_id: str) -> str:
     reply: pb.OpenChatResponse = await call(
-        b.chat.OpenChat(pb.OpenChatRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata)
+        b.chat.applications.OpenChat(
+            pb.OpenChatRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
+        )
     )
     return reply.chat_id
 

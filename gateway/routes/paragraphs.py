@@ -18,7 +18,7 @@ from pydantic import BaseModel, StringConstraints, model_validator
 from gateway.backends import Backends, backends, call
 from gateway.errors import ok
 from gateway.presenter import managed_paragraph_json, paragraph_page_json
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_PAGE_SIZE, MAX_PARAGRAPH_TITLE_CHARS
 
 ParagraphTitle = Annotated[str, StringConstraints(max_length=MAX_PARAGRAPH_TITLE_CHARS)]
@@ -67,7 +67,7 @@ async def list_paragraphs(
 ) -> JSONResponse:
     """``{records, total, current, size}``, in the document's order."""
     reply = await call(
-        b.retrieval.ListParagraphs(
+        b.retrieval.paragraphs.ListParagraphs(
             pb.ListParagraphsRequest(
                 dataset_id=dataset_id, document_id=document_id, page=current_page, page_size=page_size
             ),
@@ -83,7 +83,7 @@ async def add_paragraph(
 ) -> JSONResponse:
     """A paragraph written by hand, embedded and searchable once this answers."""
     paragraph = await call(
-        b.retrieval.AddParagraph(
+        b.retrieval.paragraphs.AddParagraph(
             pb.AddParagraphRequest(
                 dataset_id=dataset_id, document_id=document_id, title=body.title, content=body.content
             ),
@@ -108,7 +108,7 @@ async def edit_paragraph(
         request.content = body.content
     if body.is_active is not None:
         request.enabled = body.is_active
-    paragraph = await call(b.retrieval.UpdateParagraph(request, timeout=b.rpc_timeout))
+    paragraph = await call(b.retrieval.paragraphs.UpdateParagraph(request, timeout=b.rpc_timeout))
     return ok(managed_paragraph_json(paragraph))
 
 
@@ -117,7 +117,7 @@ async def delete_paragraph(
     dataset_id: str, document_id: str, paragraph_id: str, b: Annotated[Backends, Depends(backends)]
 ) -> JSONResponse:
     await call(
-        b.retrieval.DeleteParagraph(
+        b.retrieval.paragraphs.DeleteParagraph(
             pb.DeleteParagraphRequest(dataset_id=dataset_id, document_id=document_id, paragraph_id=paragraph_id),
             timeout=b.rpc_timeout,
         )

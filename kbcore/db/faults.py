@@ -5,7 +5,7 @@ may help, so callers hear UNAVAILABLE (HTTP 503) with a message that names no ho
 database or SQL; a full disk (SQLite's SQLITE_FULL, PostgreSQL's SQLSTATE 53100) is the
 domain's StorageFull instead (HTTP 507), which says what the operator has to do. Anything else
 the database raises (a constraint, a bad statement) is a fault of ours and stays an internal
-error. The one place that decides; ``kbcore.grpc_errors`` and the record save's retry both ask it.
+error. The one place that decides; ``kbcore.rpc.error_mapping`` and the record save's retry both ask it.
 """
 
 from __future__ import annotations

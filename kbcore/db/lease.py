@@ -4,7 +4,7 @@ A row in ``chat_lock`` names its holder and an expiry. Taking it succeeds when t
 row, the row has expired (its holder died), or it is already ours. The holder renews it
 while working and deletes it at the end; a holder that dies simply stops renewing.
 
-A holder's name also says which process took it (``kbcore.process_identity``), so a holder
+A holder's name also says which process took it (``kbcore.process.identity``), so a holder
 killed on this host is not waited out. Taking the lease when the chat is held decides once
 whether ``/proc`` proves the holder dead; if so, one statement takes the lease over,
 conditional on that very holder still being named (as if it had expired), and that holder's
@@ -30,9 +30,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
-from kbcore import process_identity
+import kbcore.process.identity as process_identity
 from kbcore.db.engine import run_read, run_write
-from kbcore.db.models import RECORD_TABLE, ChatLock, RecordStatus, utcnow
+from kbcore.db.tables import RECORD_TABLE, ChatLock, RecordStatus, utcnow
 from kbcore.errors import Conflict
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The gRPC server interceptor that counts and times every RPC of a service.
 
-Installed outermost by ``kbcore.grpc_server.build_server``, so it sees the status the inner
+Installed outermost by ``kbcore.rpc.bootstrap.build_server``, so it sees the status the inner
 layers (the entry guard, the caller interceptor) end a call with. A server-streaming RPC is
 counted when its stream ends, with the status it ended with; the stream's messages pass
 through untouched (one pass-through step, no metric work per message).
@@ -17,15 +17,15 @@ from typing import Any, TypeAlias
 
 import grpc
 
-from kbcore.grpc_handlers import rewrapped
 from kbcore.metrics.catalog import GRPC_DURATION, GRPC_HANDLED
 from kbcore.metrics.registry import is_enabled
+from kbcore.rpc.handlers import rewrapped
 
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
 def _split(method: str) -> tuple[str, str]:
-    """``/kb.chat.v1.ChatService/Ask`` → (``kb.chat.v1.ChatService``, ``Ask``)."""
+    """``/kb.chat.v1.AnswerService/Ask`` → (``kb.chat.v1.AnswerService``, ``Ask``)."""
     service, _, name = method.lstrip("/").rpartition("/")
     return service or "unknown", name or "unknown"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import ModelEndpoint
+from kbcore.db.tables import ModelEndpoint
 from kbcore.errors import NotFound
 from kbcore.models.base import ModelClient
 from kbcore.models.factory import create_model_client

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kbcore.models.base import ModelClient
-from kbcore.models.offline import OfflineExtractiveModel
-from kbcore.models.offline_terms import load_dictionaries
+from kbcore.models.offline.model import OfflineExtractiveModel
+from kbcore.models.offline.terms import load_dictionaries
 from kbcore.models.openai_client import OpenAIModelClient
 
 

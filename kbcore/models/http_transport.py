@@ -1,38 +1,40 @@
-"""The HTTP client under every ``openai`` SDK client we build: aiohttp's, behind httpx2's API.
+"""The HTTP client under every ``openai`` SDK client we build: aiohttp's, behind httpx2's public
+transport API (``httpx2.AsyncBaseTransport``).
 
-The SDK sends through httpx2, whose default transport (httpcore2 on anyio) spends a cancel
-scope and a stack of Python frames on every read; at 64 chats the model calls were a quarter
-of the chat service's CPU and a third of the retrieval service's, most of it in that
-transport (issue 18). aiohttp parses HTTP in C: with it under the same SDK calls, CPU per
-question of the four processes fell by 2.4-3.5 ms of about 45 (README, Throughput).
+The SDK sends through httpx2, whose default transport (httpcore2 on anyio) spends a cancel scope
+and a stack of Python frames on every read; aiohttp parses HTTP in C, and under the same SDK
+calls it took a quarter off the CPU the model calls cost (README, Throughput).
 
-The SDK ships an aiohttp transport of its own (the ``aiohttp`` extra,
-``openai.DefaultAioHttpClient``), but it maps a refused connection to a connect *timeout* (so
-an endpoint that is down would be reported as slow), and ignores the proxy variables httpx2
-honours; this one maps each aiohttp failure to the httpx2 error that names it, and reads
-``HTTP(S)_PROXY``/``NO_PROXY`` as before. It reads them once per endpoint, not through aiohttp's
-``trust_env``, which reads them again, and ``~/.netrc`` besides, on a worker thread for every
-request: two thread hops per model call, ~10% of the retrieval service's CPU at 64 chats
-(issue 18), and a netrc entry for the endpoint's host would make aiohttp refuse every request,
-since the SDK's ``Authorization`` header and netrc's credentials cannot both be sent.
+The SDK ships an aiohttp client of its own (``openai.DefaultAioHttpClient``, the ``aiohttp``
+extra), and this module would go if it did what we need. It does not, in the installed release:
+it reports a refused connection (and a dropped one) as a connect *timeout*, so an endpoint that
+is down would be told as slow, and it keeps the endpoint's cookies (in httpx2's jar and in
+aiohttp's) and sends them with the next caller's request. Both are fixes that belong upstream;
+until then this transport is the shim, and ``tests/unit/test_http_transport.py`` keeps both
+behaviours. It also reads ``HTTP(S)_PROXY``/``NO_PROXY`` once per endpoint (through the
+standard library, as httpx2 does for its own transport) rather than through aiohttp's
+``trust_env``, which reads them and ``~/.netrc`` again on a worker thread for every request, and
+would refuse every request to a host netrc names (the SDK's ``Authorization`` header and netrc's
+credentials cannot both be sent).
 
-The SDK's rules still decide timeouts, retries and errors (applied by ``sdk_post.SdkPost``): each
-request carries the client's connect and read timeouts (a stalled stream ends at the read
-timeout), what httpx2's errors say is retryable is retried, and the rest becomes the SDK's own
+The SDK's rules still decide timeouts, retries and errors: each request carries the client's
+connect and read timeouts (a stalled stream ends at the read timeout), and each aiohttp failure
+is raised as the httpx2 error that names it, which the SDK retries or turns into its own
 ``APIConnectionError``/``APITimeoutError``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import aiohttp
 import httpx2
-from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
-from kbcore.tracing import instrument_http_client
+from kbcore.telemetry.tracing import instrument_http_client
 
 # As the SDK's own client: enough connections for every chat at once (aiohttp's default is 100).
 MAX_CONNECTIONS = 1000
@@ -44,7 +46,9 @@ KEEPALIVE_SECONDS = 4.0
 def model_http_client() -> httpx2.AsyncClient:
     """An httpx2 client sending through aiohttp, for ``openai.AsyncOpenAI(http_client=...)``.
     Closing the SDK client closes it (and its connections)."""
-    client = httpx2.AsyncClient(transport=AiohttpTransport(), follow_redirects=True)
+    # No cookies: an endpoint's Set-Cookie must not follow one caller's request into another's.
+    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+    client = httpx2.AsyncClient(transport=AiohttpTransport(), follow_redirects=True, cookies=no_cookies)
     instrument_http_client(client)
     return client
 
@@ -92,23 +96,31 @@ class _Body(httpx2.AsyncByteStream):
 
 
 class _EnvProxies:
-    """The proxy the environment names for each endpoint (``HTTP(S)_PROXY``, ``NO_PROXY``), by
-    aiohttp's own reading of it, looked up at an endpoint's first request and kept: a process
-    calls a handful of endpoints, and its environment does not change under it."""
+    """The proxy the environment names for each endpoint (``HTTP(S)_PROXY``, ``NO_PROXY``), looked
+    up at an endpoint's first request and kept: a process calls a handful of endpoints, and its
+    environment does not change under it."""
 
     def __init__(self) -> None:
-        self._by_origin: dict[tuple[str, str | None, int | None], tuple[URL | None, aiohttp.BasicAuth | None]] = {}
+        self._by_origin: dict[tuple[str, str | None, int | None], tuple[URL | None, str | None]] = {}
 
-    def for_url(self, url: URL) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+    def for_url(self, url: URL) -> tuple[URL | None, str | None]:
         origin = (url.scheme, url.host, url.port)
         found = self._by_origin.get(origin)
         if found is None:
-            try:
-                found = get_env_proxy_for_url(url)
-            except LookupError:  # no proxy for this scheme, or NO_PROXY names the host
-                found = (None, None)
-            self._by_origin[origin] = found
+            found = self._by_origin[origin] = _env_proxy(url)
         return found
+
+
+def _env_proxy(url: URL) -> tuple[URL | None, str | None]:
+    """The proxy for ``url`` and its ``Proxy-Authorization`` (when the proxy's URL gives
+    credentials), or none when no variable names one for the scheme or ``NO_PROXY`` names the host."""
+    named = urllib.request.getproxies().get(url.scheme)
+    if not named or urllib.request.proxy_bypass(url.host or ""):
+        return None, None
+    proxy = URL(named if "://" in named else f"http://{named}")
+    if proxy.user is None:
+        return proxy, None
+    return proxy.with_user(None), aiohttp.encode_basic_auth(proxy.user, proxy.password or "")
 
 
 class AiohttpTransport(httpx2.AsyncBaseTransport):
@@ -121,7 +133,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
     def _opened(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS)
-            # No cookies: an endpoint's Set-Cookie must not follow one caller's request into another's.
+            # No cookies here either (see ``model_http_client``).
             self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
         return self._session
 
@@ -133,14 +145,21 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             body = request.stream  # type: ignore[assignment]
             request.headers.pop("transfer-encoding", None)
         url = URL(str(request.url))
-        proxy, proxy_auth = self._proxies.for_url(url)
+        proxy, proxy_authorization = self._proxies.for_url(url)
+        headers = request.headers.multi_items()
+        proxy_headers = None
+        if proxy_authorization is not None:  # for the tunnel to an https endpoint, else on the request itself
+            if url.scheme == "https":
+                proxy_headers = {"Proxy-Authorization": proxy_authorization}
+            else:
+                headers.append(("Proxy-Authorization", proxy_authorization))
         with _as_httpx2_errors():
             response = await self._opened().request(
                 request.method,
                 url,
                 proxy=proxy,
-                proxy_auth=proxy_auth,
-                headers=request.headers.multi_items(),
+                proxy_headers=proxy_headers,
+                headers=headers,
                 data=body,
                 allow_redirects=False,  # httpx2 follows them, as it always did
                 auto_decompress=False,  # httpx2 decodes by Content-Encoding

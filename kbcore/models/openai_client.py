@@ -55,9 +55,9 @@ from kbcore.models.prompts import (
 )
 from kbcore.models.providers import provider_profile
 from kbcore.models.sdk_post import SdkPost
-from kbcore.models.usage import estimate_usage
+from kbcore.models.usage_estimate import estimate_usage
 from kbcore.sse import SseParser
-from kbcore.tracing import model_span
+from kbcore.telemetry.tracing import model_span
 
 log = logging.getLogger(__name__)
 

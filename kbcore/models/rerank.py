@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import ModelEndpoint
+from kbcore.db.tables import ModelEndpoint
 from kbcore.errors import CorruptData
 from kbcore.metrics.catalog import ModelCall, Purpose
 from kbcore.models.failures import FailureKind, reported, status_kind

@@ -8,31 +8,31 @@ from dataclasses import dataclass
 import grpc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from kb.chat.v1 import chat_service_pb2, chat_service_pb2_grpc
-from kb.context.v1 import context_service_pb2_grpc
-from kb.retrieval.v1 import retrieval_service_pb2_grpc
-from kbcore.caller_token import operator_token
+from grpc_stubs.chat.v1 import chat_service_pb2, chat_service_pb2_grpc
+from grpc_stubs.context.v1 import context_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
+from kbcore.rpc.bootstrap import RunningServer, build_server
+from kbcore.rpc.caller_token import operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.secret_box import SecretBox
-from kbcore.service_credential import service_credential
 from kbcore.settings import Settings
-from services.chat.ask import AskFlow, Upstreams
-from services.chat.credentials import Credentials
-from services.chat.identity import CallerInterceptor, CallerResolver
-from services.chat.model_admin import ModelAdmin
-from services.chat.running import RunningQuestions
+from services.chat.access.credentials import Credentials
+from services.chat.access.identity import CallerInterceptor, CallerResolver
+from services.chat.access.visitors import VisitorPolicy
+from services.chat.admin.model_admin import ModelAdmin
+from services.chat.answering.ask import AskFlow, Upstreams
+from services.chat.answering.running import RunningQuestions
+from services.chat.answering.sweeper import keep_sweeping, sweep_once
 from services.chat.servicer import ChatServicer
 from services.chat.store import ChatStore
-from services.chat.sweeper import keep_sweeping, sweep_once
-from services.chat.visitors import VisitorPolicy
 
-SERVICE_NAME = chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_name
+SERVICE_NAMES = tuple(service.full_name for service in chat_service_pb2.DESCRIPTOR.services_by_name.values())
 # Exchanging a share link for a visitor token is how a visitor gets credentials at all.
 PUBLIC_METHODS = frozenset({"AuthenticateVisitor"})
 
@@ -73,7 +73,7 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     store = ChatStore(deps.sessions)
     upstreams = Upstreams(
         context=context_service_pb2_grpc.ContextServiceStub(deps.context_channel),
-        retrieval=retrieval_service_pb2_grpc.RetrievalServiceStub(deps.retrieval_channel),
+        retrieval=RetrievalStubs.of(deps.retrieval_channel),
     )
     running = RunningQuestions()
     leases = LeaseStore(deps.sessions, settings.lock_ttl)
@@ -83,16 +83,23 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     model_admin = ModelAdmin(deps.sessions, SecretBox.from_settings(settings))
     servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, credentials, leases, model_admin)
     resolver = CallerResolver(operator_token(settings), credentials)
-    identify = CallerInterceptor(SERVICE_NAME, resolver, PUBLIC_METHODS)
+    identify = CallerInterceptor(SERVICE_NAMES, resolver, PUBLIC_METHODS)
 
     def register(server: grpc.aio.Server) -> None:
-        chat_service_pb2_grpc.add_ChatServiceServicer_to_server(servicer, server)
+        for add_servicer in (
+            chat_service_pb2_grpc.add_AnswerServiceServicer_to_server,
+            chat_service_pb2_grpc.add_ApplicationServiceServicer_to_server,
+            chat_service_pb2_grpc.add_AccessServiceServicer_to_server,
+            chat_service_pb2_grpc.add_OperationsServiceServicer_to_server,
+            chat_service_pb2_grpc.add_ModelServiceServicer_to_server,
+        ):
+            add_servicer(servicer, server)
 
     address = f"{settings.grpc_host}:{settings.chat_port if port is None else port}"
     # Records a dead process left running are closed before this one serves, then once per TTL.
     await sweep_once(store)
     # After build_server's credential check and entry guard: NUL text is refused before the
     # caller's token is looked up, and what the lookup raises (a database outage) is mapped.
-    running_server = await build_server(address, register, [SERVICE_NAME], service_credential(settings), [identify])
+    running_server = await build_server(address, register, SERVICE_NAMES, service_credential(settings), [identify])
     running_server.background.append(asyncio.create_task(keep_sweeping(store, settings.lock_ttl)))
     return running_server

@@ -8,41 +8,47 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kb.chat.v1 import chat_service_pb2 as pb
-from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2
 from kbcore.db.lease import LeaseStore
-from kbcore.db.models import Application, RecordSource
+from kbcore.db.tables import Application, RecordSource
 from kbcore.embedding_rule import mixed_models, of_dataset
 from kbcore.errors import InvalidRequest, NotFound, PermissionDenied, TooLong
-from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.limits import MAX_QUESTION_TOKENS
-from kbcore.log_context import begin_question
 from kbcore.paging import checked_page
-from kbcore.tokens import fits_tokens
+from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
+from kbcore.telemetry.log_context import begin_question
+from kbcore.text.tokens import fits_tokens
 from kbcore.vocabulary import RECORD_SOURCE
-from services.chat.access import hiding_absence, require_application_access, require_chat_access, require_operator
-from services.chat.ask import AskFlow, Question, Upstreams
-from services.chat.convert import (
+from services.chat.access.credential_admin import counted_use
+from services.chat.access.credential_rpcs import CredentialRpcs
+from services.chat.access.credentials import (
+    DEFAULT_ACCESS_NUM,
+    DEFAULT_DAILY_CAP,
+    MAX_ACCESS_NUM,
+    MAX_DAILY_CAP,
+    Credentials,
+)
+from services.chat.access.identity import CallerKind, current_caller
+from services.chat.access.rules import hiding_absence, require_application_access, require_chat_access, require_operator
+from services.chat.admin.conversation_log import record_origin
+from services.chat.admin.feedback_rpcs import FeedbackRpcs
+from services.chat.admin.knowledge_rpcs import KnowledgeRpcs
+from services.chat.admin.log_rpcs import LogRpcs
+from services.chat.admin.model_admin import ModelAdmin
+from services.chat.admin.model_rpcs import ModelRpcs
+from services.chat.answering.ask import AskFlow, Question, Upstreams
+from services.chat.answering.record_ids import record_id as _record_id
+from services.chat.answering.running import RunningQuestions
+from services.chat.chat_messages import (
     application_fields,
     application_message,
     public_application,
     record_message,
     with_system_addendum,
 )
-from services.chat.credential_admin import counted_use
-from services.chat.credential_rpcs import CredentialRpcs
-from services.chat.credentials import DEFAULT_ACCESS_NUM, DEFAULT_DAILY_CAP, MAX_ACCESS_NUM, MAX_DAILY_CAP, Credentials
-from services.chat.feedback_rpcs import FeedbackRpcs
-from services.chat.identity import CallerKind, current_caller
-from services.chat.knowledge_rpcs import KnowledgeRpcs
-from services.chat.log import record_origin
-from services.chat.log_rpcs import LogRpcs
-from services.chat.model_admin import ModelAdmin
-from services.chat.model_rpcs import ModelRpcs
-from services.chat.record_ids import record_id as _record_id
-from services.chat.running import RunningQuestions
 from services.chat.store import ChatStore
 
 CALLER_KINDS = {
@@ -54,7 +60,7 @@ MAX_EXPORT_RECORDS = 100_000
 
 
 MAX_CLIENT_MESSAGES = 1000
-# A live holder polls for a stop every quarter second (stop_watch.STOP_POLL_SECONDS) and acknowledges it by renewing its lease.
+# A live holder polls for a stop every quarter second (stop_listener.STOP_POLL_SECONDS) and acknowledges it by renewing its lease.
 STOP_CONFIRM_SECONDS = 3.0
 STOP_CONFIRM_POLL = 0.1
 
@@ -71,7 +77,18 @@ def client_history(request: pb.AskRequest) -> list[common_pb2.Message] | None:
     return messages
 
 
-class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, ModelRpcs, pb_grpc.ChatServiceServicer):
+class ChatServicer(
+    CredentialRpcs,
+    LogRpcs,
+    FeedbackRpcs,
+    KnowledgeRpcs,
+    ModelRpcs,
+    pb_grpc.AnswerServiceServicer,
+    pb_grpc.ApplicationServiceServicer,
+    pb_grpc.AccessServiceServicer,
+    pb_grpc.OperationsServiceServicer,
+    pb_grpc.ModelServiceServicer,
+):
     def __init__(
         self,
         store: ChatStore,
@@ -186,7 +203,7 @@ class ChatServicer(CredentialRpcs, LogRpcs, FeedbackRpcs, KnowledgeRpcs, ModelRp
     async def _check_datasets(self, dataset_ids: list[str]) -> None:
         if not dataset_ids:
             return
-        listed = await self._up.retrieval.ListDatasets(
+        listed = await self._up.retrieval.datasets.ListDatasets(
             retrieval_service_pb2.ListDatasetsRequest(), timeout=self._rpc_timeout
         )
         known = {d.id: d for d in listed.datasets}

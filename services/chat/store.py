@@ -14,9 +14,9 @@ from sqlalchemy.sql.expression import Executable
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, free_dead_holders
 from kbcore.db.lookup import require_row
-from kbcore.db.models import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, utcnow
+from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, utcnow
 from kbcore.errors import NotFound
-from services.chat.record_statements import (
+from services.chat.answering.record_statements import (
     ANY_EARLIER,
     CHAT_AND_APPLICATION,
     FINISH_RUNNING,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kbcore.models.base import ChatMessage
 from kbcore.models.prompts import SUMMARY_PREFIX
-from kbcore.tokens import clip_tokens, count_tokens
+from kbcore.text.tokens import clip_tokens, count_tokens
 
 MIN_PART_TOKENS = 64
 MIN_REMAINING_TOKENS = 128

@@ -8,13 +8,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from kbcore.db.engine import run_read
-from kbcore.db.models import FINISHED_STATUSES, Chat, ChatContextState
-from kbcore.db.models import RECORD_TABLE as RECORDS
+from kbcore.db.tables import FINISHED_STATUSES, Chat, ChatContextState
+from kbcore.db.tables import RECORD_TABLE as RECORDS
 from kbcore.errors import CorruptData, NotFound
 from services.context.assemble import Turn
 
 # Every question reads its chat's watermark and turns: statements built once (see
-# ``services/chat/record_statements.py`` for why), the chat's existence checked by the same query.
+# ``services/chat/answering/record_statements.py`` for why), the chat's existence checked by the same query.
 _CHAT_AND_STATE = (
     select(Chat.id, ChatContextState)
     .outerjoin(ChatContextState, ChatContextState.chat_id == Chat.id)

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
-from kbcore.db.models import ChatContextState
+from kbcore.db.tables import ChatContextState
 from kbcore.errors import Unavailable
 from kbcore.models.base import ChatMessage, HistoryTurn, ModelClient, ModelError
 from kbcore.settings import clamp

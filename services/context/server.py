@@ -7,14 +7,14 @@ from dataclasses import dataclass
 import grpc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from kb.context.v1 import context_service_pb2, context_service_pb2_grpc
+from grpc_stubs.context.v1 import context_service_pb2, context_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
-from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
-from kbcore.service_credential import service_credential
+from kbcore.rpc.bootstrap import RunningServer, build_server
+from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from services.context.history import HistoryStore
 from services.context.loader import ContextLoader

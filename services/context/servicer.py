@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from kb.context.v1 import context_service_pb2 as pb
-from kb.context.v1 import context_service_pb2_grpc as pb_grpc
+import services.context.context_messages as convert
+from grpc_stubs.context.v1 import context_service_pb2 as pb
+from grpc_stubs.context.v1 import context_service_pb2_grpc as pb_grpc
 from kbcore.errors import InvalidRequest
-from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.models.base import ModelClient
 from kbcore.models.endpoints import EndpointClients
-from services.context import convert
+from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
 from services.context.history import HistoryStore
 from services.context.loader import Compacting, ContextLoader
 

@@ -8,40 +8,40 @@ from dataclasses import dataclass
 import grpc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from kb.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
-from kbcore.grpc_server import RunningServer, build_server
 from kbcore.models.base import ModelClient
 from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.rerank import RerankEndpoints
-from kbcore.segment import warm_up
-from kbcore.service_credential import service_credential
+from kbcore.rpc.bootstrap import RunningServer, build_server
+from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
-from services.retrieval.catalog import Catalog
-from services.retrieval.dataset_admin import DatasetAdmin
-from services.retrieval.documents import DocumentDesk
-from services.retrieval.embeddings import CachedQueryEmbedder, Embedder, create_embedder
-from services.retrieval.evidence_matcher import with_matcher
-from services.retrieval.jobs.queue import JobQueue
-from services.retrieval.jobs.sources import job_parser
-from services.retrieval.jobs.worker import IngestWorker
-from services.retrieval.loop import LoopLimits
-from services.retrieval.paragraphs import ParagraphEditor
-from services.retrieval.parsing import ParseLimits
-from services.retrieval.parsing.web_fetch import FetchPolicy
-from services.retrieval.reembed_queue import SwitchQueue
-from services.retrieval.reembed_worker import SwitchWorker
-from services.retrieval.search import Searcher
+from kbcore.text.segment import warm_up
+from services.retrieval.catalog.catalog_store import Catalog
+from services.retrieval.catalog.datasets import DatasetAdmin
+from services.retrieval.catalog.documents import DocumentDesk
+from services.retrieval.catalog.paragraphs import ParagraphEditor
+from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder, create_embedder
+from services.retrieval.embedding.reembed_queue import SwitchQueue
+from services.retrieval.embedding.reembed_worker import SwitchWorker
+from services.retrieval.embedding.space_builder import SpaceBuilder
+from services.retrieval.embedding.spaces import EmbeddingSpaces, default_spaces
+from services.retrieval.ingestion.jobs.queue import JobQueue
+from services.retrieval.ingestion.jobs.sources import job_parser
+from services.retrieval.ingestion.jobs.worker import IngestWorker
+from services.retrieval.ingestion.parsing import ParseLimits
+from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
+from services.retrieval.search.evidence_matcher import with_matcher
+from services.retrieval.search.loop import LoopLimits
+from services.retrieval.search.query import Searcher
 from services.retrieval.servicer import RetrievalServicer
-from services.retrieval.space_builder import SpaceBuilder
-from services.retrieval.spaces import EmbeddingSpaces, default_spaces
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.disk_watch import watch_disk
 from services.retrieval.store.factory import open_vector_store
 from services.retrieval.store.maintenance import index_maintainer
 
-SERVICE_NAME = retrieval_service_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+SERVICE_NAMES = tuple(service.full_name for service in retrieval_service_pb2.DESCRIPTOR.services_by_name.values())
 
 
 @dataclass
@@ -125,10 +125,16 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     )
 
     def register(server: grpc.aio.Server) -> None:
-        retrieval_service_pb2_grpc.add_RetrievalServiceServicer_to_server(servicer, server)
+        for add_servicer in (
+            retrieval_service_pb2_grpc.add_SearchServiceServicer_to_server,
+            retrieval_service_pb2_grpc.add_DatasetServiceServicer_to_server,
+            retrieval_service_pb2_grpc.add_DocumentServiceServicer_to_server,
+            retrieval_service_pb2_grpc.add_ParagraphServiceServicer_to_server,
+        ):
+            add_servicer(servicer, server)
 
     address = f"{settings.grpc_host}:{settings.retrieval_port if port is None else port}"
-    running = await build_server(address, register, [SERVICE_NAME], service_credential(settings))
+    running = await build_server(address, register, SERVICE_NAMES, service_credential(settings))
     running.background.append(asyncio.create_task(worker.run(), name="ingestion worker"))
     # HNSW for the embedded store, built in a child process after bulk loads (store/maintenance.py).
     maintainer = index_maintainer(settings, spaces.stores)

@@ -7,26 +7,34 @@ import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+import services.retrieval.retrieval_messages as convert
+import services.retrieval.search.evaluation as evaluation
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import InvalidRequest, NotFound
-from kbcore.grpc_errors import Context, stream_errors, unary_errors
 from kbcore.limits import MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
 from kbcore.models.base import ChatMessage, ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.rerank import RerankEndpoints
-from kbcore.tokens import fits_tokens
-from services.retrieval import convert, evaluation
-from services.retrieval.catalog import Catalog
-from services.retrieval.dataset_admin import DatasetAdmin
-from services.retrieval.document_rpcs import DocumentRpcs
-from services.retrieval.documents import DocumentDesk
-from services.retrieval.embeddings import Embedder
-from services.retrieval.grouping import GroupingRpcs
-from services.retrieval.loop import FIRST_QUERY_CHARS, Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
-from services.retrieval.paragraphs import ParagraphEditor
-from services.retrieval.rerank_step import RoundReranker, candidate_settings
-from services.retrieval.search import Searcher, SearchSettings
+from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
+from kbcore.text.tokens import fits_tokens
+from services.retrieval.catalog.catalog_store import Catalog
+from services.retrieval.catalog.datasets import DatasetAdmin
+from services.retrieval.catalog.document_rpcs import DocumentRpcs
+from services.retrieval.catalog.documents import DocumentDesk
+from services.retrieval.catalog.paragraphs import ParagraphEditor
+from services.retrieval.embedding.embedders import Embedder
+from services.retrieval.search.grouping import GroupingRpcs
+from services.retrieval.search.loop import (
+    FIRST_QUERY_CHARS,
+    Assessed,
+    LoopLimits,
+    LoopResult,
+    RetrievalLoop,
+    Retrieving,
+)
+from services.retrieval.search.query import Searcher, SearchSettings
+from services.retrieval.search.rerank_step import RoundReranker, candidate_settings
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +43,14 @@ log = logging.getLogger(__name__)
 CONCURRENT_CASES = 4
 
 
-class RetrievalServicer(DocumentRpcs, GroupingRpcs, pb_grpc.RetrievalServiceServicer):
+class RetrievalServicer(
+    DocumentRpcs,
+    GroupingRpcs,
+    pb_grpc.SearchServiceServicer,
+    pb_grpc.DatasetServiceServicer,
+    pb_grpc.DocumentServiceServicer,
+    pb_grpc.ParagraphServiceServicer,
+):
     def __init__(
         self,
         catalog: Catalog,

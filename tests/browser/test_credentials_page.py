@@ -8,7 +8,7 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from kbcore.caller_token import bearer
+from kbcore.rpc.caller_token import bearer
 from tests.browser.conftest import NewPage
 from tests.harness import Stack
 from tests.sse_client import ask

@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import expect
 
 from gateway.labels import SCORE_LABELS
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from tests.browser.conftest import NewPage
 from tests.browser.test_chat_page import ask, finished
 from tests.harness import Stack

@@ -10,7 +10,7 @@ from playwright.async_api import expect
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.labels import THINKING_WORDS
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.store.base import VectorStore
 from tests.browser.conftest import NewPage
 from tests.browser.test_chat_page import ask, finished

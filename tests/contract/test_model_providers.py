@@ -18,7 +18,7 @@ import pytest
 
 from kbcore.models.base import HistoryTurn, ReasoningDelta
 from kbcore.models.openai_client import OpenAIModelClient
-from services.retrieval.assessment import parse_assessment
+from services.retrieval.search.assessment import parse_assessment
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, Json, request_kind
 from tests.fakes.providers import (
     COMPOUND,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kbcore.segment import segment
+from kbcore.text.segment import segment
 from services.retrieval.store.sparse import AVG_LEN, K1, B, document_vector, query_vector, term_index
 
 ROOT = Path(__file__).resolve().parents[2]

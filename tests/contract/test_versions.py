@@ -17,7 +17,7 @@ from qdrant_client.http import models as qm
 
 from services.retrieval.store import layout
 from services.retrieval.store.base import Hit, ParagraphPoint, SearchMode, SearchQuery, StoredParagraph, VectorStore
-from services.retrieval.store.edge import DENSE_DATATYPE, EdgeVectorStore, _config
+from services.retrieval.store.edge_store import DENSE_DATATYPE, EdgeVectorStore, _config
 from services.retrieval.store.qdrant_server import QdrantServerStore
 from tests.contract.conftest import BACKENDS, DIMENSION, Corpus, document_id, open_backend
 

@@ -9,7 +9,7 @@ import io
 
 from sqlalchemy import select
 
-from kbcore.db.models import ApiKey
+from kbcore.db.tables import ApiKey
 from tests.harness import Stack
 from tests.sse_client import ask
 from tools.seed_demo import DEMO_APPLICATION_ID

@@ -9,6 +9,8 @@ import time
 from typing import Any
 
 from kbcore.models.failures import SENTENCES, FailureKind
+from kbcore.rpc.stubs import ChatStubs
+from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
 from tests.sse_client import ask, parse_frames
@@ -45,7 +47,9 @@ async def test_a_second_question_on_a_busy_chat_is_refused_with_409(
     async with remote_stack.http() as client:
         chat_id = await open_chat(client)
         first = asyncio.create_task(ask(client, chat_id, QUESTION))
-        await _wait_until(lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies))
+        await eventually(
+            lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies), what="the answer's model call"
+        )
         response, _ = await ask(client, chat_id, "另一个问题")
         assert response.status_code == 409
         body = response.json()
@@ -75,7 +79,7 @@ async def test_a_client_that_disconnects_stops_the_model_stream_and_keeps_the_pa
         left = time.monotonic()
         assert await asyncio.to_thread(fake_model.wait_for_cancelled_stream, 5.0)
         assert time.monotonic() - left < 1.0, "the model stream must stop within a second"
-        record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+        record = await _finished_record(client, chat_id)
         assert record["status"] == "stopped"
         assert record["answer_text"] == "已经生成的部分回答"
         assert record["agent_trace"], "the trace is saved with the partial answer"
@@ -85,23 +89,16 @@ def _assess_ok() -> ChatReply:
     return ChatReply(content='{"sufficient": true, "missing": "", "queries": []}')
 
 
-async def _wait_until(condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.02)
+async def _finished_record(client, chat_id: str) -> dict[str, Any]:
+    """The chat's last record once it is no longer running."""
 
+    async def last_record() -> dict[str, Any]:
+        url = f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10"
+        records = (await client.get(url)).json()["data"]["records"]
+        assert records, "the chat has no record yet"
+        return dict(records[-1])
 
-async def _wait_for_record(client, chat_id: str, done, timeout: float = 10.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        page = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10")).json()[
-            "data"
-        ]
-        if page["records"] and done(page["records"][-1]):
-            return dict(page["records"][-1])
-        assert time.monotonic() < deadline, f"record never finished: {page}"
-        await asyncio.sleep(0.05)
+    return await eventually(last_record, lambda r: r["status"] != "running", interval=0.05, what="the record's end")
 
 
 async def test_stop_keeps_the_partial_answer_and_ends_the_stream(remote_stack: Stack, fake_model: FakeOpenAI) -> None:
@@ -118,13 +115,13 @@ async def test_stop_keeps_the_partial_answer_and_ends_the_stream(remote_stack: S
                     received.extend(piece)
 
         asking = asyncio.create_task(read_answer())
-        await _wait_until(lambda: "第一段".encode() in received)  # part of the answer has arrived
+        await eventually(lambda: "第一段".encode() in received)  # part of the answer has arrived
         stopped = await client.post(f"/api/application/chat_message/{chat_id}/stop")
         assert stopped.json()["data"] == {"stopped": True}
         await asking
         frames = parse_frames(bytes(received))
         assert frames[-1].data["is_end"] is True, "a stopped answer still ends its stream properly"
-        record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+        record = await _finished_record(client, chat_id)
         assert record["status"] == "stopped"
         assert record["answer_text"].startswith("第一段。") and not record["answer_text"].endswith("第四段。")
         idle = await client.post(f"/api/application/chat_message/{chat_id}/stop")
@@ -152,10 +149,9 @@ async def test_re_chat_keeps_the_old_record_in_the_log_but_not_in_the_history(
 async def test_stop_reaches_an_answer_running_in_another_chat_service_process(
     remote_stack: Stack, fake_model: FakeOpenAI, sessions
 ) -> None:
-    from kb.chat.v1 import chat_service_pb2 as pb
-    from kb.chat.v1 import chat_service_pb2_grpc as pb_grpc
-    from kbcore.caller_token import bearer, operator_token
-    from kbcore.grpc_client import open_channel
+    from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+    from kbcore.rpc.caller_token import bearer, operator_token
+    from kbcore.rpc.client import open_channel
     from services.chat.server import ChatDeps, create_server
 
     slow = ChatReply.stream([f"第{i}段。" for i in range(1, 30)], chunk_delay=0.2)
@@ -172,8 +168,11 @@ async def test_stop_reaches_an_answer_running_in_another_chat_service_process(
         async with remote_stack.http() as client:
             chat_id = await open_chat(client)
             asking = asyncio.create_task(ask(client, chat_id, QUESTION))
-            await _wait_until(lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies))
-            reply = await pb_grpc.ChatServiceStub(channel).Stop(
+            await eventually(
+                lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies),
+                what="the answer's model call",
+            )
+            reply = await ChatStubs.of(channel).answers.Stop(
                 pb.StopRequest(chat_id=chat_id), metadata=bearer(operator_token(remote_stack.settings))
             )
             assert reply.stopped is True, "the other process found the running answer through the lease"
@@ -181,7 +180,7 @@ async def test_stop_reaches_an_answer_running_in_another_chat_service_process(
             _, frames = await asking
             assert time.monotonic() - stopped_at < 3.0, "the holder notices within its poll interval"
             assert frames[-1].data["is_end"] is True
-            record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+            record = await _finished_record(client, chat_id)
             assert record["status"] == "stopped" and record["answer_text"].startswith("第1段。")
             assert not record["answer_text"].endswith("第29段。")
     finally:
@@ -215,7 +214,7 @@ async def test_a_model_that_fails_mid_answer_leaves_a_failed_record_with_the_par
         assert response.status_code == 200
         assert frames[-1].kind == "error" and frames[-1].data["code"] == 503
         assert "".join(f.data["content"] for f in frames if f.kind == "chunk") == "已经写出的半句"
-        record = await _wait_for_record(client, chat_id, lambda r: r["status"] != "running")
+        record = await _finished_record(client, chat_id)
         assert record["status"] == "failed" and record["answer_text"] == "已经写出的半句"
         # the kind of failure; the endpoint's own words are the service log's
         assert record["error"] == SENTENCES[FailureKind.UNAVAILABLE]
@@ -273,7 +272,9 @@ async def test_a_question_refused_as_busy_costs_a_visitor_no_quota(remote_stack:
     async with remote_stack.http(headers={"Authorization": f"Bearer {token}"}) as visitor:
         chat_id = await open_chat(visitor)
         first = asyncio.create_task(ask(visitor, chat_id, QUESTION))
-        await _wait_until(lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies))
+        await eventually(
+            lambda: any(request_kind(b) == "generate" for b in fake_model.chat_bodies), what="the answer's model call"
+        )
         busy, _ = await ask(visitor, chat_id, "另一个问题")
         assert busy.status_code == 409
         await first

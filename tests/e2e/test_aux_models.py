@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete
 
-from kbcore.db.models import ModelEndpoint
+from kbcore.db.tables import ModelEndpoint
 from tests.e2e.test_long_conversation import conversation
 from tests.e2e.test_models_http import model_body, register
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, Json, request_kind

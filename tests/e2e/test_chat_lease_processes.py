@@ -35,7 +35,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,15 +46,16 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from sqlalchemy import Engine, create_engine, select
 from sqlalchemy.engine import make_url
 
-from kbcore.caller_token import operator_token
 from kbcore.db.engine import create_engine as create_async_db_engine
 from kbcore.db.engine import session_factory, sync_url
 from kbcore.db.lease import LeaseStore, new_holder
 from kbcore.db.migrate import upgrade
-from kbcore.db.models import ChatLock, ChatRecord, utcnow
-from kbcore.grpc_client import open_channel
-from kbcore.service_credential import service_credential
+from kbcore.db.tables import ChatLock, ChatRecord, utcnow
+from kbcore.rpc.caller_token import operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
+from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.process_stack import child_pids
 from tests.sse_client import Frame, answer_text, ask
@@ -212,13 +213,13 @@ class Processes:
 
     async def wait_port(self, service: Service) -> int:
         target = service.run_dir / f"{service.name}.port"
-        deadline = time.monotonic() + START_TIMEOUT
-        while not target.exists():
+
+        def announced() -> bool:
             if service.process.poll() is not None:
-                raise AssertionError(f"{service.label} exited while starting:\n{self.logs()}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{service.label} did not announce its port:\n{self.logs()}")
-            await asyncio.sleep(0.05)
+                pytest.fail(f"{service.label} exited while starting:\n{self.logs()}")
+            return target.exists()
+
+        await self.starting(announced, f"{service.label} announcing its port")
         service.port = int(target.read_text())
         return service.port
 
@@ -236,17 +237,24 @@ class Processes:
     async def wait_http(self, service: Service) -> None:
         """The gateway announces its port before uvicorn listens: poll a cheap route through to chat."""
         await self.wait_port(service)
-        deadline = time.monotonic() + START_TIMEOUT
         async with httpx.AsyncClient(base_url=service.url, timeout=5) as client:
-            while True:
+
+            async def answers() -> bool:
+                if service.process.poll() is not None:
+                    pytest.fail(f"{service.label} exited while starting:\n{self.logs()}")
                 try:
-                    if (await client.get(f"/api/application/{DEMO_APPLICATION_ID}")).status_code == 200:
-                        return
+                    return (await client.get(f"/api/application/{DEMO_APPLICATION_ID}")).status_code == 200
                 except httpx.TransportError:
-                    pass
-                if service.process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"{service.label} does not answer:\n{self.logs()}")
-                await asyncio.sleep(0.1)
+                    return False
+
+            await self.starting(answers, f"{service.label} answering")
+
+    async def starting(self, ready: Callable[[], bool | Awaitable[bool]], what: str) -> None:
+        """Wait for a starting process to be ``ready``; on timeout, fail with every process's log."""
+        try:
+            await eventually(ready, timeout=START_TIMEOUT, interval=0.05, what=what)
+        except AssertionError as late:
+            raise AssertionError(f"{late}:\n{self.logs()}") from None
 
     def kill(self, label: str) -> None:
         """SIGKILL one process, the way a crash or an OOM kill ends it: no cleanup runs."""
@@ -463,12 +471,16 @@ async def hang_through(client: httpx.AsyncClient, fake: FakeOpenAI, chat_ids: Se
     """HANG_QUESTION on each chat through ``client``, once every generation has reached the model
     (and stalls there): the answers' streams, still open."""
     hanging: list[Answering] = [asyncio.ensure_future(ask(client, chat_id, HANG_QUESTION)) for chat_id in chat_ids]
-    deadline = time.monotonic() + 60
-    while len(generate_requests(fake, HANG_MARKER)) < len(chat_ids):
+
+    def generating() -> int:
         for stream in hanging:
-            assert not stream.done(), f"a question ended before generating: {stream.result()[0].text}"
-        assert time.monotonic() < deadline, "the stalled generations never reached the model"
-        await asyncio.sleep(0.05)
+            if stream.done():
+                pytest.fail(f"a question ended before generating: {stream.result()[0].text}")
+        return len(generate_requests(fake, HANG_MARKER))
+
+    await eventually(
+        generating, lambda n: n >= len(chat_ids), timeout=60, what="the stalled generations reaching the model"
+    )
     return hanging
 
 
@@ -512,16 +524,26 @@ async def test_a_holder_killed_in_another_pid_namespace_keeps_its_lease_until_it
         assert_busy(response)
 
         # Once it expires (no renewals any more), the surviving process takes the chat over.
-        deadline = killed_at + LOCK_TTL + 10
         attempts = 0
-        while True:
+
+        async def follow_up() -> list[Frame] | None:
+            """The answer's frames once the chat is taken over; None while it is still busy."""
+            nonlocal attempts
             attempts += 1
             response, frames = await ask(b, chat_id, FOLLOW_UP)
             if response.status_code == 200:
-                break
+                return frames
             assert_busy(response)
-            assert time.monotonic() < deadline, "the dead holder's lease never expired"
-            await asyncio.sleep(0.25)  # polling the lease's expiry
+            return None
+
+        frames = await eventually(
+            follow_up,
+            lambda answered: answered is not None,
+            timeout=killed_at + LOCK_TTL + 10 - time.monotonic(),
+            interval=0.2,
+            what="the dead holder's lease expiring",
+        )
+        assert frames is not None
         assert_complete(frames)
         (_, _, old_holder, _), (_, _, new_holder, taken_at) = record_rows(lease_stack.db, chat_id)
         assert new_holder != old_holder

@@ -17,8 +17,8 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from kbcore.caller_token import bearer
-from kbcore.db.models import AccessToken
+from kbcore.db.tables import AccessToken
+from kbcore.rpc.caller_token import bearer
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
 from tests.sse_client import ask, parse_frames

@@ -9,7 +9,6 @@ of model is a clear 400."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -17,11 +16,12 @@ import grpc
 import httpx
 import pytest
 
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1.retrieval_service_pb2_grpc import RetrievalServiceStub
-from kbcore.grpc_client import open_channel
-from services.retrieval.spaces import FLIP_GRACE_SECONDS, SEARCH_CACHE_SECONDS, EmbeddingSpaces
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.stubs import RetrievalStubs
+from services.retrieval.embedding.spaces import FLIP_GRACE_SECONDS, SEARCH_CACHE_SECONDS, EmbeddingSpaces
 from tests.document_jobs import wait_for_documents
+from tests.eventually import eventually
 from tests.fakes.low_cosine_embeddings import LowCosineEmbeddings
 from tests.grpc_status import status_of
 from tests.harness import Stack
@@ -105,13 +105,13 @@ async def vector_hits(client: httpx.AsyncClient, dataset_id: str, similarity: fl
 
 
 async def wait_for_switch(client: httpx.AsyncClient, dataset_id: str, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = await dataset(client, dataset_id)
-        if found["embedding_switch"] is not None and found["embedding_switch"]["status"] not in RUNNING:
-            return found
-        assert time.monotonic() < deadline, found
-        await asyncio.sleep(0.05)
+    return await eventually(
+        lambda: dataset(client, dataset_id),
+        lambda found: found["embedding_switch"] is not None and found["embedding_switch"]["status"] not in RUNNING,
+        timeout=timeout,
+        interval=0.05,
+        what="the end of the embedding switch",
+    )
 
 
 async def test_a_dataset_on_a_registered_model_is_embedded_and_searched_by_it(
@@ -149,10 +149,7 @@ async def test_switching_to_a_registered_model_serves_the_old_vectors_until_it_p
     assert changed.status_code == 200, changed.text
     assert changed.json()["data"]["embedding_model_id"] == ""  # not yet: a job runs
     assert changed.json()["data"]["embedding_switch"]["status"] in RUNNING
-    deadline = time.monotonic() + 30
-    while fake.waiting == 0:  # the job is embedding, held half-way
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.02)
+    await eventually(lambda: fake.waiting, timeout=30, what="the job embedding, held half-way")
     await asyncio.sleep(SEARCH_CACHE_SECONDS)  # looked up afresh: the dataset still names its old model
     during = await vector_hits(client, created["id"], similarity=0.0)
     assert [(h["id"], h["similarity"]) for h in during] == [(h["id"], h["similarity"]) for h in before]
@@ -169,10 +166,13 @@ async def test_switching_to_a_registered_model_serves_the_old_vectors_until_it_p
     assert after[0]["content"] == PARAGRAPHS[0]["content"]
     assert {h["id"] for h in after} == {h["id"] for h in before}  # the same paragraphs, ids kept
     assert [h["similarity"] for h in after] != [h["similarity"] for h in before]  # new vectors
-    deadline = time.monotonic() + FLIP_GRACE_SECONDS + 10
-    while await spaces_of(stack).default.store.count(created["id"]):  # old vectors deleted, after a grace
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.1)
+    await eventually(  # old vectors deleted, after a grace
+        lambda: spaces_of(stack).default.store.count(created["id"]),
+        lambda left: left == 0,
+        timeout=FLIP_GRACE_SECONDS + 10,
+        interval=0.1,
+        what="the old vectors' deletion",
+    )
     new_space = await spaces_of(stack).space(model_id, 64)
     assert await new_space.store.count(created["id"]) == len(PARAGRAPHS)
 
@@ -204,10 +204,7 @@ async def test_putting_the_current_model_back_cancels_a_running_switch(
     fake.hold()
     changed = await client.put(f"/api/dataset/{created['id']}", json={"embedding_model_id": model_id})
     assert changed.status_code == 200, changed.text
-    deadline = time.monotonic() + 30
-    while fake.waiting == 0:
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.02)
+    await eventually(lambda: fake.waiting, timeout=30, what="the job embedding, held half-way")
     back = await client.put(f"/api/dataset/{created['id']}", json={"embedding_mode_id": "", "name": f"改名-{unique}"})
     assert back.status_code == 200, back.text
     assert back.json()["data"]["name"] == f"改名-{unique}" and back.json()["data"]["desc"] == "旧描述"
@@ -234,7 +231,7 @@ async def test_an_application_never_mixes_embedding_models(
 
     # A search naming both (the gRPC hit test takes several datasets) is refused the same way.
     channel = open_channel(stack.retrieval_target, stack.credential)
-    search = RetrievalServiceStub(channel).Search(
+    search = RetrievalStubs.of(channel).search.Search(
         pb.SearchRequest(dataset_ids=[default["id"], remote["id"]], query=QUESTION), timeout=30
     )
     code, details = await status_of(search)

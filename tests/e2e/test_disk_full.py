@@ -26,8 +26,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from kbcore.db.models import ChatRecord
-from services.chat.saving import NOT_SAVED_DISK_FULL
+from kbcore.db.tables import ChatRecord
+from services.chat.answering.saving import NOT_SAVED_DISK_FULL
 from services.chat.store import ChatStore
 from tests.e2e.private_stack import Seeded, private_stack
 from tests.full_disk import fill, mount_tmpfs, unmount

@@ -17,16 +17,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.process_stack import StackProcesses, stack_processes
 from tests.sse_client import Frame, ask
@@ -124,27 +126,23 @@ async def open_chat(client: httpx.AsyncClient, app_id: str) -> str:
     return str(response.json()["data"])
 
 
-async def wait_for(condition: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
-
-
 async def answers_again(stack: ProcessStack, killed_at: float) -> float:
     """Seconds from the kill until a question on a new chat is answered in full."""
     async with httpx.AsyncClient(base_url=stack.url, timeout=15) as client:
-        while True:
+
+        async def answered_in_full() -> bool:
             try:
                 response = await client.get(f"/api/application/{stack.app_id}/chat/open")
-                if response.status_code == 200:
-                    answered, frames = await ask(client, str(response.json()["data"]), QUESTION)
-                    if answered.status_code == 200 and frames and frames[-1].data.get("is_end") is True:
-                        return time.monotonic() - killed_at
+                if response.status_code != 200:
+                    return False
+                answered, frames = await ask(client, str(response.json()["data"]), QUESTION)
             except httpx.TransportError:
-                pass
-            assert time.monotonic() - killed_at < RECOVERY_LIMIT, "not answering again within 10 s of the kill"
-            await asyncio.sleep(0.2)
+                return False
+            return answered.status_code == 200 and bool(frames) and frames[-1].data.get("is_end") is True
+
+        left = RECOVERY_LIMIT - (time.monotonic() - killed_at)
+        await eventually(answered_in_full, timeout=left, interval=0.1, what="answering again within 10 s of the kill")
+    return time.monotonic() - killed_at
 
 
 def assert_error_last(frames: list[Frame]) -> None:
@@ -155,19 +153,24 @@ def assert_error_last(frames: list[Frame]) -> None:
 
 
 async def kill_mid_answer(
-    stack: ProcessStack, name: str, marker: str, reached: Any, after: float = 0.0
+    stack: ProcessStack, name: str, marker: str, reached: Callable[[bytes], bool]
 ) -> tuple[list[Frame], str, float]:
-    """Ask a question carrying ``marker``, kill ``name`` once ``reached()``; the frames, the
-    chat and the moment of the kill."""
+    """Ask a question carrying ``marker``, kill ``name`` once ``reached(what the client has
+    received so far)``; the frames, the chat and the moment of the kill."""
+    received = bytearray()
     async with httpx.AsyncClient(base_url=stack.url, timeout=60) as client:
         chat_id = await open_chat(client, stack.app_id)
-        asking = asyncio.ensure_future(ask(client, chat_id, f"{QUESTION}{marker}"))
-        await wait_for(reached, 60, f"the answer never reached the phase where {name} is killed")
-        await asyncio.sleep(after)
+        asking = asyncio.ensure_future(ask(client, chat_id, f"{QUESTION}{marker}", received=received))
+        await eventually(lambda: reached(bytes(received)), timeout=60, what=f"the phase where {name} is killed")
         killed_at = stack.kill(name)
         response, frames = await asyncio.wait_for(asking, 30)
     assert response.status_code == 200
     return frames, chat_id, killed_at
+
+
+def streamed_a_chunk(received: bytes) -> bool:
+    """Whether a whole answer chunk frame (``data:{...}`` then a blank line) has reached the client."""
+    return re.search(rb"(^|\n\n)data:[^\n]*\n\n", received) is not None
 
 
 def summarizing(fake: FakeOpenAI) -> bool:
@@ -193,7 +196,7 @@ async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the
 
     # Retrieval dies while it waits for the assessment: the chat service lives and saves the failure.
     frames, chat_id, killed_at = await kill_mid_answer(
-        stack, "retrieval", STALL_ASSESS, lambda: assessing(stack.fake, STALL_ASSESS)
+        stack, "retrieval", STALL_ASSESS, lambda _: assessing(stack.fake, STALL_ASSESS)
     )
     assert_error_last(frames)
     assert stack.statuses(chat_id) == ["failed"]
@@ -203,14 +206,12 @@ async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the
     # must not be told the answer ended, and the record is closed once the dead lease expires.
     stack.fake.reset()
     frames, chat_id, killed_at = await kill_mid_answer(
-        stack, "chat", SLOW_ANSWER, lambda: generating(stack.fake, SLOW_ANSWER), after=1.0
+        stack, "chat", SLOW_ANSWER, lambda received: generating(stack.fake, SLOW_ANSWER) and streamed_a_chunk(received)
     )
     assert_error_last(frames)
     assert [f for f in frames if f.kind == "chunk"], "the kill came mid-answer, after chunks were streamed"
     figures["chat"] = await answers_again(stack, killed_at)
-    deadline = time.monotonic() + 3 * LOCK_TTL
-    while stack.running_records() and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
+    await eventually(stack.running_records, lambda running: running == 0, timeout=3 * LOCK_TTL, interval=0.1)
     assert stack.statuses(chat_id) == ["interrupted"]
     assert stack.running_records() == 0, "records left running after recovery"
     closed_after = time.monotonic() - killed_at
@@ -249,15 +250,15 @@ async def test_kill_9_of_context_mid_answer_ends_in_an_error_and_the_stack_recov
     assert not summarizing(stack.fake), "six turns must not compact yet"
     async with httpx.AsyncClient(base_url=stack.url, timeout=60) as client:
         asking = asyncio.ensure_future(ask(client, chat_id, QUESTION))
-        await wait_for(lambda: summarizing(stack.fake), 60, "the seventh question never compacted the history")
+        await eventually(
+            lambda: summarizing(stack.fake), timeout=60, what="the seventh question compacting the history"
+        )
         killed_at = stack.kill("context")
         response, frames = await asyncio.wait_for(asking, 30)
     assert response.status_code == 200
     assert_error_last(frames)
     recovered = await answers_again(stack, killed_at)
-    deadline = time.monotonic() + 3 * LOCK_TTL
-    while stack.running_records() and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
+    await eventually(stack.running_records, lambda running: running == 0, timeout=3 * LOCK_TTL, interval=0.1)
     statuses = stack.statuses(chat_id)
     assert len(statuses) == 7 and statuses[-1] != "running", statuses
     assert stack.running_records() == 0, "records left running after recovery"

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from kbcore.db.models import ChatLock, ChatRecord
+from kbcore.db.tables import ChatLock, ChatRecord
 from services.chat.store import ChatStore
 from tests.harness import Stack
 from tests.sse_client import Frame, answer_text, ask

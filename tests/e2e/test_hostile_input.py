@@ -23,12 +23,13 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from gateway.edge_rules import EdgeRules
+from gateway.edge.rules import EdgeRules
 from gateway.presenter import export_row
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kbcore.db.models import ApiKey
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from kbcore.db.tables import ApiKey
+from kbcore.rpc.stubs import ChatStubs
 from kbcore.settings import Settings
-from services.chat.access import NOT_VISIBLE
+from services.chat.access.rules import NOT_VISIBLE
 from tests.document_jobs import wait_for_documents
 from tests.harness import Stack
 from tests.sse_client import ask
@@ -289,18 +290,21 @@ async def test_d8_out_of_range_integers_are_4xx_that_say_so(stack: Stack) -> Non
 async def test_d8_a_grpc_record_id_out_of_range_is_invalid_argument(stack: Stack) -> None:
     import grpc
 
-    from kb.chat.v1 import chat_service_pb2_grpc
-    from kbcore.caller_token import bearer as metadata_for
-    from kbcore.caller_token import operator_token
-    from kbcore.grpc_client import open_channel
+    from kbcore.rpc.caller_token import bearer as metadata_for
+    from kbcore.rpc.caller_token import operator_token
+    from kbcore.rpc.client import open_channel
 
     async with open_channel(stack.chat_target, stack.credential) as channel:
-        chat = chat_service_pb2_grpc.ChatServiceStub(channel)
+        chat = ChatStubs.of(channel)
         operator = metadata_for(operator_token(stack.settings))
-        opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+        opened = await chat.applications.OpenChat(
+            chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+        )
         for raw in ("99999999999999999999", "²", "1" * 5000):
             with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await chat.GetRecord(chat_pb.GetRecordRequest(chat_id=opened.chat_id, record_id=raw), metadata=operator)
+                await chat.answers.GetRecord(
+                    chat_pb.GetRecordRequest(chat_id=opened.chat_id, record_id=raw), metadata=operator
+                )
             assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, refused.value.details()
 
 

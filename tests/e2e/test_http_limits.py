@@ -14,8 +14,7 @@ import json
 import socket
 import struct
 import threading
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +24,12 @@ import pytest
 import uvicorn
 
 from gateway.app import create_app
-from gateway.connection_book import ConnectionBook
-from gateway.edge_protocol import EdgeHttpProtocol
-from gateway.listen import bind_http_socket
-from gateway.server_config import http_config
+from gateway.edge.connection_book import ConnectionBook
+from gateway.edge.listen import bind_http_socket
+from gateway.edge.protocol import EdgeHttpProtocol
+from gateway.edge.server_config import http_config
 from kbcore.settings import Settings
+from tests.eventually import eventually
 
 pytestmark = pytest.mark.own_database  # no database: the backends point nowhere
 
@@ -69,7 +69,7 @@ async def edge_gateway(folder: Path, **limits: Any) -> AsyncIterator[Gateway]:
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="edge-gateway", daemon=True)
     thread.start()
     try:
-        await until(lambda: server.started or not thread.is_alive())
+        await eventually(lambda: server.started or not thread.is_alive(), timeout=DEADLINE)
         assert thread.is_alive(), "the gateway did not start"
         yield Gateway(sock.getsockname()[1], protocol.edge_book)
     finally:
@@ -79,14 +79,6 @@ async def edge_gateway(folder: Path, **limits: Any) -> AsyncIterator[Gateway]:
             server.force_exit = True
             await asyncio.to_thread(thread.join, 15)
         sock.close()
-
-
-async def until(condition: Callable[[], bool], what: str = "the condition") -> None:
-    """Poll ``condition`` until it holds, failing after DEADLINE."""
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} did not come about within {DEADLINE:.0f} s"
-        await asyncio.sleep(0.01)
 
 
 class Client:
@@ -216,7 +208,7 @@ async def test_a_request_and_a_kept_alive_second_request_are_answered(tmp_path: 
         assert second.status == 200 and second.body == first.body
         assert gateway.book.open == 1
         client.close()
-        await until(lambda: gateway.book.open == 0, "the connection's release")
+        await eventually(lambda: gateway.book.open, lambda n: n == 0, timeout=DEADLINE, what="the connection's release")
 
 
 # Header size and count ---------------------------------------------------------------------
@@ -237,7 +229,7 @@ async def test_headers_over_the_size_limit_get_431_before_the_rest_is_sent(tmp_p
         assert body["code"] == 431 and body["data"] is None and "8 KiB" in body["message"]
         assert await client.closed_by_server()
         client.close()
-        await until(lambda: gateway.book.open == 0, "the connection's release")
+        await eventually(lambda: gateway.book.open, lambda n: n == 0, timeout=DEADLINE, what="the connection's release")
 
 
 async def test_an_oversized_request_line_on_the_openai_path_gets_openais_error_shape(tmp_path: Path) -> None:
@@ -279,7 +271,7 @@ async def test_a_client_that_stops_mid_header_gets_408_and_is_closed(tmp_path: P
             assert answer.headers["connection"] == "close"
             assert await client.closed_by_server()
             client.close()
-        await until(lambda: gateway.book.open == 0, "the connections' release")
+        await eventually(lambda: gateway.book.open, lambda n: n == 0, timeout=DEADLINE, what="the connections' release")
 
 
 async def test_a_kept_alive_connection_gets_the_header_time_again_for_its_next_request(tmp_path: Path) -> None:
@@ -318,7 +310,12 @@ async def test_connections_over_the_per_address_cap_get_503_while_another_addres
 ) -> None:
     async with edge_gateway(tmp_path, http_max_connections_per_ip=3, http_header_timeout=60) as gateway:
         held = await held_open(gateway, 3)
-        await until(lambda: gateway.book.open_from("127.0.0.1") == 3, "three open connections")
+        await eventually(
+            lambda: gateway.book.open_from("127.0.0.1"),
+            lambda n: n == 3,
+            timeout=DEADLINE,
+            what="three open connections",
+        )
         refused = await ask(gateway)
         assert refused.status == 503
         assert refused.headers["connection"] == "close" and refused.headers["retry-after"] == "5"
@@ -336,7 +333,7 @@ async def test_connections_over_the_total_cap_get_503(tmp_path: Path) -> None:
         tmp_path, http_max_connections=4, http_max_connections_per_ip=0, http_header_timeout=60
     ) as gateway:
         held = await held_open(gateway, 2, "127.0.0.1") + await held_open(gateway, 2, "127.0.0.2")
-        await until(lambda: gateway.book.open == 4, "four open connections")
+        await eventually(lambda: gateway.book.open, lambda n: n == 4, timeout=DEADLINE, what="four open connections")
         for source in ("127.0.0.1", "127.0.0.3"):
             refused = await ask(gateway, source)
             assert refused.status == 503
@@ -344,7 +341,9 @@ async def test_connections_over_the_total_cap_get_503(tmp_path: Path) -> None:
                 "the server holds as many connections as it can right now; try again in a few seconds"
             )
         held.pop().close()
-        await until(lambda: gateway.book.open == 3, "the closed connection's release")
+        await eventually(
+            lambda: gateway.book.open, lambda n: n == 3, timeout=DEADLINE, what="the closed connection's release"
+        )
         assert (await ask(gateway, "127.0.0.3")).status == 200
         for client in held:
             client.close()
@@ -358,7 +357,12 @@ async def test_counts_go_back_down_however_connections_end(tmp_path: Path) -> No
     async with edge_gateway(tmp_path, **limits) as gateway:
         first = await held_open(gateway, 4)
         fin, reset_by_client, too_many, answered = first
-        await until(lambda: gateway.book.open_from("127.0.0.1") == 4, "four open connections")
+        await eventually(
+            lambda: gateway.book.open_from("127.0.0.1"),
+            lambda n: n == 4,
+            timeout=DEADLINE,
+            what="four open connections",
+        )
         assert (await ask(gateway)).status == 503
 
         fin.close()
@@ -368,11 +372,18 @@ async def test_counts_go_back_down_however_connections_end(tmp_path: Path) -> No
         await answered.send(b"Connection: close\r\n\r\n")
         assert (await answered.answer()).status == 200
         assert await answered.closed_by_server()
-        await until(lambda: gateway.book.open == 0, "every connection's release")
+        await eventually(
+            lambda: gateway.book.open, lambda n: n == 0, timeout=DEADLINE, what="every connection's release"
+        )
         assert gateway.book.open_from("127.0.0.1") == 0
 
         again = await held_open(gateway, 4)
-        await until(lambda: gateway.book.open_from("127.0.0.1") == 4, "four connections admitted again")
+        await eventually(
+            lambda: gateway.book.open_from("127.0.0.1"),
+            lambda n: n == 4,
+            timeout=DEADLINE,
+            what="four connections admitted again",
+        )
         assert (await ask(gateway)).status == 503
         for client in (too_many, answered, *again):
             client.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.descriptors import connection_cap
+from gateway.edge.descriptors import connection_cap
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_database]  # a process of its own, no database
 

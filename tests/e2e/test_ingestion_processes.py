@@ -27,13 +27,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from sqlalchemy import create_engine, select
 from sqlalchemy.engine import make_url
 
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.engine import sync_url
 from kbcore.db.migrate import upgrade
-from kbcore.db.models import Document, IngestJob
-from kbcore.grpc_client import open_channel
-from kbcore.service_credential import service_credential
+from kbcore.db.tables import Document, IngestJob
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
 from services.retrieval.store.factory import open_vector_store
@@ -150,12 +150,12 @@ def paragraph_list() -> pb.ParagraphList:
     )
 
 
-async def watch(
-    stub: pb_grpc.RetrievalServiceStub, dataset_id: str, document_id: str, until, timeout: float
-) -> pb.Document:
+async def watch(stub: RetrievalStubs, dataset_id: str, document_id: str, until, timeout: float) -> pb.Document:
     deadline = time.monotonic() + timeout
     while True:
-        document = await stub.GetDocument(pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id))
+        document = await stub.documents.GetDocument(
+            pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id)
+        )
         if until(document):
             return document  # type: ignore[no-any-return]
         assert document.status != pb.DOCUMENT_STATUS_FAILED, document
@@ -182,10 +182,12 @@ async def test_a_retrieval_process_killed_mid_job_resumes_it_with_one_version_an
 ) -> None:
     first = await launcher.start()
     channel = open_channel(first.target, service_credential(Settings.from_env(launcher.env)))
-    stub = pb_grpc.RetrievalServiceStub(channel)
+    stub = RetrievalStubs.of(channel)
     try:
-        dataset_id = (await stub.CreateDataset(pb.CreateDatasetRequest(name=f"kill-{tmp_path.name}"))).dataset.id
-        reply = await stub.SubmitDocuments(
+        dataset_id = (
+            await stub.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"kill-{tmp_path.name}"))
+        ).dataset.id
+        reply = await stub.documents.SubmitDocuments(
             pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="巡检规程", paragraphs=paragraph_list())
         )
         [queued] = reply.documents
@@ -206,11 +208,11 @@ async def test_a_retrieval_process_killed_mid_job_resumes_it_with_one_version_an
 
     second = await launcher.start()
     channel = open_channel(second.target, service_credential(Settings.from_env(launcher.env)))
-    stub = pb_grpc.RetrievalServiceStub(channel)
+    stub = RetrievalStubs.of(channel)
     try:
         ready = await watch(stub, dataset_id, queued.id, lambda d: d.status == pb.DOCUMENT_STATUS_READY, timeout=180)
         assert (ready.paragraph_count, ready.error) == (PARAGRAPHS, "")
-        hits = await stub.Search(pb.SearchRequest(dataset_ids=[dataset_id], query="巡检规程123号"))
+        hits = await stub.search.Search(pb.SearchRequest(dataset_ids=[dataset_id], query="巡检规程123号"))
         assert any("巡检规程123号" in p.content for p in hits.paragraphs), "searched through the service"
     finally:
         await channel.close()

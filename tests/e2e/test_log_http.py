@@ -10,8 +10,8 @@ import io
 import openpyxl
 import pytest
 
+import services.chat.admin.conversation_log as chat_log
 from gateway.presenter import LOG_EXPORT_COLUMNS
-from services.chat import log as chat_log
 from tests.harness import Stack
 from tests.sse_client import ask
 from tools.seed_demo import DEMO_DATASET_ID

@@ -4,7 +4,7 @@ only have come from the compacted summary, since the raw turns still sent never 
 
 from __future__ import annotations
 
-from kbcore.tokens import count_tokens
+from kbcore.text.tokens import count_tokens
 from tests.harness import Stack
 from tests.services.context_support import Sessions, add_turns
 from tests.sse_client import ask

@@ -17,7 +17,7 @@ import pytest
 
 from kbcore.metrics.catalog import Purpose
 from kbcore.metrics.http_server import serve_metrics
-from kbcore.models.offline import OFFLINE_MODEL_NAME
+from kbcore.models.offline.model import OFFLINE_MODEL_NAME
 from kbcore.vocabulary import RECORD_STATUS, STOP_REASON
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
@@ -78,7 +78,7 @@ async def test_one_question_counts_once_in_each_metric(stack: Stack, service_met
     before, after = gateway_before, gateway_after
     assert grew(before, after, "kb_http_requests_total", method="POST", route=ASK_ROUTE, status="200") == 1
     # The Ask stream is counted once, at its end, with the status it ended with.
-    ask_rpc = {"grpc_service": "kb.chat.v1.ChatService", "grpc_method": "Ask"}
+    ask_rpc = {"grpc_service": "kb.chat.v1.AnswerService", "grpc_method": "Ask"}
     assert grew(before, after, "kb_grpc_server_handled_total", **ask_rpc) == 1
     assert grew(before, after, "kb_grpc_server_handled_total", **ask_rpc, grpc_code="OK") == 1
     assert grew(before, after, "kb_grpc_server_handling_seconds_count", **ask_rpc) == 1

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from services.chat.model_admin import KEY_FOR_NEW_ADDRESS, address
+from services.chat.admin.model_admin import KEY_FOR_NEW_ADDRESS, address
 from tests.e2e.test_models_http import model_body, register
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import Stack

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import ModelEndpoint
+from kbcore.db.tables import ModelEndpoint
 from kbcore.secret_box import SecretBox
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, plausible_route, request_kind
 from tests.harness import Stack

@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import ChatRecord
-from kbcore.tokens import count_tokens
-from services.retrieval.embeddings import Embedder
+from kbcore.db.tables import ChatRecord
+from kbcore.text.tokens import count_tokens
+from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.store.base import VectorStore
 from tests.e2e.conftest import ANSWER_CHUNKS, route
 from tests.e2e.test_openai_endpoint import api_key, sdk

@@ -9,7 +9,7 @@ On SQLite, which stores a NUL silently, the same question is saved as it was sho
 
 from __future__ import annotations
 
-from kbcore.storable import storable_text
+from kbcore.text.storable import storable_text
 from services.retrieval.store.base import VectorStore
 from tests.harness import Stack
 from tests.nul_paragraph import QUESTION, WITH_NUL, application_citing_a_nul

@@ -18,8 +18,8 @@ from sqlalchemy import select, update
 
 from gateway.app import create_app
 from gateway.backends import Backends
-from kbcore.caller_token import bearer
-from kbcore.db.models import AccessToken, Visitor
+from kbcore.db.tables import AccessToken, Visitor
+from kbcore.rpc.caller_token import bearer
 from tests.harness import Stack
 from tests.sse_client import ask
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kbcore.caller_token import bearer
+from kbcore.rpc.caller_token import bearer
 from tests.harness import Stack
 
 

@@ -14,21 +14,21 @@ store's ``statvfs`` is injected instead; the test prints which it used.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from kbcore.disk_space import MiB
 from kbcore.errors import DISK_FULL
-from services.retrieval.store.edge import DEFAULT_RESERVE_BYTES, EdgeVectorStore
+from kbcore.process.disk_space import MiB
+from services.retrieval.store.edge_store import DEFAULT_RESERVE_BYTES, EdgeVectorStore
 from tests.document_jobs import hit_test, wait_for_documents
 from tests.e2e.private_stack import Seeded, private_stack
+from tests.eventually import eventually
 from tests.full_disk import LATE, InjectedDisk, RealDisk, a_late_document_is_taken_in, mount_tmpfs, unmount
 from tests.sse_client import parse_frames
 
@@ -56,13 +56,6 @@ async def store_on_small_disk(
     finally:
         if mounted:
             unmount(where)
-
-
-async def until(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.1)
 
 
 async def document(client: httpx.AsyncClient, dataset_id: str, document_id: str) -> dict[str, Any]:
@@ -93,10 +86,10 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
         assert big.status_code == 200, big.text
         big_id = big.json()["data"]["id"]
 
-        async def first_batch_stored() -> bool:
-            return int((await document(client, dataset, big_id))["progress"]["done"]) > 0
+        async def stored() -> int:
+            return int((await document(client, dataset, big_id))["progress"]["done"])
 
-        await until(first_batch_stored, 120, "the big document's first batch was never stored")
+        await eventually(stored, timeout=120, interval=0.1, what="the big document's first batch stored")
         disk.fill(leave=DEFAULT_RESERVE_BYTES // 2)
         [failed] = await wait_for_documents(client, dataset, [big_id])
         assert failed["status"] == "failed" and failed["error"] == DISK_FULL, failed
@@ -116,10 +109,13 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
         disk.empty()
         back = time.monotonic()
 
-        async def dropped() -> bool:
-            return await store.count(dataset, big_id) == 0
-
-        await until(dropped, SETTLE, "the failed version's staged points stayed once space was back")
+        await eventually(
+            lambda: store.count(dataset, big_id),
+            lambda staged: staged == 0,
+            timeout=SETTLE,
+            interval=0.1,
+            what="the failed version's staged points dropped once space was back",
+        )
         settled = time.monotonic() - back
         await a_late_document_is_taken_in(client, dataset)
         assert await answered(client, seeded.app_id)

@@ -10,7 +10,6 @@ server), so the model calls are HTTP client spans of the same trace.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.eventually import eventually_sync
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.fakes.otlp_receiver import CLIENT, SERVER, OtlpReceiver, ReceivedSpan
 from tests.process_stack import StackProcesses, pid_alive, stack_processes
@@ -94,12 +94,13 @@ def ask_one(stack: TracedStack, headers: dict[str, str] | None = None) -> dict[s
 def spans_of(stack: TracedStack, trace_id: str, until: Any) -> list[ReceivedSpan]:
     """The trace's spans once ``until(spans)`` holds (exports arrive in batches, each process
     on its own schedule)."""
-    deadline = time.monotonic() + 30
-    while True:
-        spans = [s for s in stack.receiver.spans() if s.trace_id == trace_id]
-        if until(spans) or time.monotonic() > deadline:
-            return spans
-        time.sleep(0.1)
+    return eventually_sync(
+        lambda: [s for s in stack.receiver.spans() if s.trace_id == trace_id],
+        until,
+        timeout=30,
+        interval=0.1,
+        what=f"the spans of trace {trace_id}",
+    )
 
 
 def test_one_question_is_one_trace_across_the_four_processes_and_the_record_carries_its_id(
@@ -121,7 +122,7 @@ def test_one_question_is_one_trace_across_the_four_processes_and_the_record_carr
     # The question's own spans: each hop is a server span of its process, in this one trace.
     servers = {(s.service, s.name) for s in spans if s.kind == SERVER}
     assert {"chat", "context", "retrieval"} <= {service for service, _ in servers}
-    assert ("chat", "/kb.chat.v1.ChatService/Ask") in servers
+    assert ("chat", "/kb.chat.v1.AnswerService/Ask") in servers
     assert any(service == "gateway" for service, _ in servers)
     # The model calls: one span per purpose with the model's name, and the HTTP request under it.
     purposes = {
@@ -143,10 +144,13 @@ def test_a_questions_log_lines_carry_its_trace_and_record_ids(traced_stack: Trac
     def lines_of_question() -> list[dict[str, Any]]:
         return [line for line in traced_stack.json_lines() if line.get("trace_id") == record["trace_id"]]
 
-    deadline = time.monotonic() + 10
-    while {line["service"] for line in lines_of_question()} < {"chat", "retrieval"} and time.monotonic() < deadline:
-        time.sleep(0.1)
-    lines = lines_of_question()
+    lines = eventually_sync(
+        lines_of_question,
+        lambda found: {line["service"] for line in found} >= {"chat", "retrieval"},
+        timeout=10,
+        interval=0.1,
+        what="the question's log lines from chat and retrieval",
+    )
     # The model requests' lines (httpx logs each at INFO), in the chat and retrieval services;
     # the record id reached retrieval as baggage.
     assert {line["service"] for line in lines} >= {"chat", "retrieval"}, lines
@@ -164,8 +168,12 @@ def test_a_callers_traceparent_is_honoured_as_the_questions_trace(traced_stack: 
     wanted = {"gateway", "chat", "retrieval"}
     spans = spans_of(traced_stack, caller_trace, lambda found: {s.service for s in found} >= wanted)
     assert {s.service for s in spans} >= wanted
-    time.sleep(0.5)  # the lines written with the spans
-    lines = [line for line in traced_stack.json_lines() if line.get("trace_id") == caller_trace]
+    lines = eventually_sync(  # the lines written with the spans
+        lambda: [line for line in traced_stack.json_lines() if line.get("trace_id") == caller_trace],
+        timeout=10,
+        interval=0.1,
+        what="the question's log lines",
+    )
     assert lines and {line.get("record_id") for line in lines} <= {record["id"], None}, lines
 
 

@@ -29,7 +29,7 @@ from starlette.routing import Route
 from tests.fakes.threaded_server import ThreadedServer
 
 SHARED = math.sqrt(0.3)  # weight of the component every vector has: unrelated cosines ≈ 0.3
-PROBE = "dimension probe"  # services.retrieval.embedding_models.PROBE_TEXT
+PROBE = "dimension probe"  # services.retrieval.embedding.registered.PROBE_TEXT
 
 
 def embedding(text: str, dim: int) -> list[float]:

@@ -10,14 +10,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import grpc
 import pytest
 
-from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
-from kb.context.v1 import context_service_pb2_grpc as context_grpc
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as retrieval_grpc
-from kbcore.caller_token import bearer, operator_token
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import RunningServer
+from grpc_stubs.context.v1 import context_service_pb2_grpc as context_grpc
 from kbcore.models.base import ModelClient
-from kbcore.service_credential import service_credential
+from kbcore.rpc.bootstrap import RunningServer
+from kbcore.rpc.caller_token import bearer, operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
 from services.context.server import ContextDeps, create_server
 from tests.fakes.openai_server import FakeOpenAI
@@ -28,16 +27,16 @@ StartContext = Callable[[int], Awaitable[ContextClient]]
 
 
 @pytest.fixture
-async def retrieval(stack: Stack) -> AsyncIterator[retrieval_grpc.RetrievalServiceStub]:
+async def retrieval(stack: Stack) -> AsyncIterator[RetrievalStubs]:
     channel = open_channel(stack.retrieval_target, stack.credential)
-    yield retrieval_grpc.RetrievalServiceStub(channel)
+    yield RetrievalStubs.of(channel)
     await channel.close()
 
 
 @pytest.fixture
-async def chat(stack: Stack) -> AsyncIterator[chat_grpc.ChatServiceStub]:
+async def chat(stack: Stack) -> AsyncIterator[ChatStubs]:
     channel = open_channel(stack.chat_target, stack.credential)
-    yield chat_grpc.ChatServiceStub(channel)
+    yield ChatStubs.of(channel)
     await channel.close()
 
 

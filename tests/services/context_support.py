@@ -12,12 +12,12 @@ import grpc
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kb.common.v1 import common_pb2
-from kb.context.v1 import context_service_pb2 as pb
-from kb.context.v1 import context_service_pb2_grpc as pb_grpc
-from kbcore.db.models import Application, Chat, ChatContextState, ChatRecord, RecordStatus
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.context.v1 import context_service_pb2 as pb
+from grpc_stubs.context.v1 import context_service_pb2_grpc as pb_grpc
+from kbcore.db.tables import Application, Chat, ChatContextState, ChatRecord, RecordStatus
 from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_MARKER, SUMMARY_QUESTION
-from kbcore.tokens import count_tokens
+from kbcore.text.tokens import count_tokens
 from kbcore.vocabulary import ROLE
 from tests.fakes.openai_server import ChatReply, request_kind
 

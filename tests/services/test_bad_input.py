@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import grpc
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.common.v1 import common_pb2
-from kb.context.v1 import context_service_pb2 as context_pb
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kbcore.caller_token import bearer
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.context.v1 import context_service_pb2 as context_pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.rpc.caller_token import bearer
 from tests.grpc_status import status_of
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
@@ -18,7 +18,7 @@ UNKNOWN = "00000000-0000-0000-0000-000000000000"
 
 async def test_search_refuses_empty_long_and_unknown(retrieval) -> None:
     def search(query: str, datasets: list[str], **settings) -> object:
-        return retrieval.Search(
+        return retrieval.search.Search(
             retrieval_pb.SearchRequest(dataset_ids=datasets, query=query, search=common_pb2.SearchSettings(**settings))
         )
 
@@ -40,24 +40,24 @@ async def test_search_refuses_empty_long_and_unknown(retrieval) -> None:
 
 async def test_retrieve_refuses_empty_and_unknown(retrieval) -> None:
     code, message = await status_of(
-        retrieval.Retrieve(retrieval_pb.RetrieveRequest(question="", dataset_ids=[DEMO_DATASET_ID]))
+        retrieval.search.Retrieve(retrieval_pb.RetrieveRequest(question="", dataset_ids=[DEMO_DATASET_ID]))
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "question" in message
     code, message = await status_of(
-        retrieval.Retrieve(retrieval_pb.RetrieveRequest(question="年假", dataset_ids=[UNKNOWN]))
+        retrieval.search.Retrieve(retrieval_pb.RetrieveRequest(question="年假", dataset_ids=[UNKNOWN]))
     )
     assert code == grpc.StatusCode.NOT_FOUND
     code, message = await status_of(
-        retrieval.Retrieve(retrieval_pb.RetrieveRequest(question="年" * 9000, dataset_ids=[DEMO_DATASET_ID]))
+        retrieval.search.Retrieve(retrieval_pb.RetrieveRequest(question="年" * 9000, dataset_ids=[DEMO_DATASET_ID]))
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "4000" in message
 
 
 async def test_bad_documents_are_refused_and_nothing_is_half_ingested(retrieval, unique: str) -> None:
-    dataset = (await retrieval.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"bad-{unique}"))).dataset
+    dataset = (await retrieval.datasets.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"bad-{unique}"))).dataset
 
     def add(**source) -> object:
-        return retrieval.AddDocument(retrieval_pb.AddDocumentRequest(dataset_id=dataset.id, **source))
+        return retrieval.documents.AddDocument(retrieval_pb.AddDocumentRequest(dataset_id=dataset.id, **source))
 
     code, message = await status_of(add(file=retrieval_pb.FileContent(filename="report.exe", data=b"MZ\x90")))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "supported types" in message
@@ -73,13 +73,13 @@ async def test_bad_documents_are_refused_and_nothing_is_half_ingested(retrieval,
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     code, _ = await status_of(add())
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    documents = await retrieval.ListDocuments(retrieval_pb.ListDocumentsRequest(dataset_id=dataset.id))
+    documents = await retrieval.documents.ListDocuments(retrieval_pb.ListDocumentsRequest(dataset_id=dataset.id))
     # Files refused only once parsed stay listed as failed, with their reason and no paragraph.
     assert all(
         (d.status, d.paragraph_count) == (retrieval_pb.DOCUMENT_STATUS_FAILED, 0) and d.error
         for d in documents.documents
     )
-    hits = await retrieval.Search(
+    hits = await retrieval.search.Search(
         retrieval_pb.SearchRequest(
             dataset_ids=[dataset.id],
             query="年假规定",
@@ -88,7 +88,7 @@ async def test_bad_documents_are_refused_and_nothing_is_half_ingested(retrieval,
     )
     assert list(hits.paragraphs) == []
     code, _ = await status_of(
-        retrieval.AddDocument(
+        retrieval.documents.AddDocument(
             retrieval_pb.AddDocumentRequest(
                 dataset_id=UNKNOWN, file=retrieval_pb.FileContent(filename="a.md", data=b"text")
             )
@@ -96,12 +96,14 @@ async def test_bad_documents_are_refused_and_nothing_is_half_ingested(retrieval,
     )
     assert code == grpc.StatusCode.NOT_FOUND
     code, _ = await status_of(
-        retrieval.DeleteDocument(retrieval_pb.DeleteDocumentRequest(dataset_id=dataset.id, document_id=UNKNOWN))
+        retrieval.documents.DeleteDocument(
+            retrieval_pb.DeleteDocumentRequest(dataset_id=dataset.id, document_id=UNKNOWN)
+        )
     )
     assert code == grpc.StatusCode.NOT_FOUND
-    code, _ = await status_of(retrieval.CreateDataset(retrieval_pb.CreateDatasetRequest(name="   ")))
+    code, _ = await status_of(retrieval.datasets.CreateDataset(retrieval_pb.CreateDatasetRequest(name="   ")))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    code, _ = await status_of(retrieval.DeleteDataset(retrieval_pb.DeleteDatasetRequest(dataset_id=UNKNOWN)))
+    code, _ = await status_of(retrieval.datasets.DeleteDataset(retrieval_pb.DeleteDatasetRequest(dataset_id=UNKNOWN)))
     assert code == grpc.StatusCode.NOT_FOUND
 
 
@@ -116,11 +118,11 @@ async def test_load_context_refuses_unknown_and_malformed(context) -> None:
 
 async def test_chat_entry_points_refuse_bad_input(chat, operator) -> None:
     chat_id = (
-        await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+        await chat.applications.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
     ).chat_id
 
     def ask(message: str, metadata: tuple[tuple[str, str], ...] = operator, target: str = chat_id) -> object:
-        return chat.Ask(chat_pb.AskRequest(chat_id=target, message=message), metadata=metadata)
+        return chat.answers.Ask(chat_pb.AskRequest(chat_id=target, message=message), metadata=metadata)
 
     assert (await status_of(ask("   ")))[0] == grpc.StatusCode.INVALID_ARGUMENT
     code, message = await status_of(ask("问" * 9000))
@@ -128,24 +130,24 @@ async def test_chat_entry_points_refuse_bad_input(chat, operator) -> None:
     assert (await status_of(ask("年假", target=UNKNOWN)))[0] == grpc.StatusCode.NOT_FOUND
     assert (await status_of(ask("年假", metadata=())))[0] == grpc.StatusCode.UNAUTHENTICATED
     code, message = await status_of(
-        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="abc"), metadata=operator)
+        chat.answers.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="abc"), metadata=operator)
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "record_id" in message
     code, _ = await status_of(
-        chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="999999"), metadata=operator)
+        chat.answers.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id="999999"), metadata=operator)
     )
     assert code == grpc.StatusCode.NOT_FOUND
     code, _ = await status_of(
-        chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id, page_size=1000), metadata=operator)
+        chat.answers.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id, page_size=1000), metadata=operator)
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    records = await chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id), metadata=operator)
+    records = await chat.answers.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id), metadata=operator)
     assert records.total == 0, "a refused question must leave no record"
 
 
 async def test_application_admin_refuses_bad_input(chat, operator, stack) -> None:
     def create(**fields) -> object:
-        return chat.CreateApplication(
+        return chat.applications.CreateApplication(
             chat_pb.CreateApplicationRequest(application=chat_pb.Application(**fields)), metadata=operator
         )
 
@@ -154,17 +156,21 @@ async def test_application_admin_refuses_bad_input(chat, operator, stack) -> Non
     assert code == grpc.StatusCode.NOT_FOUND and UNKNOWN in message
     code, message = await status_of(create(name="x", search=common_pb2.SearchSettings(top_n=1000)))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "top_n" in message
-    key = await chat.CreateApiKey(chat_pb.CreateApiKeyRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+    key = await chat.access.CreateApiKey(
+        chat_pb.CreateApiKeyRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+    )
     code, _ = await status_of(
-        chat.CreateApplication(
+        chat.applications.CreateApplication(
             chat_pb.CreateApplicationRequest(application=chat_pb.Application(name="x")), metadata=bearer(key.key)
         )
     )
     assert code == grpc.StatusCode.PERMISSION_DENIED
-    code, _ = await status_of(chat.OpenChat(chat_pb.OpenChatRequest(application_id=UNKNOWN), metadata=operator))
+    code, _ = await status_of(
+        chat.applications.OpenChat(chat_pb.OpenChatRequest(application_id=UNKNOWN), metadata=operator)
+    )
     assert code == grpc.StatusCode.NOT_FOUND
     code, _ = await status_of(
-        chat.UpdateApplication(
+        chat.applications.UpdateApplication(
             chat_pb.UpdateApplicationRequest(application=chat_pb.Application(id=UNKNOWN, name="x")), metadata=operator
         )
     )

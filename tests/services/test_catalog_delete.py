@@ -8,8 +8,8 @@ import warnings
 from sqlalchemy import func, select
 from sqlalchemy.exc import SAWarning
 
-from kbcore.db.models import Dataset, Document
-from services.retrieval.catalog import Catalog
+from kbcore.db.tables import Dataset, Document
+from services.retrieval.catalog.catalog_store import Catalog
 
 
 async def test_deleting_a_dataset_deletes_its_documents_without_a_row_count_mismatch(sessions, unique: str) -> None:

@@ -10,7 +10,6 @@ import dataclasses
 import datetime as dt
 import logging
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,21 +17,21 @@ import grpc
 import pytest
 from sqlalchemy import delete, update
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
-from kb.context.v1.context_service_pb2_grpc import ContextServiceStub
-from kb.retrieval.v1.retrieval_service_pb2_grpc import RetrievalServiceStub
-from kbcore.caller_token import bearer, operator_token
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.context.v1.context_service_pb2_grpc import ContextServiceStub
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
-from kbcore.db.models import ChatLock, ChatRecord, utcnow
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import RunningServer
+from kbcore.db.tables import ChatLock, ChatRecord, utcnow
+from kbcore.rpc.bootstrap import RunningServer
+from kbcore.rpc.caller_token import bearer, operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
-from services.chat.ask import CLIENT_GONE, AskFlow, Question, Upstreams
-from services.chat.running import RunningQuestions
+from services.chat.answering.ask import CLIENT_GONE, AskFlow, Question, Upstreams
+from services.chat.answering.running import RunningQuestions
 from services.chat.server import ChatDeps, create_server
 from services.chat.store import ChatStore
+from tests.eventually import eventually, passed
 from tests.grpc_status import status_of
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -56,12 +55,12 @@ async def start_chat_service(stack: Stack, sessions: Any, model: Any, **changes:
 
 
 @pytest.fixture
-async def chat_on_dead_database(stack: Stack, offline_model: Any) -> AsyncIterator[chat_grpc.ChatServiceStub]:
+async def chat_on_dead_database(stack: Stack, offline_model: Any) -> AsyncIterator[ChatStubs]:
     """A chat service whose PostgreSQL refuses connections (nothing listens on port 1)."""
     engine = create_engine("postgresql://kb:secret@127.0.0.1:1/kbdead")
     server = await start_chat_service(stack, session_factory(engine), offline_model)
     channel = open_channel(f"127.0.0.1:{server.port}", stack.credential)
-    yield chat_grpc.ChatServiceStub(channel)
+    yield ChatStubs.of(channel)
     await channel.close()
     await server.stop(grace=0)
     await engine.dispose()
@@ -73,7 +72,7 @@ def assert_generic(message: str) -> None:
 
 
 async def test_a_database_that_refuses_connections_is_unavailable_not_internal(
-    chat_on_dead_database: chat_grpc.ChatServiceStub, settings: Settings
+    chat_on_dead_database: ChatStubs, settings: Settings
 ) -> None:
     """D5: every call during a database outage answers UNAVAILABLE (HTTP 503) with a message
     that names no host, port or database: through the servicer (the operator's call), through
@@ -82,11 +81,11 @@ async def test_a_database_that_refuses_connections_is_unavailable_not_internal(
     chat = chat_on_dead_database
     operator = bearer(operator_token(settings))
     calls = {
-        "ListApplications": chat.ListApplications(chat_pb.ListApplicationsRequest(), metadata=operator),
-        "OpenChat (API key)": chat.OpenChat(
+        "ListApplications": chat.applications.ListApplications(chat_pb.ListApplicationsRequest(), metadata=operator),
+        "OpenChat (API key)": chat.applications.OpenChat(
             chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=bearer("application-0123456789")
         ),
-        "Ask": chat.Ask(chat_pb.AskRequest(chat_id="c" * 32, message="年假"), metadata=operator),
+        "Ask": chat.answers.Ask(chat_pb.AskRequest(chat_id="c" * 32, message="年假"), metadata=operator),
     }
     for name, call in calls.items():
         code, message = await status_of(call)
@@ -96,7 +95,7 @@ async def test_a_database_that_refuses_connections_is_unavailable_not_internal(
 
 
 async def test_an_unexpected_exception_is_internal_with_an_error_id_that_the_log_has(
-    chat: chat_grpc.ChatServiceStub,
+    chat: ChatStubs,
     operator: tuple[tuple[str, str], ...],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -108,10 +107,12 @@ async def test_an_unexpected_exception_is_internal_with_an_error_id_that_the_log
         raise RuntimeError("SELECT * FROM chat_record WHERE token = 'hunter2'")
 
     monkeypatch.setattr(ChatStore, "list_records", broken)
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+    opened = await chat.applications.OpenChat(
+        chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+    )
     with caplog.at_level(logging.ERROR):
         code, message = await status_of(
-            chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=opened.chat_id), metadata=operator)
+            chat.answers.ListRecords(chat_pb.ListRecordsRequest(chat_id=opened.chat_id), metadata=operator)
         )
     assert code == grpc.StatusCode.INTERNAL
     assert "hunter2" not in message and "SELECT" not in message and "RuntimeError" not in message
@@ -123,16 +124,22 @@ async def test_an_unexpected_exception_is_internal_with_an_error_id_that_the_log
 
 
 async def test_nul_characters_are_refused_before_they_reach_the_database(
-    chat: chat_grpc.ChatServiceStub, operator: tuple[tuple[str, str], ...]
+    chat: ChatStubs, operator: tuple[tuple[str, str], ...]
 ) -> None:
     """D5: NUL in a question, a chat id, an access token or a name is INVALID_ARGUMENT naming
     the field, for every method (before: stored on SQLite, the SQL statement on PostgreSQL)."""
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+    opened = await chat.applications.OpenChat(
+        chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+    )
     calls = {
-        "message": chat.Ask(chat_pb.AskRequest(chat_id=opened.chat_id, message="年假\x00多少天"), metadata=operator),
-        "chat_id": chat.GetRecord(chat_pb.GetRecordRequest(chat_id="ab\x00cd", record_id="1"), metadata=operator),
-        "access_token": chat.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token="tok\x00en")),
-        "application.name": chat.CreateApplication(
+        "message": chat.answers.Ask(
+            chat_pb.AskRequest(chat_id=opened.chat_id, message="年假\x00多少天"), metadata=operator
+        ),
+        "chat_id": chat.answers.GetRecord(
+            chat_pb.GetRecordRequest(chat_id="ab\x00cd", record_id="1"), metadata=operator
+        ),
+        "access_token": chat.access.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token="tok\x00en")),
+        "application.name": chat.applications.CreateApplication(
             chat_pb.CreateApplicationRequest(application=chat_pb.Application(name="名\x00字")), metadata=operator
         ),
     }
@@ -140,7 +147,7 @@ async def test_nul_characters_are_refused_before_they_reach_the_database(
         code, message = await status_of(call)
         assert code == grpc.StatusCode.INVALID_ARGUMENT, (field, code, message)
         assert message == f"{field} must not contain NUL characters", message
-    records = await chat.ListRecords(chat_pb.ListRecordsRequest(chat_id=opened.chat_id), metadata=operator)
+    records = await chat.answers.ListRecords(chat_pb.ListRecordsRequest(chat_id=opened.chat_id), metadata=operator)
     assert not records.records, "the refused question left no record"
 
 
@@ -211,10 +218,10 @@ async def test_a_starting_chat_service_closes_records_a_dead_process_left_runnin
             assert (await _status(sessions, alive))[0] == "running", "a live holder's record is not touched"
 
             later = await _running_record(sessions, chats[3], "ask-died-after-start")
-            deadline = time.monotonic() + 5
-            while (await _status(sessions, later))[0] == "running" and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)
-            assert (await _status(sessions, later))[0] == "interrupted", "the periodic sweep closes it"
+            closed = await eventually(
+                lambda: _status(sessions, later), lambda status: status[0] != "running", timeout=5, interval=0.05
+            )
+            assert closed[0] == "interrupted", "the periodic sweep closes it"
         finally:
             await server.stop(grace=0)
     finally:
@@ -222,18 +229,22 @@ async def test_a_starting_chat_service_closes_records_a_dead_process_left_runnin
 
 
 async def test_stop_on_a_chat_whose_holder_is_dead_says_it_did_not_stop(
-    chat: chat_grpc.ChatServiceStub, operator: tuple[tuple[str, str], ...], sessions: Any
+    chat: ChatStubs, operator: tuple[tuple[str, str], ...], sessions: Any
 ) -> None:
     """D7: the chat's lease is held by a process that died (not yet expired) and its record is
     ``running``: nothing can honour a stop, so Stop answers ``stopped: false`` (before: true)."""
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+    opened = await chat.applications.OpenChat(
+        chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+    )
     try:
         await _running_record(sessions, opened.chat_id, "ask-killed-holder")
         await _lease(sessions, opened.chat_id, "ask-killed-holder", expires_in=60)
-        reply = await chat.Stop(chat_pb.StopRequest(chat_id=opened.chat_id), metadata=operator)
+        reply = await chat.answers.Stop(chat_pb.StopRequest(chat_id=opened.chat_id), metadata=operator)
         assert reply.stopped is False
-        idle = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
-        reply = await chat.Stop(chat_pb.StopRequest(chat_id=idle.chat_id), metadata=operator)
+        idle = await chat.applications.OpenChat(
+            chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+        )
+        reply = await chat.answers.Stop(chat_pb.StopRequest(chat_id=idle.chat_id), metadata=operator)
         assert reply.stopped is False, "nothing runs there"
     finally:
         await _forget(sessions, [opened.chat_id])
@@ -248,7 +259,7 @@ async def flow(stack: Stack, sessions: Any, offline_model: Any) -> AsyncIterator
         open_channel(stack.context_target, stack.credential),
         open_channel(stack.retrieval_target, stack.credential),
     )
-    upstreams = Upstreams(ContextServiceStub(context), RetrievalServiceStub(retrieval))
+    upstreams = Upstreams(ContextServiceStub(context), RetrievalStubs.of(retrieval))
     yield AskFlow(stack.settings, store, leases, upstreams, offline_model, RunningQuestions())
     await context.close()
     await retrieval.close()
@@ -295,7 +306,7 @@ async def test_a_question_cancelled_while_its_record_commits_is_closed_and_its_l
     async def slow_reply(self: ChatStore, *args: Any, **kwargs: Any) -> Any:
         started = await original(self, *args, **kwargs)
         committed.set()
-        await asyncio.sleep(1.0)  # the commit's reply, in flight
+        await asyncio.Event().wait()  # the commit's reply, in flight until the question is cancelled
         return started
 
     monkeypatch.setattr(ChatStore, "begin_question", slow_reply)
@@ -306,7 +317,4 @@ async def test_a_question_cancelled_while_its_record_commits_is_closed_and_its_l
     asking.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asking
-    deadline = time.monotonic() + 5
-    while (await store.list_records(chat_id, 1, 10))[0][0].status == "running" and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    await _closed_properly(sessions, chat_id)
+    await eventually(lambda: _closed_properly(sessions, chat_id), passed, timeout=5, interval=0.05)

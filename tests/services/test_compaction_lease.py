@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 import pytest
 
-from kb.context.v1 import context_service_pb2 as pb
+from grpc_stubs.context.v1 import context_service_pb2 as pb
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.models.failures import SENTENCES, FailureKind
 from tests.fakes.openai_server import ChatReply, FakeOpenAI

@@ -12,11 +12,11 @@ import grpc
 import pytest
 from sqlalchemy import select
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.common.v1 import common_pb2
-from kbcore.caller_token import bearer
-from kbcore.db.models import ChatRecord, RecordVote
-from services.chat import log as chat_log
+import services.chat.admin.conversation_log as chat_log
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from kbcore.db.tables import ChatRecord, RecordVote
+from kbcore.rpc.caller_token import bearer
 from tests.grpc_status import status_of
 from tools.seed_demo import DEMO_DATASET_ID
 
@@ -24,7 +24,7 @@ QUESTION = "员工年假有几天？"
 
 
 async def new_application(chat, operator, unique: str, datasets: list[str]) -> str:
-    created = await chat.CreateApplication(
+    created = await chat.applications.CreateApplication(
         chat_pb.CreateApplicationRequest(application=chat_pb.Application(name=f"日志-{unique}", dataset_ids=datasets)),
         metadata=operator,
     )
@@ -35,9 +35,9 @@ async def ask(
     chat, metadata, application_id: str, source: common_pb2.RecordSource = common_pb2.RECORD_SOURCE_CHAT
 ) -> str:
     """One question in a new chat under ``metadata``; the record's id."""
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=metadata)
+    opened = await chat.applications.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=metadata)
     request = chat_pb.AskRequest(chat_id=opened.chat_id, message=QUESTION, source=source)
-    events = [event async for event in chat.Ask(request, metadata=metadata)]
+    events = [event async for event in chat.answers.Ask(request, metadata=metadata)]
     assert events[-1].WhichOneof("event") == "done", events[-3:]
     return str(events[-1].done.record_id)
 
@@ -50,11 +50,11 @@ def listed(application_id: str, page: int = 1, page_size: int = 100, **filters: 
 
 async def test_every_door_records_its_source_caller_and_outcome(chat, operator, sessions, unique) -> None:
     application_id = await new_application(chat, operator, unique, [DEMO_DATASET_ID])
-    key = await chat.CreateApiKey(chat_pb.CreateApiKeyRequest(application_id=application_id), metadata=operator)
-    link = await chat.CreateAccessToken(
+    key = await chat.access.CreateApiKey(chat_pb.CreateApiKeyRequest(application_id=application_id), metadata=operator)
+    link = await chat.access.CreateAccessToken(
         chat_pb.CreateAccessTokenRequest(application_id=application_id, access_num=10), metadata=operator
     )
-    visitor = await chat.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token=link.access_token))
+    visitor = await chat.access.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token=link.access_token))
     asked = {
         "page": await ask(chat, operator, application_id),
         "api_key": await ask(chat, bearer(key.key), application_id),
@@ -62,7 +62,7 @@ async def test_every_door_records_its_source_caller_and_outcome(chat, operator, 
         "openai_api": await ask(chat, operator, application_id, common_pb2.RECORD_SOURCE_OPENAI_API),
     }
 
-    log = await chat.ListLog(listed(application_id), metadata=operator)
+    log = await chat.operations.ListLog(listed(application_id), metadata=operator)
     assert log.total == 4
     assert [e.record.id for e in log.entries] == list(reversed(asked.values())), "newest first"
     names = {chat_pb.LOG_SOURCE_PAGE: "page", chat_pb.LOG_SOURCE_SHARE_LINK: "share_link"}
@@ -84,17 +84,19 @@ async def test_every_door_records_its_source_caller_and_outcome(chat, operator, 
     assert rows[int(asked["share_link"])].caller_ref == visitor.visitor_id
     assert rows[int(asked["page"])].caller_ref == "" and rows[int(asked["page"])].log_source == "page"
 
-    shared = await chat.ListLog(listed(application_id, sources=[chat_pb.LOG_SOURCE_SHARE_LINK]), metadata=operator)
+    shared = await chat.operations.ListLog(
+        listed(application_id, sources=[chat_pb.LOG_SOURCE_SHARE_LINK]), metadata=operator
+    )
     assert [e.record.id for e in shared.entries] == [asked["share_link"]] and shared.total == 1
 
 
 async def test_a_question_without_datasets_is_logged_insufficient_with_its_stop_reason(chat, operator, unique) -> None:
     application_id = await new_application(chat, operator, unique, [])
     record_id = await ask(chat, operator, application_id)
-    insufficient = await chat.ListLog(listed(application_id, sufficient=False), metadata=operator)
+    insufficient = await chat.operations.ListLog(listed(application_id, sufficient=False), metadata=operator)
     assert [e.record.id for e in insufficient.entries] == [record_id]
     assert insufficient.entries[0].stop_reason == common_pb2.STOP_REASON_NO_DATASETS
-    none = await chat.ListLog(listed(application_id, sufficient=True), metadata=operator)
+    none = await chat.operations.ListLog(listed(application_id, sufficient=True), metadata=operator)
     assert none.total == 0 and not none.entries
 
 
@@ -121,7 +123,9 @@ async def logged(chat, operator, sessions, unique) -> tuple[str, dict[str, str]]
     """An application whose one chat holds ROWS, written directly (dates and outcomes a live
     question cannot be made to have), with VOTES; its id and each row's record id."""
     application_id = await new_application(chat, operator, unique, [])
-    chat_id = (await chat.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)).chat_id
+    chat_id = (
+        await chat.applications.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)
+    ).chat_id
     async with sessions.begin() as session:
         records = {}
         for name, (created, status, stop, sufficient, rounds, source, question, answer) in ROWS.items():
@@ -151,7 +155,7 @@ async def logged(chat, operator, sessions, unique) -> tuple[str, dict[str, str]]
 
 async def names_of(chat, operator, ids: dict[str, str], request: chat_pb.ListLogRequest) -> list[str]:
     by_id = {v: k for k, v in ids.items()}
-    reply = await chat.ListLog(request, metadata=operator)
+    reply = await chat.operations.ListLog(request, metadata=operator)
     assert reply.total == len(reply.entries)
     return [by_id[e.record.id] for e in reply.entries]
 
@@ -200,7 +204,7 @@ async def test_text_matches_question_or_answer_literally(chat, operator, logged)
 
 async def test_entries_carry_the_latest_vote_and_the_counts(chat, operator, logged) -> None:
     app, ids = logged
-    reply = await chat.ListLog(listed(app, votes=[chat_pb.VOTE_DOWN]), metadata=operator)
+    reply = await chat.operations.ListLog(listed(app, votes=[chat_pb.VOTE_DOWN]), metadata=operator)
     by_id = {e.record.id: e for e in reply.entries}
     both = by_id[ids["r3"]]
     assert (both.votes_up, both.votes_down) == (1, 1)
@@ -215,17 +219,17 @@ async def test_pages_and_the_bounded_export(chat, operator, logged, monkeypatch)
     pages = [await names_of_page(chat, operator, ids, listed(app, page=p, page_size=2)) for p in (1, 2, 3, 4)]
     assert pages == [(["r5", "r4"], 5), (["r3", "r2"], 5), (["r1"], 5), ([], 5)]
 
-    exported = await chat.ExportLog(listed(app, page=0, page_size=0, sufficient=False), metadata=operator)
+    exported = await chat.operations.ExportLog(listed(app, page=0, page_size=0, sufficient=False), metadata=operator)
     assert [e.record.id for e in exported.entries] == [ids["r4"], ids["r3"]] and exported.total == 2
     monkeypatch.setattr(chat_log, "MAX_EXPORT_ROWS", 3)
-    cut = await chat.ExportLog(listed(app), metadata=operator)
+    cut = await chat.operations.ExportLog(listed(app), metadata=operator)
     assert [e.record.id for e in cut.entries] == [ids["r5"], ids["r4"], ids["r3"]]
     assert cut.total == 5, "the total says the export was cut"
 
 
 async def names_of_page(chat, operator, ids, request) -> tuple[list[str], int]:
     by_id = {v: k for k, v in ids.items()}
-    reply = await chat.ListLog(request, metadata=operator)
+    reply = await chat.operations.ListLog(request, metadata=operator)
     return [by_id[e.record.id] for e in reply.entries], reply.total
 
 
@@ -245,24 +249,26 @@ BAD_FILTERS: list[tuple[dict[str, Any], str]] = [
 
 @pytest.mark.parametrize(("filters", "words"), BAD_FILTERS)
 async def test_bad_filters_are_invalid_with_a_sentence(chat, operator, filters, words) -> None:
-    for call in (chat.ListLog, chat.ExportLog):
+    for call in (chat.operations.ListLog, chat.operations.ExportLog):
         code, message = await status_of(call(listed("", **filters), metadata=operator))
         assert code == grpc.StatusCode.INVALID_ARGUMENT and words in message, (call, message)
 
 
 @pytest.mark.parametrize(("page", "page_size"), [(1, 0), (1, 1_000_000), (0, 20), (-1, 20), (1, -5)])
 async def test_bad_pages_are_invalid(chat, operator, page, page_size) -> None:
-    code, message = await status_of(chat.ListLog(listed("", page=page, page_size=page_size), metadata=operator))
+    code, message = await status_of(
+        chat.operations.ListLog(listed("", page=page, page_size=page_size), metadata=operator)
+    )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and (
         "page_size must be between 1 and 100" in message or "page must be 1 or more" in message
     )
 
 
 async def test_unknown_application_is_not_found_and_only_the_operator_reads_the_log(chat, operator, unique) -> None:
-    code, message = await status_of(chat.ListLog(listed(f"no-such-{unique}"), metadata=operator))
+    code, message = await status_of(chat.operations.ListLog(listed(f"no-such-{unique}"), metadata=operator))
     assert code == grpc.StatusCode.NOT_FOUND and f"no-such-{unique}" in message
     application_id = await new_application(chat, operator, unique, [])
-    key = await chat.CreateApiKey(chat_pb.CreateApiKeyRequest(application_id=application_id), metadata=operator)
-    for call in (chat.ListLog, chat.ExportLog):
+    key = await chat.access.CreateApiKey(chat_pb.CreateApiKeyRequest(application_id=application_id), metadata=operator)
+    for call in (chat.operations.ListLog, chat.operations.ExportLog):
         code, message = await status_of(call(listed(application_id), metadata=bearer(key.key)))
         assert code == grpc.StatusCode.PERMISSION_DENIED and "operator" in message

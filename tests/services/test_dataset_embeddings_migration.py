@@ -12,11 +12,11 @@ from alembic import command
 
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import alembic_config
-from kbcore.db.models import Dataset
+from kbcore.db.tables import Dataset
 from kbcore.settings import Settings
-from services.retrieval.embedding_models import EmbeddingModels
-from services.retrieval.embeddings import Embedder
-from services.retrieval.spaces import EmbeddingSpaces, Space
+from services.retrieval.embedding.embedders import Embedder
+from services.retrieval.embedding.registered import EmbeddingModels
+from services.retrieval.embedding.spaces import EmbeddingSpaces, Space
 from services.retrieval.store.base import VectorStore
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,11 +20,12 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore import process_identity
+import kbcore.process.identity as process_identity
 from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, holder_is_dead, new_holder
-from kbcore.db.models import Application, Chat, ChatLock, ChatRecord
-from kbcore.process_identity import ProcessIdentity
+from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord
+from kbcore.process.identity import ProcessIdentity
 from services.chat.store import ChatStore
+from tests.eventually import eventually_sync
 
 Sessions = async_sessionmaker[AsyncSession]
 REPO = Path(__file__).resolve().parents[2]
@@ -97,10 +97,7 @@ def test_a_live_process_is_alive_and_a_killed_one_is_dead_zombie_or_reaped(child
     assert identity_of(child.holder).pid == child.process.pid
     assert not holder_is_dead(child.holder), "a live holder in another process"
     child.process.kill()  # not reaped yet: a zombie, which runs nothing
-    deadline = time.monotonic() + 10
-    while proc_state(child.process.pid) != "Z":
-        assert time.monotonic() < deadline, "the killed child never became a zombie"
-        time.sleep(0.01)
+    eventually_sync(lambda: proc_state(child.process.pid), lambda state: state == "Z", what="the killed child a zombie")
     assert holder_is_dead(child.holder)
     child.process.wait(timeout=10)
     assert not Path(f"/proc/{child.process.pid}").exists()

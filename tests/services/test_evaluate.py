@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import grpc
 
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from tests.grpc_status import status_of
 from tools.seed_demo import DEMO_DATASET_ID
 
@@ -22,7 +22,7 @@ def case(case_id: str, question: str, *gold: str) -> pb.EvalCase:
 
 async def test_every_case_is_scored_in_request_order(retrieval) -> None:
     cases = [case("icu", ICU, "16:00"), case("nowhere", "年假有几天？", "不存在的句子甲乙丙")]
-    reply = await retrieval.Evaluate(pb.EvaluateRequest(dataset_ids=[DEMO_DATASET_ID], cases=cases))
+    reply = await retrieval.search.Evaluate(pb.EvaluateRequest(dataset_ids=[DEMO_DATASET_ID], cases=cases))
     assert [c.id for c in reply.cases] == ["icu", "nowhere"]
     icu, nowhere = reply.cases
     assert icu.gold_total == 1 and icu.found_by_round[-1] == 1 and icu.rounds_used == len(icu.found_by_round)
@@ -37,7 +37,7 @@ async def test_every_case_is_scored_in_request_order(retrieval) -> None:
 
 async def test_what_cannot_be_scored_is_refused(retrieval) -> None:
     def evaluate(cases: list[pb.EvalCase], datasets: list[str] | None = None) -> object:
-        return retrieval.Evaluate(
+        return retrieval.search.Evaluate(
             pb.EvaluateRequest(dataset_ids=[DEMO_DATASET_ID] if datasets is None else datasets, cases=cases)
         )
 

@@ -20,12 +20,12 @@ import grpc
 import pytest
 from sqlalchemy import select
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kbcore.caller_token import bearer, operator_token
-from kbcore.db.models import ChatRecord
-from services.chat.improvements import IMPROVED_DOCUMENT
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.db.tables import ChatRecord
+from kbcore.rpc.caller_token import bearer, operator_token
+from services.chat.admin.improvements import IMPROVED_DOCUMENT
 from tests.grpc_status import status_of
 from tests.process_stack import sample_documents
 from tools.demo_ids import DemoIds
@@ -72,16 +72,16 @@ def named_documents(text: str) -> set[str]:
 
 
 async def ask(chat, operator, application_id: str, question: str) -> chat_pb.AskDone:
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)
+    opened = await chat.applications.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)
     request = chat_pb.AskRequest(chat_id=opened.chat_id, message=question)
-    events = [event async for event in chat.Ask(request, metadata=operator)]
+    events = [event async for event in chat.answers.Ask(request, metadata=operator)]
     assert events[-1].WhichOneof("event") == "done", events[-3:]
     done: chat_pb.AskDone = events[-1].done
     return done
 
 
 async def new_application(chat, operator, name: str, datasets: list[str]) -> str:
-    created = await chat.CreateApplication(
+    created = await chat.applications.CreateApplication(
         chat_pb.CreateApplicationRequest(application=chat_pb.Application(name=name, dataset_ids=datasets)),
         metadata=operator,
     )
@@ -109,7 +109,7 @@ async def test_gap_report_with_half_the_documents_removed_names_the_removed_ones
     for case in unanswerable + answerable:
         await ask(chat, operator, application_id, case["turns"][0]["question"])
 
-    report = await chat.GapReport(chat_pb.GapReportRequest(application_id=application_id), metadata=operator)
+    report = await chat.operations.GapReport(chat_pb.GapReportRequest(application_id=application_id), metadata=operator)
     asked_gaps = {c["turns"][0]["question"] for c in unanswerable}
     # The offline assessment calls a few of them sufficient on evidence from a neighbouring
     # document (3 on one machine, 4 on another with the same code: dev-c12, dev-u01, dev-u03, dh-s04).
@@ -140,12 +140,12 @@ async def test_the_report_links_to_records_and_reads_details_when_the_column_is_
         record = await session.get(ChatRecord, int(done.record_id))
         record.sufficient = None
 
-    report = await chat.GapReport(chat_pb.GapReportRequest(application_id=application_id), metadata=operator)
+    report = await chat.operations.GapReport(chat_pb.GapReportRequest(application_id=application_id), metadata=operator)
     assert report.records == 1
     [example] = [e for g in report.groups for e in g.examples][:1]
     assert example.record_id == done.record_id
     assert "公园" in " ".join(g.label + "".join(g.gaps) for g in report.groups)
-    fetched = await chat.GetRecord(
+    fetched = await chat.answers.GetRecord(
         chat_pb.GetRecordRequest(chat_id=example.chat_id, record_id=example.record_id), metadata=operator
     )
     assert fetched.record.question == example.question
@@ -164,18 +164,22 @@ async def test_the_report_links_to_records_and_reads_details_when_the_column_is_
 )
 async def test_bad_gap_report_requests_are_refused_in_words(chat, operator, fields, code, words) -> None:
     request = chat_pb.GapReportRequest(**{"application_id": DEMO_APPLICATION_ID, **fields})
-    got, message = await status_of(chat.GapReport(request, metadata=operator))
+    got, message = await status_of(chat.operations.GapReport(request, metadata=operator))
     assert got == code and words in message, message
 
 
 async def test_only_the_operator_reads_the_gap_report_or_improves(chat, operator) -> None:
-    key = await chat.CreateApiKey(chat_pb.CreateApiKeyRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+    key = await chat.access.CreateApiKey(
+        chat_pb.CreateApiKeyRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+    )
     report = await status_of(
-        chat.GapReport(chat_pb.GapReportRequest(application_id=DEMO_APPLICATION_ID), metadata=bearer(key.key))
+        chat.operations.GapReport(
+            chat_pb.GapReportRequest(application_id=DEMO_APPLICATION_ID), metadata=bearer(key.key)
+        )
     )
     assert report[0] == grpc.StatusCode.PERMISSION_DENIED
     improve = await status_of(
-        chat.ImproveRecord(
+        chat.operations.ImproveRecord(
             chat_pb.ImproveRecordRequest(application_id=DEMO_APPLICATION_ID, chat_id="x", record_id="1", answer="a"),
             metadata=bearer(key.key),
         )
@@ -196,7 +200,7 @@ PURIFIER = ["澄风AP-360空气净化器开睡眠档时噪声不超过多少分�
 
 async def test_group_texts_puts_the_gaps_of_one_document_together(retrieval) -> None:
     texts = [LIBRARY[0], HOSPITAL[0], PURIFIER[0], LIBRARY[1], "", HOSPITAL[1], PURIFIER[1], LIBRARY[2], HOSPITAL[2]]
-    response = await retrieval.GroupTexts(retrieval_pb.GroupTextsRequest(texts=texts))
+    response = await retrieval.search.GroupTexts(retrieval_pb.GroupTextsRequest(texts=texts))
     members = [sorted(g.members) for g in response.groups]
     assert sorted(i for m in members for i in m) == list(range(len(texts))), "every text in exactly one group"
     by_topic = {tuple(sorted(texts.index(t) for t in topic)) for topic in (LIBRARY, HOSPITAL, PURIFIER)}
@@ -212,7 +216,7 @@ async def test_group_texts_puts_the_gaps_of_one_document_together(retrieval) -> 
     [([], "at least one"), (["问"] * 2001, "at most 2000"), (["问", "长" * 501], "longer than 500")],
 )
 async def test_group_texts_refuses_what_it_cannot_bound(retrieval, texts, words) -> None:
-    code, message = await status_of(retrieval.GroupTexts(retrieval_pb.GroupTextsRequest(texts=texts)))
+    code, message = await status_of(retrieval.search.GroupTexts(retrieval_pb.GroupTextsRequest(texts=texts)))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and words in message, message
 
 
@@ -225,13 +229,13 @@ IMPROVED_ANSWER = "云岭县城市公园冬季（11月至次年3月）每日18:3
 async def test_an_improvement_is_searchable_at_once_and_linked_to_its_record(
     chat, retrieval, operator, sessions, unique
 ) -> None:
-    dataset = await retrieval.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"改进-{unique}"))
+    dataset = await retrieval.datasets.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"改进-{unique}"))
     dataset_id = dataset.dataset.id
     application_id = await new_application(chat, operator, f"改进-{unique}", [dataset_id])
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)
+    opened = await chat.applications.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)
     events = [
         e
-        async for e in chat.Ask(
+        async for e in chat.answers.Ask(
             chat_pb.AskRequest(chat_id=opened.chat_id, message=IMPROVED_QUESTION), metadata=operator
         )
     ]
@@ -241,7 +245,7 @@ async def test_an_improvement_is_searchable_at_once_and_linked_to_its_record(
     improved = []
     for answer in (IMPROVED_ANSWER, IMPROVED_ANSWER + "节假日延长至20:00。"):
         improved.append(
-            await chat.ImproveRecord(
+            await chat.operations.ImproveRecord(
                 chat_pb.ImproveRecordRequest(
                     application_id=application_id,
                     chat_id=opened.chat_id,
@@ -254,14 +258,14 @@ async def test_an_improvement_is_searchable_at_once_and_linked_to_its_record(
         )
     first, second = improved
     assert first.document_id == second.document_id and first.paragraph_id != second.paragraph_id
-    documents = await retrieval.ListDocuments(retrieval_pb.ListDocumentsRequest(dataset_id=dataset_id))
+    documents = await retrieval.documents.ListDocuments(retrieval_pb.ListDocumentsRequest(dataset_id=dataset_id))
     assert [d.name for d in documents.documents] == [IMPROVED_DOCUMENT]
-    paragraphs = await retrieval.ListParagraphs(
+    paragraphs = await retrieval.paragraphs.ListParagraphs(
         retrieval_pb.ListParagraphsRequest(dataset_id=dataset_id, document_id=first.document_id, page=1, page_size=10)
     )
     assert (paragraphs.paragraphs[0].title, paragraphs.paragraphs[0].content) == (IMPROVED_QUESTION, IMPROVED_ANSWER)
 
-    search = await retrieval.Search(
+    search = await retrieval.search.Search(
         retrieval_pb.SearchRequest(
             dataset_ids=[dataset_id],
             query=IMPROVED_QUESTION,
@@ -279,15 +283,18 @@ async def test_an_improvement_is_searchable_at_once_and_linked_to_its_record(
 async def test_improvements_into_a_missing_dataset_or_another_applications_record_are_not_found(
     chat, retrieval, operator, sessions, unique
 ) -> None:
-    dataset = await retrieval.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"将删-{unique}"))
+    dataset = await retrieval.datasets.CreateDataset(retrieval_pb.CreateDatasetRequest(name=f"将删-{unique}"))
     application_id = await new_application(chat, operator, f"改进-{unique}", [DEMO_DATASET_ID])
     other_id = await new_application(chat, operator, f"别的-{unique}", [DEMO_DATASET_ID])
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)
+    opened = await chat.applications.OpenChat(chat_pb.OpenChatRequest(application_id=application_id), metadata=operator)
     events = [
-        e async for e in chat.Ask(chat_pb.AskRequest(chat_id=opened.chat_id, message="年假几天？"), metadata=operator)
+        e
+        async for e in chat.answers.Ask(
+            chat_pb.AskRequest(chat_id=opened.chat_id, message="年假几天？"), metadata=operator
+        )
     ]
     record_id = events[-1].done.record_id
-    await retrieval.DeleteDataset(retrieval_pb.DeleteDatasetRequest(dataset_id=dataset.dataset.id))
+    await retrieval.datasets.DeleteDataset(retrieval_pb.DeleteDatasetRequest(dataset_id=dataset.dataset.id))
 
     def request(**fields: str) -> chat_pb.ImproveRecordRequest:
         base = {"application_id": application_id, "chat_id": opened.chat_id, "record_id": record_id}
@@ -305,7 +312,7 @@ async def test_improvements_into_a_missing_dataset_or_another_applications_recor
         (request(dataset_id=""), grpc.StatusCode.INVALID_ARGUMENT, "dataset_id"),
     ]
     for bad, code, words in refused:
-        got, message = await status_of(chat.ImproveRecord(bad, metadata=operator))
+        got, message = await status_of(chat.operations.ImproveRecord(bad, metadata=operator))
         assert (got, words in message) == (code, True), (bad, message)
     async with sessions() as session:
         row = (await session.scalars(select(ChatRecord).where(ChatRecord.id == int(record_id)))).one()

@@ -13,9 +13,10 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import RunningServer, build_server
 from kbcore.metrics.registry import REGISTRY
+from kbcore.rpc.bootstrap import RunningServer, build_server
+from kbcore.rpc.client import open_channel
+from tests.eventually import eventually
 
 SERVICE = "kbtest.Metered"
 release = asyncio.Event()
@@ -109,10 +110,7 @@ async def test_a_stream_the_caller_cancels_is_counted_cancelled(
     call = channel.unary_stream(f"/{SERVICE}/Stream")(b"fine")
     assert await call.read() == b"chunk"
     call.cancel()
-    for _ in range(100):
-        if handled("Stream", "CANCELLED") > before:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: handled("Stream", "CANCELLED"), lambda n: n > before, what="the cancelled call counted")
     assert handled("Stream", "CANCELLED") == before + 1
     assert handled("Stream", "OK") == 0
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
-from kbcore.grpc_client import open_channel
-from services.retrieval.embeddings import Embedder
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.stubs import RetrievalStubs
+from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.server import RetrievalDeps, create_server
 from tests.harness import Stack
 
@@ -18,15 +18,13 @@ MANUAL_V1 = "# 测试手册\n\n一、开机\n\n长按电源键三秒钟，指示
 MANUAL_V2 = "# 测试手册\n\n一、开机\n\n长按电源键五秒钟，指示灯变为绿色即开机完成。"
 
 
-async def add(
-    stub: pb_grpc.RetrievalServiceStub, dataset_id: str, text: str
-) -> tuple[list[tuple[int, int]], pb.Document]:
+async def add(stub: RetrievalStubs, dataset_id: str, text: str) -> tuple[list[tuple[int, int]], pb.Document]:
     progress: list[tuple[int, int]] = []
     document = None
     request = pb.AddDocumentRequest(
         dataset_id=dataset_id, file=pb.FileContent(filename="manual.md", data=text.encode())
     )
-    async for event in stub.AddDocument(request):
+    async for event in stub.documents.AddDocument(request):
         if event.HasField("progress"):
             progress.append((event.progress.embedded, event.progress.total))
         else:
@@ -35,13 +33,13 @@ async def add(
     return progress, document
 
 
-async def keyword_hits(stub: pb_grpc.RetrievalServiceStub, dataset_id: str, query: str) -> list[str]:
-    reply = await stub.Search(pb.SearchRequest(dataset_ids=[dataset_id], query=query, search=KEYWORD))
+async def keyword_hits(stub: RetrievalStubs, dataset_id: str, query: str) -> list[str]:
+    reply = await stub.search.Search(pb.SearchRequest(dataset_ids=[dataset_id], query=query, search=KEYWORD))
     return [p.content for p in reply.paragraphs]
 
 
 async def test_ingestion_streams_progress_and_readding_changes_nothing(retrieval, unique: str) -> None:
-    dataset = (await retrieval.CreateDataset(pb.CreateDatasetRequest(name=f"ingest-{unique}"))).dataset
+    dataset = (await retrieval.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"ingest-{unique}"))).dataset
     progress, document = await add(retrieval, dataset.id, MANUAL_V1)
     assert progress[0][0] == 0 and progress[-1] == (2, 2)
     assert [e for e, _ in progress] == sorted(e for e, _ in progress)
@@ -49,23 +47,23 @@ async def test_ingestion_streams_progress_and_readding_changes_nothing(retrieval
 
     _, again = await add(retrieval, dataset.id, MANUAL_V1)
     assert again.id == document.id
-    listed = await retrieval.ListDatasets(pb.ListDatasetsRequest())
+    listed = await retrieval.datasets.ListDatasets(pb.ListDatasetsRequest())
     mine = next(d for d in listed.datasets if d.id == dataset.id)
     assert (mine.document_count, mine.paragraph_count) == (1, 2)
     assert len(await keyword_hits(retrieval, dataset.id, "电源键")) == 1, "no duplicate paragraphs"
 
 
 async def test_changed_document_replaces_its_paragraphs_and_delete_removes_them(retrieval, unique: str) -> None:
-    dataset = (await retrieval.CreateDataset(pb.CreateDatasetRequest(name=f"replace-{unique}"))).dataset
+    dataset = (await retrieval.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"replace-{unique}"))).dataset
     _, first = await add(retrieval, dataset.id, MANUAL_V1)
     _, second = await add(retrieval, dataset.id, MANUAL_V2)
     assert second.id == first.id and second.paragraph_count == 1
     assert await keyword_hits(retrieval, dataset.id, "电源键") == ["长按电源键五秒钟，指示灯变为绿色即开机完成。"]
     assert await keyword_hits(retrieval, dataset.id, "适配器") == [], "the old version's paragraphs are gone"
 
-    await retrieval.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset.id, document_id=second.id))
+    await retrieval.documents.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset.id, document_id=second.id))
     assert await keyword_hits(retrieval, dataset.id, "电源键") == []
-    documents = await retrieval.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset.id))
+    documents = await retrieval.documents.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset.id))
     assert list(documents.documents) == []
 
 
@@ -103,10 +101,10 @@ async def test_two_replicas_behind_one_round_robin_channel_share_the_work(
     ]
     channel = open_channel("ipv4:" + ",".join(f"127.0.0.1:{r.port}" for r in replicas), stack.credential)
     try:
-        stub = pb_grpc.RetrievalServiceStub(channel)
+        stub = RetrievalStubs.of(channel)
         vector = common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_VECTOR, top_n=3)
         for i in range(8):
-            reply = await stub.Search(
+            reply = await stub.search.Search(
                 pb.SearchRequest(dataset_ids=[DEMO_DATASET_ID], query=f"年休假有几天 {i}", search=vector)
             )
             assert reply.paragraphs

@@ -14,20 +14,21 @@ import grpc
 import pytest
 from sqlalchemy import select
 
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.engine import create_engine, run_read, session_factory
-from kbcore.db.models import IngestJob
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import RunningServer
-from kbcore.service_credential import service_credential
+from kbcore.db.tables import IngestJob
+from kbcore.rpc.bootstrap import RunningServer
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
-from services.retrieval.embeddings import Embedder
-from services.retrieval.jobs.queue import JobQueue, Upload
+from services.retrieval.embedding.embedders import Embedder
+from services.retrieval.ingestion.jobs.queue import JobQueue, Upload
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
+from tests.eventually import eventually
 from tests.fixtures.documents import (
     docx_with_headings_and_table,
     scanned_pdf,
@@ -74,7 +75,7 @@ class GatedEmbedder:
 @dataclasses.dataclass
 class Node:
     server: RunningServer
-    stub: pb_grpc.RetrievalServiceStub
+    stub: RetrievalStubs
     embedder: GatedEmbedder
     channel: object
 
@@ -107,7 +108,7 @@ async def start_node(settings: Settings, sessions, own_store: VectorStore, embed
         deps = RetrievalDeps(node_sessions or sessions, own_store, gated, offline_model)
         server = await create_server(quick, deps, port=0)
         channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
-        node = Node(server, pb_grpc.RetrievalServiceStub(channel), gated, channel)
+        node = Node(server, RetrievalStubs.of(channel), gated, channel)
         started.append(node)
         return node
 
@@ -124,20 +125,20 @@ def paragraphs_doc(count: int, word: str = "段落") -> pb.ParagraphList:
     )
 
 
-async def dataset(stub: pb_grpc.RetrievalServiceStub, unique: str) -> str:
-    created = await stub.CreateDataset(pb.CreateDatasetRequest(name=f"jobs-{unique}"))
+async def dataset(stub: RetrievalStubs, unique: str) -> str:
+    created = await stub.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"jobs-{unique}"))
     return str(created.dataset.id)
 
 
 async def wait_for(stub, dataset_id: str, document_id: str, done, timeout: float = 60) -> pb.Document:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        document = await stub.GetDocument(pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id))
-        if done(document):
-            return document  # type: ignore[no-any-return]
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"document never reached the expected state: {document}")
-        await asyncio.sleep(0.05)
+    request = pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id)
+    return await eventually(
+        lambda: stub.documents.GetDocument(request),
+        done,
+        timeout=timeout,
+        interval=0.05,
+        what="the document's expected state",
+    )
 
 
 def finished(document: pb.Document) -> bool:
@@ -145,7 +146,7 @@ def finished(document: pb.Document) -> bool:
 
 
 async def hits(stub, dataset_id: str, query: str) -> list[str]:
-    reply = await stub.Search(pb.SearchRequest(dataset_ids=[dataset_id], query=query, search=KEYWORD))
+    reply = await stub.search.Search(pb.SearchRequest(dataset_ids=[dataset_id], query=query, search=KEYWORD))
     return [p.content for p in reply.paragraphs]
 
 
@@ -158,7 +159,7 @@ async def jobs_of(sessions, document_id: str) -> list[IngestJob]:
 async def test_upload_returns_queued_and_the_document_becomes_ready(start_node, unique, own_store) -> None:
     node = await start_node()
     dataset_id = await dataset(node.stub, unique)
-    reply = await node.stub.SubmitDocuments(
+    reply = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规定", paragraphs=paragraphs_doc(40))
     )
     [queued] = reply.documents
@@ -174,7 +175,7 @@ async def test_a_job_stopped_midway_resumes_in_another_process_with_one_version(
 ) -> None:
     first = await start_node(pause=0.05)
     dataset_id = await dataset(first.stub, unique)
-    reply = await first.stub.SubmitDocuments(
+    reply = await first.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="长文", paragraphs=paragraphs_doc(96))
     )
     document_id = reply.documents[0].id
@@ -195,13 +196,13 @@ async def test_a_job_stopped_midway_resumes_in_another_process_with_one_version(
 async def test_a_version_being_built_is_never_searched(start_node, unique, own_store) -> None:
     node = await start_node()
     dataset_id = await dataset(node.stub, unique)
-    old = await node.stub.SubmitDocuments(
+    old = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(20, "旧版"))
     )
     document_id = old.documents[0].id
     await wait_for(node.stub, dataset_id, document_id, finished)
     node.embedder.pause = 0.2
-    await node.stub.SubmitDocuments(
+    await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(40, "新版"))
     )
     await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
@@ -224,7 +225,7 @@ async def test_two_workers_on_one_queue_process_every_job_once(
     dataset_id = await dataset(first.stub, unique)
     submitted = [
         (
-            await (first if i % 2 else second).stub.SubmitDocuments(
+            await (first if i % 2 else second).stub.documents.SubmitDocuments(
                 pb.SubmitDocumentsRequest(
                     dataset_id=dataset_id, name=f"文档{i}", paragraphs=paragraphs_doc(6, f"文档{i}段")
                 )
@@ -249,28 +250,28 @@ async def test_two_workers_on_one_queue_process_every_job_once(
 async def test_cancel_drops_the_new_version_and_keeps_the_served_one(start_node, unique, own_store) -> None:
     node = await start_node()
     dataset_id = await dataset(node.stub, unique)
-    fresh = await node.stub.SubmitDocuments(
+    fresh = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="新文档", paragraphs=paragraphs_doc(64))
     )
     new_id = fresh.documents[0].id
     await wait_for(node.stub, dataset_id, new_id, lambda d: d.progress_done >= 16)
     node.embedder.open.clear()
-    await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=new_id))
+    await node.stub.documents.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=new_id))
     node.embedder.open.set()
     cancelled = await wait_for(node.stub, dataset_id, new_id, finished)
     assert cancelled.status == pb.DOCUMENT_STATUS_CANCELLED and "cancel" in cancelled.error
     assert await own_store.count(dataset_id, new_id) == 0
 
-    served = await node.stub.SubmitDocuments(
+    served = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(8, "旧"))
     )
     served_id = served.documents[0].id
     await wait_for(node.stub, dataset_id, served_id, finished)
     node.embedder.open.clear()
-    await node.stub.SubmitDocuments(
+    await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="旧文档", paragraphs=paragraphs_doc(30, "新"))
     )
-    await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=served_id))
+    await node.stub.documents.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=served_id))
     node.embedder.open.set()
     kept = await wait_for(node.stub, dataset_id, served_id, finished)
     assert (kept.status, kept.paragraph_count, kept.error) == (READY, 8, "")
@@ -281,7 +282,7 @@ async def test_cancel_drops_the_new_version_and_keeps_the_served_one(start_node,
 async def test_a_document_that_cannot_be_parsed_fails_with_its_reason(start_node, unique, own_store) -> None:
     node = await start_node()
     dataset_id = await dataset(node.stub, unique)
-    reply = await node.stub.SubmitDocuments(
+    reply = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, file=pb.FileContent(filename="扫描件.pdf", data=scanned_pdf()))
     )
     failed = await wait_for(node.stub, dataset_id, reply.documents[0].id, finished)
@@ -293,17 +294,18 @@ async def test_a_document_that_cannot_be_parsed_fails_with_its_reason(start_node
 async def test_deleting_a_document_while_it_is_embedded_leaves_no_points(start_node, unique, own_store) -> None:
     node = await start_node(pause=0.05)
     dataset_id = await dataset(node.stub, unique)
-    reply = await node.stub.SubmitDocuments(
+    reply = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="删", paragraphs=paragraphs_doc(96))
     )
     document_id = reply.documents[0].id
     await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
-    await node.stub.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id))
-    for _ in range(60):
-        await asyncio.sleep(0.1)
-        if await own_store.count(dataset_id, document_id) == 0 and node.embedder.embedded < 96:
-            break
-    await asyncio.sleep(1.0)  # the worker's next report finds the job gone and drops the rest
+    await node.stub.documents.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id))
+    # The worker's next report finds the job gone and drops the rest. It works on one job at a
+    # time, so once a document submitted after the delete is done, it is done with the deleted one.
+    after = await node.stub.documents.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="后", paragraphs=paragraphs_doc(1))
+    )
+    assert (await wait_for(node.stub, dataset_id, after.documents[0].id, finished)).status == READY
     assert await own_store.count(dataset_id, document_id) == 0
 
 
@@ -320,7 +322,7 @@ async def test_a_zip_becomes_one_document_per_supported_file_and_a_bomb_is_refus
             "logo.png": b"\x89PNG\r\n\x1a\n",
         }
     )
-    reply = await node.stub.SubmitDocuments(
+    reply = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, file=pb.FileContent(filename="资料.zip", data=archive))
     )
     assert sorted(d.name for d in reply.documents) == ["价格表", "制度/考勤", "说明"]
@@ -329,15 +331,15 @@ async def test_a_zip_becomes_one_document_per_supported_file_and_a_bomb_is_refus
         assert (await wait_for(node.stub, dataset_id, document.id, finished)).status == READY
     assert "1280元" in " ".join(await hits(node.stub, dataset_id, "星澜净水器"))
 
-    before = await node.stub.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
+    before = await node.stub.documents.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
     for bomb in (zip_bomb(), zip_of_many(500)):
         code, message = await status_of(
-            node.stub.SubmitDocuments(
+            node.stub.documents.SubmitDocuments(
                 pb.SubmitDocumentsRequest(dataset_id=dataset_id, file=pb.FileContent(filename="炸弹.zip", data=bomb))
             )
         )
         assert code == grpc.StatusCode.INVALID_ARGUMENT and message, message
-    after = await node.stub.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
+    after = await node.stub.documents.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
     assert len(after.documents) == len(before.documents), "a refused archive queues nothing"
 
 
@@ -346,7 +348,7 @@ async def test_a_job_left_for_another_store_does_not_block_the_document(start_no
     dataset_id = await dataset(node.stub, unique)
     elsewhere = JobQueue(sessions, 30.0, "edge:a-store-no-process-uses")
     orphan = await elsewhere.submit(dataset_id, Upload("手册", "手册.md", "md", "# 手册\n\n旧的内容。".encode()))
-    reply = await node.stub.SubmitDocuments(
+    reply = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手册", paragraphs=paragraphs_doc(3))
     )
     assert reply.documents[0].id == orphan.id

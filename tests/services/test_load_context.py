@@ -8,10 +8,10 @@ import json
 import grpc
 from sqlalchemy import func, select
 
-from kb.context.v1 import context_service_pb2 as pb
-from kbcore.db.models import ChatContextState, RecordStatus
+from grpc_stubs.context.v1 import context_service_pb2 as pb
+from kbcore.db.tables import ChatContextState, RecordStatus
 from kbcore.models.prompts import SUMMARY_PREFIX
-from kbcore.tokens import clip_tokens, count_tokens
+from kbcore.text.tokens import clip_tokens, count_tokens
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.grpc_status import status_of
 from tests.services.conftest import StartContext

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import command
 
 from kbcore.db.migrate import alembic_config
-from kbcore.db.models import ChatRecord
+from kbcore.db.tables import ChatRecord
 
 ROUND = {"round": 1, "queries": ["年假有几天"], "new_paragraph_ids": ["p1"], "total_evidence": 1, "sufficient": True}
 # RecordDetails JSON as the chat service stored it at revision 0006 (default values omitted).

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from services.retrieval.loop import LoopLimits, LoopResult, RetrievalLoop
-from services.retrieval.search import Searcher, SearchSettings
+from services.retrieval.search.loop import LoopLimits, LoopResult, RetrievalLoop
+from services.retrieval.search.query import Searcher, SearchSettings
 from services.retrieval.store.base import Hit
 from tests.harness import Stack
 from tools.seed_demo import DEMO_DATASET_ID

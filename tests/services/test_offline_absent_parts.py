@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 from kbcore.models.base import GenerationRequest
-from kbcore.models.offline import OfflineExtractiveModel, compose_answer, unverified_parts
-from services.retrieval.evidence_matcher import EmbeddingMatcher
-from services.retrieval.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
-from services.retrieval.search import Searcher, SearchSettings
+from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer, unverified_parts
+from services.retrieval.search.evidence_matcher import EmbeddingMatcher
+from services.retrieval.search.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
+from services.retrieval.search.query import Searcher, SearchSettings
 from services.retrieval.store.base import Hit
 from tests.harness import Stack
 from tools.seed_demo import DEMO_DATASET_ID

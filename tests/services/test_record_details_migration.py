@@ -13,8 +13,8 @@ from alembic import command
 
 from gateway.presenter import export_row, record_json
 from kbcore.db.migrate import alembic_config
-from kbcore.db.models import ChatRecord
-from services.chat.convert import record_message
+from kbcore.db.tables import ChatRecord
+from services.chat.chat_messages import record_message
 
 PARAGRAPH = {
     "id": "p1",

@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.engine import run_read
-from kbcore.db.models import Document
-from kbcore.grpc_client import open_channel
+from kbcore.db.tables import Document
 from kbcore.models.failures import SENTENCES, FailureKind
-from kbcore.service_credential import service_credential
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
-from services.retrieval.embeddings import OpenAIEmbedder
+from services.retrieval.embedding.embedders import OpenAIEmbedder
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
@@ -40,7 +40,7 @@ RUNNING = (pb.DOCUMENT_STATUS_QUEUED, pb.DOCUMENT_STATUS_PARSING, pb.DOCUMENT_ST
 
 @dataclasses.dataclass
 class Node:
-    stub: pb_grpc.RetrievalServiceStub
+    stub: RetrievalStubs
     store: VectorStore
     endpoint: EmbeddingsEndpoint
 
@@ -71,7 +71,7 @@ async def node(
     quick = dataclasses.replace(settings, ingest_lease_seconds=1.0, ingest_poll_seconds=0.1)
     server = await create_server(quick, RetrievalDeps(sessions, store, embedder, offline_model), port=0)
     channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
-    yield Node(pb_grpc.RetrievalServiceStub(channel), store, fake_endpoint.endpoint)
+    yield Node(RetrievalStubs.of(channel), store, fake_endpoint.endpoint)
     await server.stop(grace=0)
     await channel.close()
     await embedder.close()
@@ -90,15 +90,15 @@ def paragraphs(marked: int | None = None) -> pb.ParagraphList:
 
 async def submit_and_follow(node: Node, unique: str, doc: pb.ParagraphList) -> tuple[pb.Document, list[int]]:
     """The document once its job ended, and every progress ``done`` seen while it embedded."""
-    created = await node.stub.CreateDataset(pb.CreateDatasetRequest(name=f"remote-{unique}"))
+    created = await node.stub.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"remote-{unique}"))
     request = pb.SubmitDocumentsRequest(dataset_id=created.dataset.id, name=NAME, paragraphs=doc)
-    (document,) = (await node.stub.SubmitDocuments(request)).documents
+    (document,) = (await node.stub.documents.SubmitDocuments(request)).documents
     done: list[int] = []
     deadline = asyncio.get_running_loop().time() + 60
     while document.status in RUNNING:
         assert asyncio.get_running_loop().time() < deadline, f"the job never ended: {document}"
         await asyncio.sleep(0.02)
-        document = await node.stub.GetDocument(
+        document = await node.stub.documents.GetDocument(
             pb.GetDocumentRequest(dataset_id=created.dataset.id, document_id=document.id)
         )
         if document.status == pb.DOCUMENT_STATUS_EMBEDDING:
@@ -153,20 +153,20 @@ async def test_a_batch_that_keeps_failing_fails_the_job_with_the_endpoints_answe
 
 
 async def test_a_cancel_stops_the_requests_in_flight_and_drops_what_was_staged(node: Node, unique) -> None:
-    created = await node.stub.CreateDataset(pb.CreateDatasetRequest(name=f"remote-cancel-{unique}"))
+    created = await node.stub.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"remote-cancel-{unique}"))
     dataset_id = created.dataset.id
     long_doc = pb.ParagraphList(paragraphs=list(paragraphs().paragraphs) * 4)
     request = pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=NAME, paragraphs=long_doc)
-    (document,) = (await node.stub.SubmitDocuments(request)).documents
+    (document,) = (await node.stub.documents.SubmitDocuments(request)).documents
     get = pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document.id)
     while document.progress_done < 2 * BATCH:
         assert document.status in RUNNING, document
         await asyncio.sleep(0.02)
-        document = await node.stub.GetDocument(get)
-    await node.stub.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document.id))
+        document = await node.stub.documents.GetDocument(get)
+    await node.stub.documents.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document.id))
     while document.status in RUNNING:
         await asyncio.sleep(0.02)
-        document = await node.stub.GetDocument(get)
+        document = await node.stub.documents.GetDocument(get)
     assert document.status == pb.DOCUMENT_STATUS_CANCELLED and "cancel" in document.error, document
     assert sum(node.endpoint.batch_sizes) < len(long_doc.paragraphs), "the rest was never sent"
     assert await node.store.count(dataset_id, document.id) == 0

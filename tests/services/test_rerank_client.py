@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import ModelEndpoint
+from kbcore.db.tables import ModelEndpoint
 from kbcore.models.failures import SENTENCES, FailureKind
 from kbcore.models.rerank import RerankEndpoints, RerankError, parsed
 from kbcore.secret_box import SecretBox

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from kb.common.v1 import common_pb2
+from grpc_stubs.common.v1 import common_pb2
 from kbcore.models.base import ChatMessage
-from services.retrieval.loop import Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
-from services.retrieval.search import Searcher, SearchSettings
+from services.retrieval.search.loop import Assessed, LoopLimits, LoopResult, RetrievalLoop, Retrieving
+from services.retrieval.search.query import Searcher, SearchSettings
 from services.retrieval.store.base import Hit
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.engine import sync_url
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
-from kbcore.db.models import Base, ChatLock
+from kbcore.db.tables import Base, ChatLock
 
 
 def test_migrated_schema_equals_the_models(database_url: str) -> None:
@@ -78,7 +78,7 @@ async def test_a_holder_learns_that_its_lease_was_taken_over(sessions: async_ses
 async def test_a_record_taken_over_is_not_overwritten_by_its_old_holder(
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:
-    from kbcore.db.models import Application, Chat, ChatRecord
+    from kbcore.db.tables import Application, Chat, ChatRecord
     from services.chat.store import ChatStore
 
     store = ChatStore(sessions)

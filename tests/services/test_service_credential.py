@@ -22,11 +22,11 @@ from google.protobuf.message_factory import GetMessageClass
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-import kb
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_credential import REFUSED
+import grpc_stubs
 from kbcore.metrics.registry import REGISTRY
-from kbcore.service_credential import METADATA_KEY
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.credential_check import REFUSED
+from kbcore.rpc.service_credential import METADATA_KEY
 from tests.grpc_status import status_of
 from tests.harness import Stack
 
@@ -35,21 +35,23 @@ NUL_TEXT = "名\x00字"
 # field added to one of them is noticed here.
 NO_STRING_FIELDS = frozenset(
     {
-        "kb.chat.v1.ChatService/ListApplications",
-        "kb.chat.v1.ChatService/WhoAmI",
-        "kb.retrieval.v1.RetrievalService/ListDatasets",
+        "kb.chat.v1.ApplicationService/ListApplications",
+        "kb.chat.v1.AccessService/WhoAmI",
+        "kb.retrieval.v1.DatasetService/ListDatasets",
     }
 )
 Path_ = tuple[FieldDescriptor, ...]
+CHAT_SERVICES = ("AnswerService", "ApplicationService", "AccessService", "OperationsService", "ModelService")
+RETRIEVAL_SERVICES = ("SearchService", "DatasetService", "DocumentService", "ParagraphService")
 
 
 def kb_services() -> list[ServiceDescriptor]:
-    """Every service the generated ``kb`` package declares."""
+    """Every service the generated ``grpc_stubs`` package declares."""
     services = []
-    for root in kb.__path__:
+    for root in grpc_stubs.__path__:
         for module_file in sorted(Path(root).rglob("*_pb2.py")):
             parts = module_file.relative_to(root).with_suffix("").parts
-            module = importlib.import_module(".".join(("kb", *parts)))
+            module = importlib.import_module(".".join(("grpc_stubs", *parts)))
             services.extend(module.DESCRIPTOR.services_by_name.values())
     return services
 
@@ -57,11 +59,11 @@ def kb_services() -> list[ServiceDescriptor]:
 def targets(stack: Stack) -> dict[str, str]:
     """Each service's port in the stack; a service of the package without one fails the tests."""
     found = {
-        "kb.chat.v1.ChatService": stack.chat_target,
+        **{f"kb.chat.v1.{name}": stack.chat_target for name in CHAT_SERVICES},
         "kb.context.v1.ContextService": stack.context_target,
-        "kb.retrieval.v1.RetrievalService": stack.retrieval_target,
+        **{f"kb.retrieval.v1.{name}": stack.retrieval_target for name in RETRIEVAL_SERVICES},
     }
-    assert {s.full_name for s in kb_services()} == set(found), "a service of the kb package has no port here"
+    assert {s.full_name for s in kb_services()} == set(found), "a generated service has no port here"
     return found
 
 
@@ -172,7 +174,7 @@ async def test_health_answers_without_the_credential_and_reflection_does_not(sta
 async def test_a_refused_call_is_counted_unauthenticated_under_its_method(stack: Stack) -> None:
     """The metrics stay outermost: an operator sees refused callers per method."""
     labels = {
-        "grpc_service": "kb.retrieval.v1.RetrievalService",
+        "grpc_service": "kb.retrieval.v1.DatasetService",
         "grpc_method": "CreateDataset",
         "grpc_code": "UNAUTHENTICATED",
     }

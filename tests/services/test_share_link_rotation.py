@@ -9,21 +9,21 @@ from typing import Any
 import grpc
 import pytest
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kbcore.caller_token import bearer
-from services.chat.credentials import VISITOR_GONE
-from services.chat.visitors import SHARE_LINK_OFF
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from kbcore.rpc.caller_token import bearer
+from services.chat.access.credentials import VISITOR_GONE
+from services.chat.access.visitors import SHARE_LINK_OFF
 from tests.grpc_status import outcome_of, status_of
 
 Metadata = tuple[tuple[str, str], ...]
 
 
 async def new_link(chat: Any, operator: Metadata, name: str) -> tuple[str, str]:
-    made = await chat.CreateApplication(
+    made = await chat.applications.CreateApplication(
         chat_pb.CreateApplicationRequest(application=chat_pb.Application(name=name)), metadata=operator
     )
     application_id = str(made.application.id)
-    link = await chat.CreateAccessToken(
+    link = await chat.access.CreateAccessToken(
         chat_pb.CreateAccessTokenRequest(application_id=application_id, access_num=5, daily_cap=50), metadata=operator
     )
     return application_id, str(link.access_token)
@@ -32,14 +32,14 @@ async def new_link(chat: Any, operator: Metadata, name: str) -> tuple[str, str]:
 async def sign_in(chat: Any, access_token: str) -> tuple[grpc.StatusCode, str]:
     """(status, visitor token or refusal)."""
     try:
-        reply = await chat.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token=access_token))
+        reply = await chat.access.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token=access_token))
     except grpc.aio.AioRpcError as exc:
         return exc.code(), exc.details() or ""
     return grpc.StatusCode.OK, str(reply.token)
 
 
 async def whoami(chat: Any, token: str) -> tuple[grpc.StatusCode, str]:
-    return await outcome_of(chat.WhoAmI(chat_pb.WhoAmIRequest(), metadata=bearer(token)))
+    return await outcome_of(chat.access.WhoAmI(chat_pb.WhoAmIRequest(), metadata=bearer(token)))
 
 
 @pytest.mark.parametrize("is_active", [True, False])
@@ -50,7 +50,7 @@ async def test_one_call_rotates_the_link_and_sets_is_active_as_sent(
     code, visitor = await sign_in(chat, old)
     assert code == grpc.StatusCode.OK
 
-    rotated = await chat.UpdateAccessToken(
+    rotated = await chat.access.UpdateAccessToken(
         chat_pb.UpdateAccessTokenRequest(
             application_id=application_id, access_token=old, is_active=is_active, access_num=8, access_token_reset=True
         ),
@@ -74,11 +74,13 @@ async def test_a_rotation_with_a_refused_change_rotates_nothing(chat, operator, 
         application_id=application_id, access_token=old, daily_cap=0, access_token_reset=True
     )
 
-    code, message = await status_of(chat.UpdateAccessToken(request, metadata=operator))
+    code, message = await status_of(chat.access.UpdateAccessToken(request, metadata=operator))
 
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "daily_cap" in message
     [still] = (
-        await chat.ListAccessTokens(chat_pb.ListAccessTokensRequest(application_id=application_id), metadata=operator)
+        await chat.access.ListAccessTokens(
+            chat_pb.ListAccessTokensRequest(application_id=application_id), metadata=operator
+        )
     ).tokens
     assert (still.access_token, still.daily_cap) == (old, 50)
     assert (await sign_in(chat, old))[0] == grpc.StatusCode.OK

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from kbcore.db.engine import SqliteSessions, run_read, run_write
-from kbcore.db.models import ChatLock, utcnow
+from kbcore.db.tables import ChatLock, utcnow
 
 
 @pytest.fixture

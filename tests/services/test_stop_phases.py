@@ -14,18 +14,18 @@ from typing import Any
 import grpc
 import pytest
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.chat.v1 import chat_service_pb2_grpc as chat_grpc
-from kb.common.v1 import common_pb2
-from kb.context.v1 import context_service_pb2 as context_pb
-from kb.context.v1 import context_service_pb2_grpc as context_grpc
-from kbcore.caller_token import bearer, operator_token
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import RunningServer
-from kbcore.service_credential import service_credential
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.context.v1 import context_service_pb2 as context_pb
+from grpc_stubs.context.v1 import context_service_pb2_grpc as context_grpc
+from kbcore.rpc.bootstrap import RunningServer
+from kbcore.rpc.caller_token import bearer, operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import ChatStubs
 from kbcore.settings import Settings
 from services.chat.server import ChatDeps, create_server
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from tests.harness import Stack
 from tests.slow_search import start_slow_search_stack
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -61,13 +61,15 @@ async def slow_search(stack: Stack, sessions: Any, store: Any, embedder: Embedde
     await running.stop()
 
 
-def stub(target: str, credential: str) -> tuple[chat_grpc.ChatServiceStub, grpc.aio.Channel]:
+def stub(target: str, credential: str) -> tuple[ChatStubs, grpc.aio.Channel]:
     channel = open_channel(target, credential)
-    return chat_grpc.ChatServiceStub(channel), channel
+    return ChatStubs.of(channel), channel
 
 
-async def open_chat(chat: chat_grpc.ChatServiceStub, operator: Any) -> str:
-    opened = await chat.OpenChat(chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator)
+async def open_chat(chat: ChatStubs, operator: Any) -> str:
+    opened = await chat.applications.OpenChat(
+        chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
+    )
     return str(opened.chat_id)
 
 
@@ -82,18 +84,20 @@ async def read_all(call: Any, searching: asyncio.Event | None = None) -> list[ch
 
 
 async def stop_and_time(
-    asking: asyncio.Task[list[chat_pb.AskResponse]], stopper: chat_grpc.ChatServiceStub, chat_id: str, operator: Any
+    asking: asyncio.Task[list[chat_pb.AskResponse]], stopper: ChatStubs, chat_id: str, operator: Any
 ) -> tuple[float, list[chat_pb.AskResponse]]:
     """Stop, and how long from the Stop call until the question's stream ended."""
     began = time.monotonic()
-    reply = await stopper.Stop(chat_pb.StopRequest(chat_id=chat_id), metadata=operator)
+    reply = await stopper.answers.Stop(chat_pb.StopRequest(chat_id=chat_id), metadata=operator)
     assert reply.stopped, "the running question was reached"
     events = await asyncio.wait_for(asking, timeout=10)
     return time.monotonic() - began, events
 
 
-async def stopped_record(chat: chat_grpc.ChatServiceStub, chat_id: str, record_id: str, operator: Any) -> Any:
-    reply = await chat.GetRecord(chat_pb.GetRecordRequest(chat_id=chat_id, record_id=record_id), metadata=operator)
+async def stopped_record(chat: ChatStubs, chat_id: str, record_id: str, operator: Any) -> Any:
+    reply = await chat.answers.GetRecord(
+        chat_pb.GetRecordRequest(chat_id=chat_id, record_id=record_id), metadata=operator
+    )
     return reply.record
 
 
@@ -104,7 +108,7 @@ async def test_a_stop_during_a_slow_retrieval_round_ends_the_question_within_a_s
     try:
         chat_id = await open_chat(chat, operator)
         round_started = asyncio.Event()
-        call = chat.Ask(chat_pb.AskRequest(chat_id=chat_id, message=QUESTION), metadata=operator)
+        call = chat.answers.Ask(chat_pb.AskRequest(chat_id=chat_id, message=QUESTION), metadata=operator)
         asking = asyncio.create_task(read_all(call, round_started))
         await asyncio.wait_for(asyncio.gather(slow.searching.wait(), round_started.wait()), timeout=10)
         elapsed, events = await stop_and_time(asking, chat, chat_id, operator)
@@ -117,7 +121,7 @@ async def test_a_stop_during_a_slow_retrieval_round_ends_the_question_within_a_s
         rounds = record.details.retrieval.rounds
         assert [r.round for r in rounds] == [1] and list(rounds[0].queries) == [QUESTION], "the round that ran is kept"
         await asyncio.wait_for(slow.cancelled.wait(), timeout=2)  # the search itself was called off
-        idle = await chat.Stop(chat_pb.StopRequest(chat_id=chat_id), metadata=operator)
+        idle = await chat.answers.Stop(chat_pb.StopRequest(chat_id=chat_id), metadata=operator)
         assert not idle.stopped, "nothing runs any more: the chat was released"
     finally:
         await channel.close()
@@ -142,7 +146,7 @@ async def test_a_stop_that_reaches_another_process_during_retrieval_ends_it_with
     try:
         chat_id = await open_chat(chat, operator)
         asking = asyncio.create_task(
-            read_all(chat.Ask(chat_pb.AskRequest(chat_id=chat_id, message=QUESTION), metadata=operator))
+            read_all(chat.answers.Ask(chat_pb.AskRequest(chat_id=chat_id, message=QUESTION), metadata=operator))
         )
         await asyncio.wait_for(slow.searching.wait(), timeout=10)
         elapsed, events = await stop_and_time(asking, other_chat, chat_id, operator)
@@ -192,7 +196,7 @@ async def test_a_stop_while_the_context_loads_ends_the_question_within_a_second(
     try:
         chat_id = await open_chat(chat, operator)
         asking = asyncio.create_task(
-            read_all(chat.Ask(chat_pb.AskRequest(chat_id=chat_id, message=QUESTION), metadata=operator))
+            read_all(chat.answers.Ask(chat_pb.AskRequest(chat_id=chat_id, message=QUESTION), metadata=operator))
         )
         await asyncio.wait_for(fake.loading.wait(), timeout=10)
         elapsed, events = await stop_and_time(asking, chat, chat_id, operator)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from services.retrieval.store.base import ParagraphPoint, SearchMode, SearchQuery, VectorStore
-from services.retrieval.store.edge import EdgeVectorStore
+from services.retrieval.store.edge_store import EdgeVectorStore
 from services.retrieval.store.qdrant_server import QdrantServerStore
 from services.retrieval.store.siblings import open_sibling, slug
 

@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.models import Application, Visitor, utcnow
+import services.chat.access.visitors as visitors
+from kbcore.db.tables import Application, Visitor, utcnow
 from kbcore.errors import RateLimited, Unauthenticated
 from kbcore.settings import Settings
-from services.chat import visitors
-from services.chat.credentials import VISITOR_EXPIRED, VISITOR_GONE, Credentials
-from services.chat.visitors import VisitorPolicy
+from services.chat.access.credentials import VISITOR_EXPIRED, VISITOR_GONE, Credentials
+from services.chat.access.visitors import VisitorPolicy
 
 Sessions = async_sessionmaker[AsyncSession]
 

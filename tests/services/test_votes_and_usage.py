@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kb.chat.v1 import chat_service_pb2 as pb
-from kb.common.v1 import common_pb2
-from kbcore.caller_token import bearer
-from kbcore.db.models import Application, ChatRecord, RecordStatus, RecordVote
-from services.chat.access import NOT_VISIBLE
-from services.chat.votes import STILL_RUNNING
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.common.v1 import common_pb2
+from kbcore.db.tables import Application, ChatRecord, RecordStatus, RecordVote
+from kbcore.rpc.caller_token import bearer
+from services.chat.access.rules import NOT_VISIBLE
+from services.chat.admin.votes import STILL_RUNNING
 from tests.grpc_status import status_of
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -54,12 +54,14 @@ async def add_record(sessions: Sessions, chat_id: str, **values: object) -> int:
 
 async def new_place(chat, operator, sessions: Sessions, name: str) -> Place:
     application_id = await new_application(sessions, name)
-    link = await chat.CreateAccessToken(pb.CreateAccessTokenRequest(application_id=application_id), metadata=operator)
+    link = await chat.access.CreateAccessToken(
+        pb.CreateAccessTokenRequest(application_id=application_id), metadata=operator
+    )
     sign_in = pb.AuthenticateVisitorRequest(access_token=link.access_token)
-    alice = bearer((await chat.AuthenticateVisitor(sign_in)).token)
-    bob = bearer((await chat.AuthenticateVisitor(sign_in)).token)
-    key = await chat.CreateApiKey(pb.CreateApiKeyRequest(application_id=application_id), metadata=operator)
-    opened = await chat.OpenChat(pb.OpenChatRequest(application_id=application_id), metadata=alice)
+    alice = bearer((await chat.access.AuthenticateVisitor(sign_in)).token)
+    bob = bearer((await chat.access.AuthenticateVisitor(sign_in)).token)
+    key = await chat.access.CreateApiKey(pb.CreateApiKeyRequest(application_id=application_id), metadata=operator)
+    opened = await chat.applications.OpenChat(pb.OpenChatRequest(application_id=application_id), metadata=alice)
     return Place(application_id, alice, bob, bearer(key.key), key.id, opened.chat_id)
 
 
@@ -79,14 +81,14 @@ async def test_each_caller_has_one_vote_per_record_that_it_can_change_and_withdr
     place = await new_place(chat, operator, sessions, f"votes-{unique}")
     record_id = await add_record(sessions, place.chat_id, status=RecordStatus.ANSWERED, answer="15 天")
 
-    reply = await chat.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UP), metadata=place.alice)
+    reply = await chat.operations.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UP), metadata=place.alice)
     assert (reply.vote, reply.reason) == (pb.VOTE_UP, "")
-    reply = await chat.VoteRecord(
+    reply = await chat.operations.VoteRecord(
         vote(place.chat_id, record_id, pb.VOTE_DOWN, "  没有提到试用期  "), metadata=place.alice
     )
     assert (reply.vote, reply.reason) == (pb.VOTE_DOWN, "没有提到试用期")
-    await chat.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UP), metadata=place.key)
-    await chat.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UP), metadata=operator)
+    await chat.operations.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UP), metadata=place.key)
+    await chat.operations.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UP), metadata=operator)
 
     stored = await votes_on(sessions, record_id)
     visitors = [v for v in stored if v.startswith("visitor:")]
@@ -95,22 +97,24 @@ async def test_each_caller_has_one_vote_per_record_that_it_can_change_and_withdr
     assert stored[f"key:{place.key_id}"] == ("up", "") and stored["operator"] == ("up", "")
 
     # Each reader sees its own vote on the record, nobody else's.
-    mine = await chat.GetRecord(
+    mine = await chat.answers.GetRecord(
         pb.GetRecordRequest(chat_id=place.chat_id, record_id=str(record_id)), metadata=place.alice
     )
     assert (mine.record.vote, mine.record.vote_reason) == (pb.VOTE_DOWN, "没有提到试用期")
-    listed = await chat.ListRecords(pb.ListRecordsRequest(chat_id=place.chat_id), metadata=place.key)
+    listed = await chat.answers.ListRecords(pb.ListRecordsRequest(chat_id=place.chat_id), metadata=place.key)
     assert listed.records[0].vote == pb.VOTE_UP and listed.records[0].vote_reason == ""
 
-    reply = await chat.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UNSPECIFIED, "ignored"), metadata=place.alice)
+    reply = await chat.operations.VoteRecord(
+        vote(place.chat_id, record_id, pb.VOTE_UNSPECIFIED, "ignored"), metadata=place.alice
+    )
     assert (reply.vote, reply.reason) == (pb.VOTE_UNSPECIFIED, "")
     assert set(await votes_on(sessions, record_id)) == {"operator", f"key:{place.key_id}"}
-    mine = await chat.GetRecord(
+    mine = await chat.answers.GetRecord(
         pb.GetRecordRequest(chat_id=place.chat_id, record_id=str(record_id)), metadata=place.alice
     )
     assert mine.record.vote == pb.VOTE_UNSPECIFIED
     # Withdrawing a vote that is not there is not an error: the outcome is what was asked for.
-    await chat.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UNSPECIFIED), metadata=place.alice)
+    await chat.operations.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_UNSPECIFIED), metadata=place.alice)
 
 
 async def test_votes_sent_at_once_by_one_caller_leave_one_row(chat, operator, sessions: Sessions, unique: str) -> None:
@@ -119,7 +123,7 @@ async def test_votes_sent_at_once_by_one_caller_leave_one_row(chat, operator, se
     values = [pb.VOTE_UP, pb.VOTE_DOWN] * 10
     await asyncio.gather(
         *(
-            chat.VoteRecord(vote(place.chat_id, record_id, v, f"r{i}"), metadata=place.alice)
+            chat.operations.VoteRecord(vote(place.chat_id, record_id, v, f"r{i}"), metadata=place.alice)
             for i, v in enumerate(values)
         )
     )
@@ -144,16 +148,18 @@ async def test_a_record_the_caller_cannot_see_is_not_found_and_nothing_is_writte
         (vote(place.chat_id, 2**62, pb.VOTE_DOWN), place.alice),  # no such record
     ]
     for request, caller in refused:
-        code, message = await status_of(chat.VoteRecord(request, metadata=caller))
+        code, message = await status_of(chat.operations.VoteRecord(request, metadata=caller))
         assert (code, message) == (grpc.StatusCode.NOT_FOUND, NOT_VISIBLE), request
     assert await votes_on(sessions, record_id) == {} and await votes_on(sessions, elsewhere) == {}
     # The chat must belong to the application the request names, even for the operator.
     wrong_application = vote(place.chat_id, record_id, pb.VOTE_UP)
     wrong_application.application_id = other.application_id
-    code, _ = await status_of(chat.VoteRecord(wrong_application, metadata=operator))
+    code, _ = await status_of(chat.operations.VoteRecord(wrong_application, metadata=operator))
     assert code == grpc.StatusCode.NOT_FOUND and await votes_on(sessions, record_id) == {}
     # The operator is told plainly, since it may see everything.
-    code, message = await status_of(chat.VoteRecord(vote(place.chat_id, elsewhere, pb.VOTE_UP), metadata=operator))
+    code, message = await status_of(
+        chat.operations.VoteRecord(vote(place.chat_id, elsewhere, pb.VOTE_UP), metadata=operator)
+    )
     assert code == grpc.StatusCode.NOT_FOUND and f"record {elsewhere} does not exist in chat" in message
 
 
@@ -163,22 +169,24 @@ async def test_bad_votes_are_refused_with_reasons(chat, operator, sessions: Sess
     running = await add_record(sessions, place.chat_id, status=RecordStatus.RUNNING)
 
     code, message = await status_of(
-        chat.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_DOWN, "长" * 501), metadata=place.alice)
+        chat.operations.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_DOWN, "长" * 501), metadata=place.alice)
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "501 characters" in message and "500" in message
-    code, message = await status_of(chat.VoteRecord(vote(place.chat_id, record_id, 7), metadata=place.alice))
+    code, message = await status_of(chat.operations.VoteRecord(vote(place.chat_id, record_id, 7), metadata=place.alice))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "unknown vote 7" in message
     code, message = await status_of(
-        chat.VoteRecord(
+        chat.operations.VoteRecord(
             pb.VoteRecordRequest(chat_id=place.chat_id, record_id="1 OR 1=1", vote=pb.VOTE_UP), metadata=place.alice
         )
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "record_id" in message
-    code, message = await status_of(chat.VoteRecord(vote(place.chat_id, running, pb.VOTE_UP), metadata=place.alice))
+    code, message = await status_of(
+        chat.operations.VoteRecord(vote(place.chat_id, running, pb.VOTE_UP), metadata=place.alice)
+    )
     assert code == grpc.StatusCode.ABORTED and message == STILL_RUNNING
     assert await votes_on(sessions, record_id) == {} and await votes_on(sessions, running) == {}
 
-    await chat.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_DOWN, "长" * 500), metadata=place.alice)
+    await chat.operations.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_DOWN, "长" * 500), metadata=place.alice)
     [(value, reason)] = (await votes_on(sessions, record_id)).values()
     assert value == "down" and len(reason) == 500
 
@@ -251,17 +259,19 @@ async def seed_usage(sessions: Sessions, chat_id: str) -> None:
 
 async def test_usage_per_day_on_known_records(chat, operator, sessions: Sessions, unique: str) -> None:
     application_id = await new_application(sessions, f"usage-{unique}")
-    chat_id = (await chat.OpenChat(pb.OpenChatRequest(application_id=application_id), metadata=operator)).chat_id
+    chat_id = (
+        await chat.applications.OpenChat(pb.OpenChatRequest(application_id=application_id), metadata=operator)
+    ).chat_id
     await seed_usage(sessions, chat_id)
     # Another application's records on the same days count only there.
     other = (
-        await chat.OpenChat(
+        await chat.applications.OpenChat(
             pb.OpenChatRequest(application_id=await new_application(sessions, f"o-{unique}")), metadata=operator
         )
     ).chat_id
     await add_record(sessions, other, status=RecordStatus.ANSWERED, run_time=1000.0, created_at=DAY1)
 
-    usage = await chat.Usage(
+    usage = await chat.operations.Usage(
         pb.UsageRequest(application_id=application_id, date_from="2026-03-01", date_to="2026-03-04"), metadata=operator
     )
     assert [d.date for d in usage.days] == ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04"]
@@ -302,19 +312,19 @@ async def test_usage_refuses_bad_ranges_and_other_callers(chat, operator, sessio
         ("2026-3-1", "2026-03-02", "YYYY-MM-DD"),
     ]:
         request = pb.UsageRequest(application_id=place.application_id, date_from=date_from, date_to=date_to)
-        code, message = await status_of(chat.Usage(request, metadata=operator))
+        code, message = await status_of(chat.operations.Usage(request, metadata=operator))
         assert code == grpc.StatusCode.INVALID_ARGUMENT and words in message, (date_from, date_to, message)
     request = pb.UsageRequest(application_id=place.application_id, date_from="2026-03-01", date_to="2026-03-01")
     for caller in (place.alice, place.key):
-        code, _ = await status_of(chat.Usage(request, metadata=caller))
+        code, _ = await status_of(chat.operations.Usage(request, metadata=caller))
         assert code == grpc.StatusCode.PERMISSION_DENIED
-    code, _ = await status_of(chat.Usage(pb.UsageRequest(application_id="no-such-app"), metadata=operator))
+    code, _ = await status_of(chat.operations.Usage(pb.UsageRequest(application_id="no-such-app"), metadata=operator))
     assert code == grpc.StatusCode.NOT_FOUND
     # No dates: the last seven days up to today (UTC), each present.
-    usage = await chat.Usage(pb.UsageRequest(application_id=place.application_id), metadata=operator)
+    usage = await chat.operations.Usage(pb.UsageRequest(application_id=place.application_id), metadata=operator)
     today = dt.datetime.now(dt.UTC).date()
     assert [d.date for d in usage.days] == [(today - dt.timedelta(days=6 - i)).isoformat() for i in range(7)]
-    full_year = await chat.Usage(
+    full_year = await chat.operations.Usage(
         pb.UsageRequest(application_id=place.application_id, date_from="2024-01-01", date_to="2024-12-31"),
         metadata=operator,
     )

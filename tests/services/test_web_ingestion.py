@@ -6,7 +6,6 @@ files ingest with the titles their headings and sheets give."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -16,17 +15,18 @@ from pathlib import Path
 import grpc
 import pytest
 
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
-from kb.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
-from kbcore.grpc_client import open_channel
-from kbcore.grpc_server import RunningServer
-from kbcore.service_credential import service_credential
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.rpc.bootstrap import RunningServer
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import service_credential
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
-from services.retrieval.embeddings import Embedder
+from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
+from tests.eventually import eventually
 from tests.fixtures.documents import (
     DOCX_TABLE_VALUE,
     FOOTER_TEXT,
@@ -86,63 +86,60 @@ async def own_store(tmp_path: Path) -> AsyncIterator[VectorStore]:
 
 async def _server(
     settings: Settings, sessions, store: VectorStore, embedder: Embedder, model, fetch_allow_hosts: str = ""
-) -> AsyncIterator[pb_grpc.RetrievalServiceStub]:
+) -> AsyncIterator[RetrievalStubs]:
     quick = dataclasses.replace(settings, ingest_poll_seconds=0.1, fetch_allow_hosts=fetch_allow_hosts)
     server: RunningServer = await create_server(quick, RetrievalDeps(sessions, store, embedder, model), port=0)
     channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
     try:
-        yield pb_grpc.RetrievalServiceStub(channel)
+        yield RetrievalStubs.of(channel)
     finally:
         await channel.close()
         await server.stop(grace=0)
 
 
 @pytest.fixture
-async def allowing(
-    settings, sessions, own_store, embedder, offline_model
-) -> AsyncIterator[pb_grpc.RetrievalServiceStub]:
+async def allowing(settings, sessions, own_store, embedder, offline_model) -> AsyncIterator[RetrievalStubs]:
     """A retrieval server whose operator allowed fetching from 127.0.0.1."""
     async for stub in _server(settings, sessions, own_store, embedder, offline_model, fetch_allow_hosts="127.0.0.1"):
         yield stub
 
 
 @pytest.fixture
-async def default(
-    settings, sessions, own_store, embedder, offline_model
-) -> AsyncIterator[pb_grpc.RetrievalServiceStub]:
+async def default(settings, sessions, own_store, embedder, offline_model) -> AsyncIterator[RetrievalStubs]:
     """A retrieval server with the default fetch policy: public addresses only."""
     assert settings.fetch_allow_hosts == ""
     async for stub in _server(settings, sessions, own_store, embedder, offline_model):
         yield stub
 
 
-async def dataset(stub: pb_grpc.RetrievalServiceStub, unique: str) -> str:
-    created = await stub.CreateDataset(pb.CreateDatasetRequest(name=f"web-{unique}"))
+async def dataset(stub: RetrievalStubs, unique: str) -> str:
+    created = await stub.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"web-{unique}"))
     return str(created.dataset.id)
 
 
 async def ingested(
-    stub: pb_grpc.RetrievalServiceStub, dataset_id: str, *, url: str = "", file: pb.FileContent | None = None
+    stub: RetrievalStubs, dataset_id: str, *, url: str = "", file: pb.FileContent | None = None
 ) -> pb.Document:
     """Submit one document (a page or a file) and wait until its job has ended; it must be ready."""
     request = pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=url) if url else None
     request = request or pb.SubmitDocumentsRequest(dataset_id=dataset_id, file=file)
-    reply = await stub.SubmitDocuments(request)
+    reply = await stub.documents.SubmitDocuments(request)
     [queued] = reply.documents
-    deadline = asyncio.get_running_loop().time() + 60
-    while True:
-        document = await stub.GetDocument(pb.GetDocumentRequest(dataset_id=dataset_id, document_id=queued.id))
-        if document.status in (READY, FAILED):
-            break
-        assert asyncio.get_running_loop().time() < deadline, f"never finished: {document}"
-        await asyncio.sleep(0.05)
+    get = pb.GetDocumentRequest(dataset_id=dataset_id, document_id=queued.id)
+    document = await eventually(
+        lambda: stub.documents.GetDocument(get),
+        lambda d: d.status in (READY, FAILED),
+        timeout=60,
+        interval=0.05,
+        what="the page's ingestion",
+    )
     assert (document.status, document.error) == (READY, ""), document
     assert document.paragraph_count > 0
     return document  # type: ignore[no-any-return]
 
 
-async def paragraphs(stub: pb_grpc.RetrievalServiceStub, document: pb.Document) -> list[pb.ManagedParagraph]:
-    listed = await stub.ListParagraphs(
+async def paragraphs(stub: RetrievalStubs, document: pb.Document) -> list[pb.ManagedParagraph]:
+    listed = await stub.paragraphs.ListParagraphs(
         pb.ListParagraphsRequest(dataset_id=document.dataset_id, document_id=document.id, page=1, page_size=200)
     )
     assert listed.total == document.paragraph_count == len(listed.paragraphs)
@@ -164,20 +161,20 @@ async def test_a_web_page_ingests_its_article_without_navigation_or_footer(allow
 async def test_a_page_answering_404_is_refused_and_nothing_is_created(allowing, web, unique) -> None:
     dataset_id = await dataset(allowing, unique)
     code, message = await status_of(
-        allowing.SubmitDocuments(pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=f"{web}/gone.html"))
+        allowing.documents.SubmitDocuments(pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=f"{web}/gone.html"))
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "404" in message, message
-    listed = await allowing.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
+    listed = await allowing.documents.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
     assert list(listed.documents) == []
 
 
 async def test_a_loopback_page_is_refused_unless_the_operator_allows_it(default, web, unique) -> None:
     dataset_id = await dataset(default, unique)
     code, message = await status_of(
-        default.SubmitDocuments(pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=f"{web}/travel.html"))
+        default.documents.SubmitDocuments(pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=f"{web}/travel.html"))
     )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "KB_FETCH_ALLOW_HOSTS" in message, message
-    listed = await default.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
+    listed = await default.documents.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id))
     assert list(listed.documents) == []
 
 
@@ -185,7 +182,9 @@ async def test_a_hit_test_finds_a_value_inside_a_pdf_table_cell(allowing, unique
     dataset_id = await dataset(allowing, unique)
     document = await ingested(allowing, dataset_id, file=pb.FileContent(filename="净水器手册.pdf", data=chinese_pdf()))
     assert document.source_type == "pdf"
-    reply = await allowing.Search(pb.SearchRequest(dataset_ids=[dataset_id], query=PDF_TABLE_VALUE, search=KEYWORD))
+    reply = await allowing.search.Search(
+        pb.SearchRequest(dataset_ids=[dataset_id], query=PDF_TABLE_VALUE, search=KEYWORD)
+    )
     assert reply.paragraphs, "the table cell's value is not found"
     top = reply.paragraphs[0]
     assert PDF_TABLE_VALUE in top.content and "XL-200" in top.content and "|" in top.content, top
@@ -209,5 +208,7 @@ async def test_word_and_excel_files_ingest_with_the_titles_of_their_headings_and
     rows = await paragraphs(allowing, sheet)
     assert [p.title for p in rows] == ["价格表", "价格表"]
     assert rows[0].content == "产品: 星澜净水器XL-100；规格: 400G；价格: 1280元"
-    reply = await allowing.Search(pb.SearchRequest(dataset_ids=[dataset_id], query="PP棉滤芯 价格", search=KEYWORD))
+    reply = await allowing.search.Search(
+        pb.SearchRequest(dataset_ids=[dataset_id], query="PP棉滤芯 价格", search=KEYWORD)
+    )
     assert any("45元" in p.content and p.title == "价格表" for p in reply.paragraphs), reply

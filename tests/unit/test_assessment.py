@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kbcore.models.question_parts import normalise_query
-from services.retrieval.assessment import InvalidAssessment, parse_assessment
+from kbcore.models.offline.question_parts import normalise_query
+from services.retrieval.search.assessment import InvalidAssessment, parse_assessment
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import multiprocessing
 import stat
 from pathlib import Path
 
-from kbcore.caller_token import LOCAL_TOKEN_FILE, bearer, operator_token, token_in
+from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE, bearer, operator_token, token_in
 from kbcore.settings import Settings
 
 

@@ -1,4 +1,4 @@
-"""Child processes started for a service (kbcore.child_process), on uvloop as the services run:
+"""Child processes started for a service (kbcore.process.child_process), on uvloop as the services run:
 output read on the loop, the exit awaited, a kill seen as its signal, input to a child that is
 already gone no error."""
 
@@ -9,7 +9,7 @@ import sys
 
 import uvloop
 
-from kbcore.child_process import start_child
+from kbcore.process.child_process import start_child
 
 ECHO = [sys.executable, "-c", "import sys; data = sys.stdin.buffer.read(); print(len(data)); sys.exit(7)"]
 
@@ -26,7 +26,7 @@ def test_input_goes_in_output_comes_out_and_the_exit_status_is_kept() -> None:
 
 def test_a_killed_child_ends_with_its_signal() -> None:
     async def run() -> tuple[int | None, int]:
-        child = await start_child([sys.executable, "-c", "import time; time.sleep(60)"])
+        child = await start_child([sys.executable, "-c", "import signal; signal.pause()"])
         before = child.returncode
         child.kill()
         return before, await child.wait()

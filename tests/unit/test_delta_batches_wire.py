@@ -10,7 +10,7 @@ from gateway import sse
 from gateway.openai_wire import Completion, CompletionIn
 from gateway.routes.chat import _frame
 from gateway.routes.openai import _frames
-from kb.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.sse import SseParser
 
 CHAT_ID, RECORD_ID = "449c8f0e-6a9b-4c1e-9d7a-2f0b5d1e8a33", "17"

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from kbcore.models.base import ModelError, ReasoningDelta
-from services.chat.delta_pump import Delta, DeltaPump, Pacing, joined
+from services.chat.answering.delta_pump import Delta, DeltaPump, Pacing, joined
 
 
 class Model:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+import services.retrieval.search.evaluation as evaluation
 from gateway.presenter import evaluation_json
-from kb.common.v1 import common_pb2
-from kb.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.common.v1 import common_pb2
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.errors import InvalidRequest
-from services.retrieval import evaluation
-from services.retrieval.loop import Evidence, LoopResult, RoundTrace
+from services.retrieval.search.loop import Evidence, LoopResult, RoundTrace
 from services.retrieval.store.base import Hit
 
 

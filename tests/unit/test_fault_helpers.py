@@ -8,11 +8,11 @@ from google.protobuf import struct_pb2
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from kb.chat.v1 import chat_service_pb2 as chat_pb
-from kb.common.v1 import common_pb2
+from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+from grpc_stubs.common.v1 import common_pb2
 from kbcore.db.faults import DATABASE_UNAVAILABLE, as_unavailable, is_outage
 from kbcore.errors import InvalidRequest, Unavailable
-from kbcore.grpc_guard import refuse_nul
+from kbcore.rpc.guard import refuse_nul
 from tools.supervise import Backoff
 
 pytestmark = pytest.mark.fault

@@ -1,4 +1,4 @@
-"""After start-up a service's heap is frozen out of the collector's reach (``kbcore.heap``), run in
+"""After start-up a service's heap is frozen out of the collector's reach (``kbcore.process.heap``), run in
 a process of its own so the test run's collector is left as it was."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from kbcore.heap import YOUNG_THRESHOLD
+from kbcore.process.heap import YOUNG_THRESHOLD
 
 PROBE = """
 import gc
-from kbcore.heap import settle_after_start
+from kbcore.process.heap import settle_after_start
 before = gc.get_freeze_count()
 loaded = [object() for _ in range(3)] + [{"a": []} for _ in range(1000)]  # alive, tracked
 settle_after_start()

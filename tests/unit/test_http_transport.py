@@ -5,6 +5,7 @@ the proxy variables are honoured (a deployment that reaches its provider through
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import socket
 from pathlib import Path
@@ -101,6 +102,15 @@ async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch: 
         assert await _ask(unreachable) == "经代理"
         assert await _ask(unreachable) == "经代理"  # the second request too (the lookup is kept)
     assert proxy.request_lines == [f"POST {unreachable}/chat/completions HTTP/1.1"] * 2
+
+
+async def test_credentials_in_the_proxy_url_are_sent_to_the_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with AnsweringServer() as proxy:
+        _only_http_proxy(monkeypatch, f"http://someone:secret@127.0.0.1:{proxy.port}")
+        assert await _ask(f"http://127.0.0.1:{free_port()}/v1") == "经代理"
+    [head] = proxy.heads
+    expected = "proxy-authorization: basic " + base64.b64encode(b"someone:secret").decode().lower()
+    assert expected in head.lower().split("\r\n")
 
 
 async def test_a_host_no_proxy_names_is_called_directly(monkeypatch: pytest.MonkeyPatch) -> None:

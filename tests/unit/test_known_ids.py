@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.retrieval.known_ids import MAX_KNOWN, KnownIds
+from services.retrieval.catalog.known_ids import MAX_KNOWN, KnownIds
 
 
 class Clock:

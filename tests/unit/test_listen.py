@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from gateway.listen import bind_http_socket
+from gateway.edge.listen import bind_http_socket
 
 
 def test_accepted_connections_have_nodelay() -> None:

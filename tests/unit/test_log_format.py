@@ -14,9 +14,9 @@ import pytest
 from opentelemetry import baggage, context
 from opentelemetry.sdk.trace import TracerProvider
 
-from kbcore.log_context import RECORD_BAGGAGE, begin_question, bind_record, current_ids, question_trace_id
-from kbcore.log_format import JsonFormatter, QuestionIds, TextFormatter, configure_logging
 from kbcore.settings import SettingsError
+from kbcore.telemetry.log_context import RECORD_BAGGAGE, begin_question, bind_record, current_ids, question_trace_id
+from kbcore.telemetry.log_format import JsonFormatter, QuestionIds, TextFormatter, configure_logging
 
 T = TypeVar("T")
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -35,7 +35,9 @@ def record(message: str = "hello %s", *args: object, exc: bool = False) -> loggi
             raise ValueError("boom")
         except ValueError:
             exc_info = sys.exc_info()
-    made = logging.LogRecord("services.chat.ask", logging.WARNING, __file__, 1, message, args or ("world",), exc_info)
+    made = logging.LogRecord(
+        "services.chat.answering.ask", logging.WARNING, __file__, 1, message, args or ("world",), exc_info
+    )
     QuestionIds().filter(made)
     return made
 
@@ -76,7 +78,11 @@ def test_json_lines_carry_the_questions_ids_and_only_then() -> None:
     assert "\n" not in line
     parsed = json.loads(line)
     assert parsed["trace_id"] == TRACE and parsed["record_id"] == "42"
-    assert parsed["service"] == "chat" and parsed["level"] == "WARNING" and parsed["logger"] == "services.chat.ask"
+    assert (
+        parsed["service"] == "chat"
+        and parsed["level"] == "WARNING"
+        and parsed["logger"] == "services.chat.answering.ask"
+    )
     assert "ValueError: boom" in parsed["exception"]
 
 

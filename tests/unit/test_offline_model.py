@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, HistoryTurn
-from kbcore.models.offline import OFFLINE_LABEL, OfflineExtractiveModel
+from kbcore.models.offline.model import OFFLINE_LABEL, OfflineExtractiveModel
+from kbcore.models.offline.question_parts import split_question
 from kbcore.models.prompts import SUMMARY_PREFIX
-from kbcore.models.question_parts import split_question
-from kbcore.tokens import count_tokens
+from kbcore.text.tokens import count_tokens
 
 pytestmark = pytest.mark.asyncio
 

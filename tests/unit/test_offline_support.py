@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import pytest
 
 from kbcore.models.base import EvidenceParagraph, GenerationRequest, PartSupport
-from kbcore.models.offline import OfflineExtractiveModel, compose_answer
-from kbcore.models.offline_evidence import need, prepare
-from kbcore.models.offline_support import judge_parts
+from kbcore.models.offline.evidence import need, prepare
+from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer
+from kbcore.models.offline.support import judge_parts
 
 pytestmark = pytest.mark.asyncio
 

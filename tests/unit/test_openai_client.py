@@ -27,11 +27,11 @@ from kbcore.models.base import (
 )
 from kbcore.models.factory import create_model_client
 from kbcore.models.failures import SENTENCES, FailureKind
-from kbcore.models.offline import OfflineExtractiveModel
+from kbcore.models.offline.model import OfflineExtractiveModel
 from kbcore.models.openai_client import OpenAIModelClient
 from kbcore.models.prompts import ASSESS_SYSTEM, REWRITE_SYSTEM, SUMMARIZE_SYSTEM
 from kbcore.models.providers import PROFILES, detect_provider, provider_profile
-from kbcore.tokens import count_tokens
+from kbcore.text.tokens import count_tokens
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from kbcore.document_types import SUPPORTED_SUFFIXES, source_type_of_name
-from services.retrieval.parsing import DocumentRejected, ParseLimits, expand_archive, parse_document, sniff
+from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, expand_archive, parse_document, sniff
 from tests.fixtures import documents
 
 LIMITS = ParseLimits(archive_max_files=20, archive_max_bytes=32 << 20)

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
-from services.retrieval.parsing.preflight import preflight
+from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document
+from services.retrieval.ingestion.parsing.preflight import preflight
 from tests.fixtures import documents, hostile
 
 LIMITS = ParseLimits()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
+from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document
 from tests.fixtures import documents
 
 LIMITS = ParseLimits()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
-from services.retrieval.parsing.sandbox import parse_in_child
+from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document
+from services.retrieval.ingestion.parsing.sandbox import parse_in_child
 from tests.fixtures import documents, hostile
 from tests.process_stack import child_pids, pid_alive
 
@@ -70,7 +70,7 @@ def test_a_child_that_cannot_start_is_the_services_fault_not_the_files(
     is gone before it read its input."""
     import uvloop
 
-    from services.retrieval.parsing import sandbox
+    from services.retrieval.ingestion.parsing import sandbox
 
     monkeypatch.setattr(sandbox, "_PROJECT_ROOT", tmp_path)  # the child's module is not found there
     with pytest.raises(RuntimeError, match="the parsing process could not run"):

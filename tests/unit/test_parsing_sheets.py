@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from services.retrieval.parsing import DocumentRejected, ParseLimits, parse_document
+from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document
 from tests.fixtures import documents
 
 LIMITS = ParseLimits()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbcore.models.question_parts import normalise_query, split_question
+from kbcore.models.offline.question_parts import normalise_query, split_question
 
 
 def test_sentence_ends_and_connectives_split_parts() -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kbcore.caller_token import LOCAL_TOKEN_FILE as OPERATOR_TOKEN_FILE
-from kbcore.caller_token import operator_token
-from kbcore.grpc_client import open_channel
-from kbcore.service_credential import LOCAL_TOKEN_FILE, METADATA_KEY, presents, service_credential
+from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE as OPERATOR_TOKEN_FILE
+from kbcore.rpc.caller_token import operator_token
+from kbcore.rpc.client import open_channel
+from kbcore.rpc.service_credential import LOCAL_TOKEN_FILE, METADATA_KEY, presents, service_credential
 from kbcore.settings import Settings
 
 

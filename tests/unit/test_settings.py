@@ -1,4 +1,4 @@
-"""Settings: defaults and ranges of the seed, clamping, loud failures, and the README table."""
+"""Settings: defaults and ranges, clamping, loud failures, and the table in docs/operations.md."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from kbcore.settings import Settings, SettingsError, markdown_table
 
 
-def test_defaults_are_the_seeds() -> None:
+def test_defaults_of_the_loop_and_context_budgets() -> None:
     s = Settings.from_env({})
     assert (s.agent_max_rounds, s.agent_evidence_tokens, s.context_recent_tokens) == (3, 16000, 6000)
 
@@ -49,6 +49,8 @@ def test_targets_default_to_host_and_port_and_can_name_a_balanced_dns_target() -
     assert s.target("chat") == "127.0.0.1:50053"
 
 
-def test_readme_settings_table_is_the_generated_one() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert markdown_table() in readme, "README's settings table is stale: paste `python -m kbcore.settings`"
+def test_operations_doc_settings_table_is_the_generated_one() -> None:
+    operations = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    assert markdown_table() in operations, (
+        "docs/operations.md's settings table is stale: paste `python -m kbcore.settings` under its Settings heading"
+    )

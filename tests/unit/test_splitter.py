@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.retrieval.splitter import UnsupportedDocument, decode_text, split_document
+from services.retrieval.ingestion.splitter import UnsupportedDocument, decode_text, split_document
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kb" / "docs" / "xinglan_leave_policy.md"
 

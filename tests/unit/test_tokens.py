@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from kbcore.tokens import clip_tokens, count_tokens, encoding, fits_tokens, token_bound
-from services.retrieval.loop import TokenBudget
+from kbcore.text.tokens import clip_tokens, count_tokens, encoding, fits_tokens, token_bound
+from services.retrieval.search.loop import TokenBudget
 
 ALPHABET = "中文资料第条款期限，。！？abc XYZ 0123\n😀ﬁ"
 

@@ -9,7 +9,7 @@ import socket
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from kbcore import tracing
+import kbcore.telemetry.tracing as tracing
 from kbcore.settings import Settings
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from gateway.labels import PROGRESS, RECORD_STATUS_LABELS, SEARCH_MODE_LABELS, STOP_REASON_LABELS, progress_line
 from gateway.presenter import progress_payload, search_mode
-from kb.common.v1 import common_pb2
+from grpc_stubs.common.v1 import common_pb2
 from kbcore.vocabulary import RECORD_STATUS, SEARCH_MODE, STOP_REASON
 
 

@@ -27,7 +27,7 @@ import pytest
 from kbcore.document_types import SUPPORTED_SUFFIXES
 from kbcore.errors import InvalidRequest
 from kbcore.settings import Settings
-from services.retrieval.parsing.web_fetch import (
+from services.retrieval.ingestion.parsing.web_fetch import (
     CONTENT_SUFFIXES,
     MAX_REDIRECTS,
     FetchedPage,
@@ -51,6 +51,7 @@ class Served:
 
     hosts: list[str] = field(default_factory=list)
     huge_sent: int = 0
+    closing: threading.Event = field(default_factory=threading.Event)  # set as the site shuts down
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -87,7 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/broken":
             self._send(503, b"down")
         elif path == "/slow":
-            time.sleep(3)
+            self.server.served.closing.wait()  # answers only as the site shuts down, long after any timeout
             self._send(200, PAGE)
         elif path == "/trickle":
             self._trickle()
@@ -152,6 +153,7 @@ def site() -> Iterator[LocalSite]:
     try:
         yield LocalSite(server.server_address[1], server.served)
     finally:
+        server.served.closing.set()
         server.shutdown()
         server.server_close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from kbcore.db.models import Base
+from kbcore.db.tables import Base
 
 config = context.config
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 
-from services.retrieval.store.edge import EdgeVectorStore
+from services.retrieval.store.edge_store import EdgeVectorStore
 
 logger = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from kbcore.disk_space import MiB
+from kbcore.process.disk_space import MiB
 from services.retrieval.store.base import VectorStore
-from services.retrieval.store.edge import DEFAULT_RESERVE_BYTES, EdgeVectorStore
+from services.retrieval.store.edge_store import DEFAULT_RESERVE_BYTES, EdgeVectorStore
 from services.retrieval.store.qdrant_server import DEFAULT_COLLECTION, QdrantServerStore
 
 logger = logging.getLogger(__name__)

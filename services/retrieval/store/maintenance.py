@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbcore.child_process import Child, start_child
 from kbcore.errors import StorageFull
+from kbcore.process.child_process import Child, start_child
 from kbcore.settings import Settings
 from services.retrieval.store import shard_files
-from services.retrieval.store.edge import EdgeVectorStore, MaintenanceError, index_build_config, shard_dimension
+from services.retrieval.store.edge_store import EdgeVectorStore, MaintenanceError, index_build_config, shard_dimension
 from services.retrieval.store.shard_slot import ClosedStoreError
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from kbcore.disk_space import MiB, allocated_bytes, existing, free_bytes, holes, reads_allocate
+from kbcore.process.disk_space import MiB, allocated_bytes, existing, free_bytes, holes, reads_allocate
 from services.retrieval.store import shard_files
 from services.retrieval.store.base import ParagraphPoint
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from services.retrieval.store.base import VectorStore
-from services.retrieval.store.edge import EdgeVectorStore
+from services.retrieval.store.edge_store import EdgeVectorStore
 from services.retrieval.store.qdrant_server import QdrantServerStore
 
 

@@ -2,7 +2,7 @@
 
 Neither qdrant-client's local mode nor a stock Qdrant tokenizer segments unsegmented Chinese
 the same way, so keyword search does not rely on any engine-side tokenizer: the text is
-segmented here (``kbcore.segment``), each token is hashed to a fixed sparse dimension, and the
+segmented here (``kbcore.text.segment``), each token is hashed to a fixed sparse dimension, and the
 document side carries BM25's term-frequency saturation. Qdrant multiplies in the IDF itself
 (the sparse vector is configured with the IDF modifier), so a score is
 ``sum(idf(t) * tf_weight(t))`` over the distinct query tokens ``t`` — BM25 without a
@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kbcore.segment import segment
+from kbcore.text.segment import segment
 
 K1 = 1.2  # term-frequency saturation
 B = 0.75  # length normalisation

@@ -1,0 +1,1 @@
+"""The gateway's edge: the HTTP server's limits and what it refuses before any route runs."""

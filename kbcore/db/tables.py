@@ -1,0 +1,338 @@
+"""Tables shared by the services; every schema change goes through an Alembic migration."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from grpc_stubs.common.v1 import common_pb2
+from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS
+
+# SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY.
+RecordId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utcnow() -> dt.datetime:
+    """Naive UTC: stored the same way on SQLite and PostgreSQL, compared without zone juggling."""
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class RecordStatus:
+    """How a record's status is stored: the wire name of ``kb.common.v1.RecordStatus``."""
+
+    RUNNING = RECORD_STATUS.name(common_pb2.RECORD_STATUS_RUNNING)
+    ANSWERED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_ANSWERED)
+    FAILED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_FAILED)
+    STOPPED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_STOPPED)
+    INTERRUPTED = RECORD_STATUS.name(common_pb2.RECORD_STATUS_INTERRUPTED)
+
+
+FINISHED_STATUSES = (RecordStatus.ANSWERED, RecordStatus.STOPPED)
+
+
+class RecordSource:
+    """How a record's source is stored: the wire name of ``kb.common.v1.RecordSource``."""
+
+    CHAT = RECORD_SOURCE.name(common_pb2.RECORD_SOURCE_CHAT)
+    OPENAI_API = RECORD_SOURCE.name(common_pb2.RECORD_SOURCE_OPENAI_API)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Dataset(Base):
+    __tablename__ = "dataset"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # Embeddings per dataset (issue 14): the registered embedding model its vectors were made by
+    # ("" = the deployment's default embedder) and their size (0 = the default's, for datasets
+    # older than this column); the model a re-embedding is switching it to (None: no switch
+    # running; "" = back to the default), and why the newest switch failed.
+    embedding_model_id: Mapped[str] = mapped_column(String(36), default="", server_default="")
+    embedding_dimension: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    embedding_pending_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    embedding_error: Mapped[str] = mapped_column(Text, default="", server_default="")
+
+
+class Document(Base):
+    __tablename__ = "document"
+    __table_args__ = (UniqueConstraint("dataset_id", "name", name="uq_document_dataset_name"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("dataset.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(300))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    paragraph_count: Mapped[int] = mapped_column(Integer, default=0)
+    char_length: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # Ingestion (issue 13): the wire name of kb.retrieval.v1.DocumentStatus, why the newest job
+    # failed, the version the vector store serves (0 = none yet), the newest job, and what it was.
+    status: Mapped[str] = mapped_column(String(16), default="ready")
+    error: Mapped[str] = mapped_column(Text, default="")
+    active_version: Mapped[int] = mapped_column(Integer, default=0)
+    job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    source_type: Mapped[str] = mapped_column(String(16), default="")
+    source_hash: Mapped[str] = mapped_column(String(64), default="")
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class IngestJob(Base):
+    """One upload of one document: the original bytes (readable by every replica, unlike a local
+    file), the version it builds, and who works on it until when (a lease, like ``chat_lock``)."""
+
+    __tablename__ = "ingest_job"
+    __table_args__ = (Index("ix_ingest_job_state_created", "state", "created_at"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
+    dataset_id: Mapped[str] = mapped_column(String(36))
+    # The vector store the job writes into: only processes using that store claim it, so a
+    # process with a store of its own (a mistake, or a test) never takes another store's job.
+    store_key: Mapped[str] = mapped_column(String(300))
+    version: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    filename: Mapped[str] = mapped_column(String(300))
+    source_type: Mapped[str] = mapped_column(String(16))
+    source: Mapped[bytes] = mapped_column(LargeBinary)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    holder: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class EmbeddingJob(Base):
+    """One change of a dataset's embedding model (issue 14): every served paragraph embedded
+    again by the new model into the new model's vector store, staged, then published and the
+    dataset flipped in one transaction. Leased like ``IngestJob``; the newest row per dataset
+    is what the dataset shows of its switch."""
+
+    __tablename__ = "embedding_job"
+    __table_args__ = (Index("ix_embedding_job_state_created", "state", "created_at"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("dataset.id", ondelete="CASCADE"), index=True)
+    from_model_id: Mapped[str] = mapped_column(String(36), default="")
+    from_dimension: Mapped[int] = mapped_column(Integer, default=0)
+    to_model_id: Mapped[str] = mapped_column(String(36), default="")
+    to_dimension: Mapped[int] = mapped_column(Integer, default=0)
+    store_key: Mapped[str] = mapped_column(String(300))
+    state: Mapped[str] = mapped_column(String(16))  # queued, embedding, ready, failed, cancelled
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    holder: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class Application(Base):
+    __tablename__ = "application"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    dataset_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    dialogue_number: Mapped[int] = mapped_column(Integer, default=5)
+    search_setting: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    model_setting: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ModelEndpoint(Base):
+    """A model endpoint the operator registered (issue 14); applications pick theirs by id in
+    ``Application.model_setting`` (``chat_model_id``, ``aux_model_id``). The API key is stored
+    sealed by ``kbcore.secret_box`` and never leaves the chat service; ``key_hint`` is what
+    lists show of it."""
+
+    __tablename__ = "model_endpoint"
+    __table_args__ = (UniqueConstraint("name", name="uq_model_endpoint_name"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(100))
+    provider: Mapped[str] = mapped_column(String(16))  # openai, deepseek, dashscope, vllm, ollama, generic
+    base_url: Mapped[str] = mapped_column(String(500))
+    model: Mapped[str] = mapped_column(String(200))
+    purpose: Mapped[str] = mapped_column(String(16))  # chat, auxiliary, embedding, rerank
+    api_key_sealed: Mapped[str] = mapped_column(Text, default="")
+    key_hint: Mapped[str] = mapped_column(String(8), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class Chat(Base):
+    __tablename__ = "chat"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), index=True)
+    visitor_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    abstract: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ChatRecord(Base):
+    """One question and its answer; raw records are never deleted, compaction only summarises them."""
+
+    __tablename__ = "chat_record"
+    __table_args__ = (
+        Index("ix_chat_record_chat_id_id", "chat_id", "id"),
+        Index("ix_chat_record_created_at", "created_at"),
+    )
+    id: Mapped[int] = mapped_column(RecordId, primary_key=True, autoincrement=True)
+    chat_id: Mapped[str] = mapped_column(ForeignKey("chat.id", ondelete="CASCADE"))
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default=RecordStatus.RUNNING)
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    source: Mapped[str] = mapped_column(String(16), default=RecordSource.CHAT, server_default=RecordSource.CHAT)
+    message_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    answer_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    run_time: Mapped[float] = mapped_column(Float, default=0.0)
+    holder: Mapped[str] = mapped_column(String(64), default="")  # the lease holder that runs it
+    # False once a re_chat replaced this answer: it stays in the log but leaves the model's history.
+    in_history: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+    # The log's filters (issue 16), copied out of ``details`` when the record is saved, because
+    # JSON cannot be filtered alike on SQLite and PostgreSQL: the stop reason's wire name,
+    # whether the evidence was sufficient (None: retrieval never ran), rounds used, where the
+    # question came from (the wire name of kb.chat.v1.LogSource) and who asked (an API key's
+    # id or a visitor's id), and the paragraphs an operator wrote to improve the answer.
+    stop_reason: Mapped[str] = mapped_column(String(32), default="", server_default="")
+    sufficient: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    rounds: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    log_source: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    caller_ref: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    improved_paragraph_ids: Mapped[list[str] | None] = mapped_column(JSON, nullable=True, default=list)
+
+
+# The table under ChatRecord, for the Core statements built once that every question runs (the
+# chat service's record writes, the context service's turn reads).
+RECORD_TABLE: Table = ChatRecord.__table__  # type: ignore[assignment]
+
+
+class RecordVote(Base):
+    """One caller's vote on one record (changeable, so one row per record and voter)."""
+
+    __tablename__ = "chat_record_vote"
+    __table_args__ = (UniqueConstraint("record_id", "voter", name="uq_vote_record_voter"),)
+    id: Mapped[int] = mapped_column(RecordId, primary_key=True, autoincrement=True)
+    record_id: Mapped[int] = mapped_column(ForeignKey("chat_record.id", ondelete="CASCADE"), index=True)
+    voter: Mapped[str] = mapped_column(String(80))  # "operator", "key:<id>", "visitor:<id>"
+    vote: Mapped[str] = mapped_column(String(8))  # the wire name of kb.chat.v1.Vote: up, down
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ChatContextState(Base):
+    """The compaction watermark: summary of every record up to ``through_record_id``."""
+
+    __tablename__ = "chat_context_state"
+    chat_id: Mapped[str] = mapped_column(ForeignKey("chat.id", ondelete="CASCADE"), primary_key=True)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    through_record_id: Mapped[int] = mapped_column(BigInteger, default=0)
+    compacted_rounds: Mapped[int] = mapped_column(Integer, default=0)
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ChatLock(Base):
+    """A lease: one generation or compaction per chat at a time, across every process."""
+
+    __tablename__ = "chat_lock"
+    chat_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64))
+    purpose: Mapped[str] = mapped_column(String(32))
+    acquired_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime, index=True)
+    # Set by Stop from any process; the holder polls it while answering.
+    stop_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ApiKey(Base):
+    """An application API key; only its SHA-256 is stored, the key itself is shown once."""
+
+    __tablename__ = "application_api_key"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(24))  # enough to tell keys apart in a list
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    use_count: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class AccessToken(Base):
+    """An application's share link: who holds it may become a visitor, within a daily quota."""
+
+    __tablename__ = "application_access_token"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), unique=True)
+    access_token: Mapped[str] = mapped_column(String(64), unique=True)
+    access_num: Mapped[int] = mapped_column(Integer, default=100)  # questions per visitor per day
+    # Questions per UTC day from all visitors together: fresh visitor tokens cannot multiply it.
+    daily_cap: Mapped[int] = mapped_column(Integer, default=1000, server_default="1000")
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    use_count: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class Visitor(Base):
+    """A share-link visitor; its bearer token is stored as SHA-256 only."""
+
+    __tablename__ = "application_visitor"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class VisitorDailyUsage(Base):
+    __tablename__ = "visitor_daily_usage"
+    visitor_id: Mapped[str] = mapped_column(ForeignKey("application_visitor.id", ondelete="CASCADE"), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # UTC date, YYYY-MM-DD
+    questions: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RateWindow(Base):
+    """A fixed-window counter shared by every process (``services.chat.access.windows``): hits of ``key``
+    in ``window`` (a UTC minute or day), raised only while under the limit, in one statement."""
+
+    __tablename__ = "rate_window"
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    window: Mapped[str] = mapped_column(String(16), primary_key=True)
+    hits: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,0 +1,1 @@
+"""The model used when no endpoint is configured: extractive, deterministic, no network."""

@@ -1,0 +1,184 @@
+"""What the operator does with the credentials it handed out (issue 16): list them (API keys
+masked), revoke and re-activate them, give them an expiry, rotate their secrets; and the use
+counts that tell which of them are still used.
+
+A change takes effect on the credential's next call, because every call resolves its token
+afresh (``Credentials.identify``): nothing is cached that a revocation would have to reach. An
+answer already streaming when its key is revoked finishes: the key was valid when the question
+was admitted, and the record it saves is what the operator reads to see what the key did.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import Update, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from kbcore.db.tables import AccessToken, ApiKey, Visitor, utcnow
+from kbcore.errors import Conflict, InvalidRequest, NotFound
+from services.chat.access.credentials import MAX_ACCESS_NUM, MAX_DAILY_CAP, new_api_key
+from services.chat.access.identity import Caller, CallerKind
+from services.chat.access.visitors import ShareLinkVisitors
+
+MAX_EXPIRY = dt.timedelta(days=3653)  # ten years: beyond that an expiry is a typo, not a plan
+MAX_EXPIRY_TEXT = 64
+MASK = "…"
+
+
+def parse_expiry(raw: str, now: dt.datetime | None = None) -> dt.datetime | None:
+    """An RFC 3339 time with a zone, in the future and within ten years, as naive UTC (how the
+    database stores times); None for "" (never expires)."""
+    text = raw.strip()
+    if not text:
+        return None
+    shown = text[:MAX_EXPIRY_TEXT]
+    try:
+        when = dt.datetime.fromisoformat(text) if len(text) <= MAX_EXPIRY_TEXT else None
+    except ValueError:
+        when = None
+    if when is None:
+        raise InvalidRequest(f"expires_at must be an RFC 3339 time such as 2027-01-31T00:00:00Z, got {shown!r}")
+    if when.tzinfo is None:
+        raise InvalidRequest(f"expires_at needs a time zone (Z or an offset such as +08:00), got {shown!r}")
+    when = when.astimezone(dt.UTC).replace(tzinfo=None)
+    now = now or utcnow()
+    if when <= now:
+        raise InvalidRequest(f"expires_at must be in the future, got {shown!r}")
+    if when > now + MAX_EXPIRY:
+        raise InvalidRequest(f"expires_at must be within ten years from now, got {shown!r}")
+    return when
+
+
+def masked(prefix: str) -> str:
+    """What a list shows of a key: enough to tell keys apart, never enough to use one."""
+    return prefix + MASK
+
+
+def counted_use(caller: Caller) -> Update | None:
+    """The one statement that counts a question against the credential that asked it (an API
+    key, or the share link of a visitor), run in the transaction that records the question; None
+    for the operator, whose token is not a handed-out credential."""
+    now = utcnow()
+    if caller.kind is CallerKind.APPLICATION and caller.key_id:
+        return update(ApiKey).where(ApiKey.id == caller.key_id).values(use_count=ApiKey.use_count + 1, last_used_at=now)
+    if caller.kind is CallerKind.VISITOR:
+        link = AccessToken.application_id == caller.application_id
+        return update(AccessToken).where(link).values(use_count=AccessToken.use_count + 1, last_used_at=now)
+    return None
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    is_active: bool | None = None
+    expires_at: dt.datetime | None = None
+    set_expiry: bool = False  # whether ``expires_at`` (None: never) was given
+
+    def only_activity(self) -> bool:
+        """Whether switching on or off is all the change asks."""
+        return not self.set_expiry
+
+
+@dataclass(frozen=True)
+class LinkChange(KeyChange):
+    access_num: int | None = None
+    daily_cap: int | None = None
+    reset: bool = False  # a new link token as well (MaxKB's ``access_token_reset``)
+
+    def only_activity(self) -> bool:
+        return super().only_activity() and self.access_num is None and self.daily_cap is None and not self.reset
+
+    def __post_init__(self) -> None:
+        if self.access_num is not None and not 1 <= self.access_num <= MAX_ACCESS_NUM:
+            raise InvalidRequest(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {self.access_num}")
+        if self.daily_cap is not None and not 1 <= self.daily_cap <= MAX_DAILY_CAP:
+            raise InvalidRequest(f"daily_cap must be between 1 and {MAX_DAILY_CAP}, got {self.daily_cap}")
+
+
+class CredentialAdmin:
+    """Listing and changing an application's API keys and share link."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+
+    async def list_keys(self, application_id: str) -> list[ApiKey]:
+        async with self._sessions() as session:
+            rows = await session.scalars(
+                select(ApiKey).where(ApiKey.application_id == application_id).order_by(ApiKey.created_at, ApiKey.id)
+            )
+            return list(rows.all())
+
+    async def update_key(self, application_id: str, key_id: str, change: KeyChange) -> ApiKey:
+        async with self._sessions.begin() as session:
+            row = await _key(session, application_id, key_id)
+            _apply(row, change, "API key")
+        return row
+
+    async def rotate_key(self, application_id: str, key_id: str) -> tuple[ApiKey, str]:
+        """A new secret for the key (same id, state and counts); the old one fails at once."""
+        key, hashed, prefix = new_api_key()
+        async with self._sessions.begin() as session:
+            row = await _key(session, application_id, key_id)
+            row.key_hash, row.prefix = hashed, prefix
+        return row, key
+
+    async def list_links(self, application_id: str) -> list[AccessToken]:
+        async with self._sessions() as session:
+            rows = await session.scalars(select(AccessToken).where(AccessToken.application_id == application_id))
+            return list(rows.all())
+
+    async def update_link(self, application_id: str, access_token: str, change: LinkChange) -> AccessToken:
+        """Everything the change asks, in one transaction: all of it or, refused, none of it (a
+        rotation asked together with a refused change rotates nothing).
+
+        With ``reset``, a new link token: the old link fails at once, and so do the visitor
+        tokens it issued (dropped in the same transaction). Sign-ins racing this one are ordered
+        by the link's row (``ShareLinkVisitors.sign_in`` checks it in its own transaction)."""
+        async with self._sessions.begin() as session:
+            row = await _link(session, application_id, access_token)
+            _apply(row, change, "share link")
+            if change.access_num is not None:
+                row.access_num = change.access_num
+            if change.daily_cap is not None:
+                row.daily_cap = change.daily_cap
+            if change.reset:
+                row.access_token = secrets.token_hex(8)
+                await session.flush()  # the row lock first, then the visitors
+                visitors = select(Visitor.id).where(Visitor.application_id == application_id)
+                await ShareLinkVisitors.drop(session, visitors)
+        return row
+
+    async def rotate_link(self, application_id: str, access_token: str) -> AccessToken:
+        """A new link token and nothing else (``update_link`` with ``reset``)."""
+        return await self.update_link(application_id, access_token, LinkChange(reset=True))
+
+
+async def _key(session: AsyncSession, application_id: str, key_id: str) -> ApiKey:
+    row = await session.get(ApiKey, key_id) if key_id else None
+    if row is None or row.application_id != application_id:  # another application's key: not found
+        raise NotFound(f"API key {key_id[:64]!r} does not exist in application {application_id}")
+    return row
+
+
+async def _link(session: AsyncSession, application_id: str, access_token: str) -> AccessToken:
+    row = await session.scalar(select(AccessToken).where(AccessToken.application_id == application_id))
+    if row is None or (access_token and row.access_token != access_token):
+        raise NotFound(f"share link {access_token[:64]!r} does not exist in application {application_id}")
+    return row
+
+
+def _apply(row: ApiKey | AccessToken, change: KeyChange, label: str) -> None:
+    """Activity and expiry, shared by keys and links. A request that only revokes what is
+    revoked (or re-activates what is active) is refused and changes nothing: a second revoke is
+    usually a mistake (a double click on a stale page) that the operator should hear about.
+    Sent with other changes, ``is_active`` is the state wanted, kept as it is when it already
+    holds: MaxKB's clients send it with every edit, and a rotation must not fail on it."""
+    if change.is_active is not None:
+        if change.is_active == row.is_active and change.only_activity():
+            state = "active" if row.is_active else "revoked"
+            raise Conflict(f"this {label} is already {state}; nothing was changed")
+        row.is_active = change.is_active
+    if change.set_expiry:
+        row.expires_at = change.expires_at

@@ -1,0 +1,115 @@
+"""The chat service's credential RPCs (issue 16), for the operator only: API keys listed masked
+and share links, revoked, re-activated, given an expiry, rotated (a part of ``ChatServicer``,
+kept apart so each module has one job; the rules are ``services.chat.access.credential_admin``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from kbcore.db.tables import AccessToken, ApiKey
+from kbcore.rpc.error_mapping import Context, unary_errors
+from services.chat.access.credential_admin import CredentialAdmin, KeyChange, LinkChange, masked, parse_expiry
+from services.chat.access.identity import current_caller
+from services.chat.access.rules import require_operator
+from services.chat.chat_messages import _timestamp
+from services.chat.store import ChatStore
+
+
+def key_info(row: ApiKey) -> pb.ApiKeyInfo:
+    """A key as a list shows it: its prefix and an ellipsis, never the key or its hash."""
+    return pb.ApiKeyInfo(
+        id=row.id,
+        application_id=row.application_id,
+        masked=masked(row.prefix),
+        is_active=row.is_active,
+        expires_at=_timestamp(row.expires_at),
+        use_count=row.use_count or 0,
+        last_used_at=_timestamp(row.last_used_at),
+        created_at=_timestamp(row.created_at),
+    )
+
+
+def link_info(row: AccessToken) -> pb.AccessTokenInfo:
+    return pb.AccessTokenInfo(
+        application_id=row.application_id,
+        access_token=row.access_token,
+        access_num=row.access_num,
+        daily_cap=row.daily_cap,
+        is_active=row.is_active,
+        expires_at=_timestamp(row.expires_at),
+        use_count=row.use_count or 0,
+        last_used_at=_timestamp(row.last_used_at),
+        created_at=_timestamp(row.created_at),
+    )
+
+
+class CredentialRpcs:
+    _store: ChatStore
+
+    @property
+    def _admin(self) -> CredentialAdmin:
+        return CredentialAdmin(self._store.sessions)
+
+    async def _operators_application(self, application_id: str) -> str:
+        """The application's id, once the caller is known to be the operator and it exists."""
+        require_operator(current_caller())
+        return (await self._store.get_application(application_id)).id
+
+    @unary_errors
+    async def ListApiKeys(self, request: pb.ListApiKeysRequest, context: Context) -> pb.ListApiKeysResponse:
+        application_id = await self._operators_application(request.application_id)
+        return pb.ListApiKeysResponse(keys=[key_info(k) for k in await self._admin.list_keys(application_id)])
+
+    @unary_errors
+    async def UpdateApiKey(self, request: pb.UpdateApiKeyRequest, context: Context) -> pb.ApiKeyInfo:
+        application_id = await self._operators_application(request.application_id)
+        row = await self._admin.update_key(application_id, request.id, _key_change(request))
+        return key_info(row)
+
+    @unary_errors
+    async def RotateApiKey(self, request: pb.RotateApiKeyRequest, context: Context) -> pb.CreateApiKeyResponse:
+        application_id = await self._operators_application(request.application_id)
+        row, key = await self._admin.rotate_key(application_id, request.id)
+        return pb.CreateApiKeyResponse(id=row.id, key=key)
+
+    @unary_errors
+    async def ListAccessTokens(
+        self, request: pb.ListAccessTokensRequest, context: Context
+    ) -> pb.ListAccessTokensResponse:
+        application_id = await self._operators_application(request.application_id)
+        return pb.ListAccessTokensResponse(tokens=[link_info(t) for t in await self._admin.list_links(application_id)])
+
+    @unary_errors
+    async def UpdateAccessToken(self, request: pb.UpdateAccessTokenRequest, context: Context) -> pb.AccessTokenInfo:
+        application_id = await self._operators_application(request.application_id)
+        row = await self._admin.update_link(application_id, request.access_token, _link_change(request))
+        return link_info(row)
+
+    @unary_errors
+    async def RotateAccessToken(self, request: pb.RotateAccessTokenRequest, context: Context) -> pb.AccessTokenInfo:
+        application_id = await self._operators_application(request.application_id)
+        return link_info(await self._admin.rotate_link(application_id, request.access_token))
+
+
+def _expiry_and_activity(request: pb.UpdateApiKeyRequest | pb.UpdateAccessTokenRequest) -> dict[str, Any]:
+    """The fields the request sets (proto3 ``optional``: an unset field is left as it is)."""
+    fields: dict[str, Any] = {}
+    if request.HasField("is_active"):
+        fields["is_active"] = request.is_active
+    if request.HasField("expires_at"):
+        fields.update(expires_at=parse_expiry(request.expires_at), set_expiry=True)
+    return fields
+
+
+def _key_change(request: pb.UpdateApiKeyRequest) -> KeyChange:
+    return KeyChange(**_expiry_and_activity(request))
+
+
+def _link_change(request: pb.UpdateAccessTokenRequest) -> LinkChange:
+    return LinkChange(
+        **_expiry_and_activity(request),
+        access_num=request.access_num if request.HasField("access_num") else None,
+        daily_cap=request.daily_cap if request.HasField("daily_cap") else None,
+        reset=request.access_token_reset,
+    )

@@ -1,0 +1,125 @@
+"""API keys, share links and who a token names. Secrets are random, shown once, and stored
+only as SHA-256, so a database leak does not hand out working keys. Visitors themselves (sign-in,
+expiry, quotas) are ``services.chat.access.visitors``."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from kbcore.db.tables import AccessToken, ApiKey, Visitor
+from kbcore.errors import Unauthenticated
+from services.chat.access.visitors import (
+    DEFAULT_ACCESS_NUM,
+    DEFAULT_DAILY_CAP,
+    VISITOR_PREFIX,
+    ShareLinkVisitors,
+    UnknownAccessToken,
+    VisitorPolicy,
+    digest,
+    has_expired,
+    refuse_unusable,
+)
+
+__all__ = ["DEFAULT_ACCESS_NUM", "DEFAULT_DAILY_CAP", "MAX_ACCESS_NUM", "MAX_DAILY_CAP", "UnknownAccessToken"]
+
+API_KEY_PREFIX = "application-"
+MAX_ACCESS_NUM = 100_000
+MAX_DAILY_CAP = 10_000_000
+VISITOR_EXPIRED = "this visitor token has expired; open the share link again"
+VISITOR_GONE = (
+    "this visitor token is no longer valid (expired, replaced by newer visitors, or its share link was replaced);"
+    " open the share link again"
+)
+API_KEY_REVOKED = "this API key was revoked; ask the application's operator for a new one"
+API_KEY_EXPIRED = "this API key has expired; ask the application's operator to extend it or for a new one"
+
+
+@dataclass(frozen=True)
+class Identity:
+    kind: str  # "application" | "visitor"
+    application_id: str
+    visitor_id: str = ""
+    key_id: str = ""  # the API key's id, for an application caller (votes are one per key)
+
+
+class Credentials:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], policy: VisitorPolicy | None = None) -> None:
+        self._sessions = sessions
+        self._policy = policy or VisitorPolicy()
+        self.visitors = ShareLinkVisitors(sessions, self._policy)
+
+    async def create_api_key(self, application_id: str) -> tuple[str, str]:
+        key, hashed, prefix = new_api_key()
+        async with self._sessions.begin() as session:
+            row = ApiKey(application_id=application_id, key_hash=hashed, prefix=prefix)
+            session.add(row)
+        return row.id, key
+
+    async def set_access_token(
+        self, application_id: str, access_num: int, daily_cap: int = DEFAULT_DAILY_CAP
+    ) -> AccessToken:
+        """The application's share link, created on first use; later calls change its quotas
+        only: switching a link off or on is ``UpdateAccessToken``'s, so asking for the link again
+        never re-opens one the operator switched off."""
+        async with self._sessions.begin() as session:
+            row = await session.scalar(select(AccessToken).where(AccessToken.application_id == application_id))
+            if row is None:
+                row = AccessToken(application_id=application_id, access_token=secrets.token_hex(8))
+                session.add(row)
+            row.access_num = access_num
+            row.daily_cap = daily_cap
+        return row
+
+    async def new_visitor(self, access_token: str) -> tuple[Visitor, str]:
+        return await self.visitors.sign_in(access_token)
+
+    async def count_question(self, visitor_id: str, application_id: str) -> None:
+        await self.visitors.count_question(visitor_id, application_id)
+
+    async def identify(self, token: str) -> Identity | None:
+        """Who ``token`` names; None for nobody. A key or visitor token that was revoked, expired
+        or dropped, or whose share link was, is refused here with words that say what to do: every
+        call resolves its token afresh, so a change takes effect on the credential's next call."""
+        hashed = digest(token)
+        if token.startswith(API_KEY_PREFIX):
+            return await self._identify_key(hashed)
+        async with self._sessions() as session:
+            found = (
+                await session.execute(
+                    select(Visitor, AccessToken)
+                    .outerjoin(AccessToken, AccessToken.application_id == Visitor.application_id)
+                    .where(Visitor.token_hash == hashed)
+                )
+            ).first()
+        if found is None:
+            if token.startswith(VISITOR_PREFIX):
+                raise Unauthenticated(VISITOR_GONE)
+            return None
+        visitor, link = found
+        if link is None:  # links are never deleted; an application without one issued no visitors
+            raise Unauthenticated(VISITOR_GONE)
+        refuse_unusable(link.is_active, link.expires_at)
+        if self._policy.expired(visitor):
+            raise Unauthenticated(VISITOR_EXPIRED)
+        return Identity("visitor", visitor.application_id, visitor.id)
+
+    async def _identify_key(self, hashed: str) -> Identity | None:
+        async with self._sessions() as session:
+            key = await session.scalar(select(ApiKey).where(ApiKey.key_hash == hashed))
+        if key is None:
+            return None
+        if not key.is_active:
+            raise Unauthenticated(API_KEY_REVOKED)
+        if has_expired(key.expires_at):
+            raise Unauthenticated(API_KEY_EXPIRED)
+        return Identity("application", key.application_id, key_id=key.id)
+
+
+def new_api_key() -> tuple[str, str, str]:
+    """A fresh key, the SHA-256 that is stored, and the prefix a list shows."""
+    key = API_KEY_PREFIX + secrets.token_hex(16)
+    return key, digest(key), key[: len(API_KEY_PREFIX) + 4]

@@ -1,0 +1,106 @@
+"""Improving an answer: the corrected answer, with its question as the title, becomes a paragraph
+of a dataset the operator chooses, searchable as soon as the call returns; the record keeps the
+paragraph's id.
+
+The paragraphs live in one document per dataset, named ``IMPROVED_DOCUMENT`` (MaxKB asks the
+operator for a document too; here it is chosen for them, so corrections are found in one place
+and can be reviewed together). The retrieval service owns paragraphs, so they are written
+through its RPCs: ``AddParagraph`` into the document, or ``AddDocument`` with the first paragraph
+when the dataset has no such document yet.
+"""
+
+from __future__ import annotations
+
+import grpc
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.db.tables import ChatRecord
+from kbcore.errors import InvalidRequest, NotFound, Unavailable
+from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_TITLE_CHARS
+from kbcore.rpc.error_mapping import RpcError
+from kbcore.rpc.reasons import reason_in
+from kbcore.rpc.stubs import RetrievalStubs
+
+IMPROVED_DOCUMENT = "改进的回答"
+# Refusals the retrieval service words for the operator; anything else reads as "unavailable".
+PASSED_ON = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.ABORTED, grpc.StatusCode.OUT_OF_RANGE)
+
+
+def paragraph_text(question: str, answer: str, record_question: str) -> tuple[str, str]:
+    """The paragraph's title and content, checked: an empty question is the record's (clipped
+    to a title's length, since a question may be longer than a title)."""
+    content = answer.strip()
+    if not content:
+        raise InvalidRequest("answer must not be empty: it is the corrected answer written into the dataset")
+    if len(content) > MAX_PARAGRAPH_CONTENT_CHARS:
+        raise InvalidRequest(f"answer is longer than {MAX_PARAGRAPH_CONTENT_CHARS} characters")
+    title = question.strip()
+    if len(title) > MAX_PARAGRAPH_TITLE_CHARS:
+        raise InvalidRequest(f"question is longer than {MAX_PARAGRAPH_TITLE_CHARS} characters")
+    return title or record_question.strip()[:MAX_PARAGRAPH_TITLE_CHARS], content
+
+
+class Improver:
+    def __init__(self, retrieval: RetrievalStubs, timeout: float) -> None:
+        self._retrieval = retrieval
+        self._timeout = timeout
+
+    async def write(self, dataset_id: str, title: str, content: str) -> tuple[str, str]:
+        """The new paragraph's document id and paragraph id."""
+        try:
+            document_id = await self._document(dataset_id)
+            if document_id is None:
+                return await self._create(dataset_id, title, content)
+            added = await self._retrieval.paragraphs.AddParagraph(
+                retrieval_pb.AddParagraphRequest(
+                    dataset_id=dataset_id, document_id=document_id, title=title, content=content
+                ),
+                timeout=self._timeout,
+            )
+            return document_id, added.id
+        except grpc.aio.AioRpcError as error:
+            raise _refusal(error, dataset_id) from None
+
+    async def _document(self, dataset_id: str) -> str | None:
+        listed = await self._retrieval.documents.ListDocuments(
+            retrieval_pb.ListDocumentsRequest(dataset_id=dataset_id), timeout=self._timeout
+        )
+        named = [d for d in listed.documents if d.name == IMPROVED_DOCUMENT]
+        return min(named, key=lambda d: d.created_at).id if named else None
+
+    async def _create(self, dataset_id: str, title: str, content: str) -> tuple[str, str]:
+        request = retrieval_pb.AddDocumentRequest(
+            dataset_id=dataset_id,
+            name=IMPROVED_DOCUMENT,
+            paragraphs=retrieval_pb.ParagraphList(
+                paragraphs=[retrieval_pb.ParagraphInput(title=title, content=content)]
+            ),
+        )
+        document_id = ""
+        async for event in self._retrieval.documents.AddDocument(request, timeout=self._timeout):
+            if event.HasField("document"):
+                document_id = event.document.id
+        if not document_id:
+            raise Unavailable("the dataset did not confirm the new document; try again")
+        page = await self._retrieval.paragraphs.ListParagraphs(
+            retrieval_pb.ListParagraphsRequest(dataset_id=dataset_id, document_id=document_id, page=1, page_size=1),
+            timeout=self._timeout,
+        )
+        return document_id, page.paragraphs[0].id
+
+
+def _refusal(error: grpc.aio.AioRpcError, dataset_id: str) -> Exception:
+    if error.code() == grpc.StatusCode.NOT_FOUND:
+        return NotFound(f"dataset {dataset_id} does not exist (it may have been deleted); choose another dataset")
+    if error.code() in PASSED_ON or reason_in(error.trailing_metadata()):  # a reason: a full disk
+        return RpcError.passed_on(error, "the dataset refused the paragraph")
+    return Unavailable(f"the retrieval service could not write the paragraph: {error.details()}")
+
+
+async def link_paragraph(sessions: async_sessionmaker[AsyncSession], record_id: int, paragraph_id: str) -> None:
+    """Append the paragraph to the record's list (read and written in one transaction)."""
+    async with sessions.begin() as session:
+        record = (await session.scalars(select(ChatRecord).where(ChatRecord.id == record_id).with_for_update())).one()
+        record.improved_paragraph_ids = [*(record.improved_paragraph_ids or []), paragraph_id]

@@ -1,0 +1,209 @@
+"""The rules for registered model endpoints (issue 14): what a valid one is, which applications
+use one, and that the API key goes in sealed and never comes out (only its hint)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from kbcore.db.tables import Application, Dataset, ModelEndpoint, utcnow
+from kbcore.errors import Conflict, InvalidRequest, NotFound
+from kbcore.models.endpoints import AUX_PURPOSES, CHAT_PURPOSES, PROVIDERS, PURPOSES
+from kbcore.secret_box import SecretBox, key_hint
+
+MAX_NAME = 100
+MAX_URL = 500
+MAX_MODEL = 200
+MAX_KEY = 500
+DEFAULT_PORTS = {"http": 80, "https": 443}
+# A stored key is only ever sent to the address it was entered for: moving the address without
+# entering the key again would send it to whoever answers there (MaxKB keeps it).
+KEY_FOR_NEW_ADDRESS = (
+    "api_base changed to another address: enter the API key for it again (credential.api_key; an empty one "
+    "if it needs none), because the stored key is only sent to the address it was entered for"
+)
+# The model slots an application has, and the purposes each accepts (a reranker is optional).
+SLOTS = {"chat_model_id": CHAT_PURPOSES, "aux_model_id": AUX_PURPOSES, "rerank_model_id": frozenset({"rerank"})}
+
+
+@dataclass(frozen=True)
+class EndpointFields:
+    """Create: every field; update: the ones set (None = leave as it is)."""
+
+    name: str | None = None
+    provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    purpose: str | None = None
+    api_key: str | None = None
+
+    def checked(self) -> dict[str, str]:
+        values: dict[str, str] = {}
+        if self.name is not None:
+            values["name"] = _text("name", self.name, MAX_NAME)
+        if self.provider is not None:
+            values["provider"] = _choice("provider", self.provider, PROVIDERS)
+        if self.base_url is not None:
+            values["base_url"] = _base_url(self.base_url)
+        if self.model is not None:
+            values["model"] = _text("model", self.model, MAX_MODEL)
+        if self.purpose is not None:
+            values["purpose"] = _choice("purpose", self.purpose, PURPOSES)
+        if self.api_key is not None and len(self.api_key.strip()) > MAX_KEY:
+            raise InvalidRequest(f"api_key is longer than {MAX_KEY} characters")
+        return values
+
+
+def _text(name: str, value: str, limit: int) -> str:
+    value = value.strip()
+    if not value:
+        raise InvalidRequest(f"{name} must not be empty")
+    if len(value) > limit:
+        raise InvalidRequest(f"{name} is longer than {limit} characters")
+    return value
+
+
+def _choice(name: str, value: str, allowed: Iterable[str]) -> str:
+    value = value.strip().lower()
+    if value not in allowed:
+        raise InvalidRequest(f"unknown {name} {value!r}: one of {', '.join(allowed)}")
+    return value
+
+
+def _base_url(value: str) -> str:
+    value = _text("base_url", value, MAX_URL).rstrip("/")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidRequest(f"base_url must be an http(s) URL such as https://api.openai.com/v1, got {value!r}")
+    return value
+
+
+def address(base_url: str) -> tuple[str, str, int | None, str]:
+    """Where a base URL sends requests, so a cosmetic edit (case, a default port, a trailing
+    slash) is not taken for a move: scheme, host, port (the scheme's default filled in), path."""
+    parts = urlsplit(base_url.strip())
+    scheme, path = parts.scheme.lower(), parts.path.rstrip("/")
+    try:
+        port = parts.port or DEFAULT_PORTS.get(scheme)
+    except ValueError:  # not a port number: host and port compared as written
+        return scheme, parts.netloc.lower(), None, path
+    return scheme, (parts.hostname or "").rstrip("."), port, path
+
+
+def users_of(applications: Iterable[Application], endpoint_id: str) -> list[str]:
+    """The ids of the applications whose chat or auxiliary model is ``endpoint_id``."""
+    return [a.id for a in applications if endpoint_id in {(a.model_setting or {}).get(s) for s in SLOTS}]
+
+
+class ModelAdmin:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], box: SecretBox) -> None:
+        self._sessions = sessions
+        self._box = box
+
+    async def create(self, fields: EndpointFields) -> ModelEndpoint:
+        values: dict[str, Any] = fields.checked()
+        row = ModelEndpoint(**values, **self._sealed(fields.api_key or ""))
+        return await self._saved(row)
+
+    async def update(self, endpoint_id: str, fields: EndpointFields) -> ModelEndpoint:
+        values: dict[str, Any] = fields.checked()
+        if fields.api_key is not None:
+            values.update(self._sealed(fields.api_key))
+        row = await self.get(endpoint_id)
+        moved = "base_url" in values and address(values["base_url"]) != address(row.base_url)
+        if moved and fields.api_key is None and self.api_key(row):
+            raise InvalidRequest(KEY_FOR_NEW_ADDRESS)
+        if "purpose" in values:
+            await self._purpose_fits_users(endpoint_id, values["purpose"])
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.updated_at = utcnow()  # a new version even when nothing changed: clients are rebuilt
+        return await self._saved(row)
+
+    async def get(self, endpoint_id: str) -> ModelEndpoint:
+        async with self._sessions() as session:
+            row = await session.get(ModelEndpoint, endpoint_id) if endpoint_id else None
+        if row is None:
+            raise NotFound(f"model {endpoint_id} does not exist")
+        return row
+
+    async def listed(self, purpose: str = "") -> tuple[list[ModelEndpoint], list[Application]]:
+        """The models (of one purpose, or all) by name, and the applications (to say who uses which)."""
+        query = select(ModelEndpoint).order_by(ModelEndpoint.name)
+        if purpose:
+            query = query.where(ModelEndpoint.purpose == _choice("purpose", purpose, PURPOSES))
+        async with self._sessions() as session:
+            rows = list((await session.scalars(query)).all())
+            applications = list((await session.scalars(select(Application))).all())
+        return rows, applications
+
+    async def delete(self, endpoint_id: str) -> None:
+        async with self._sessions.begin() as session:
+            row = await session.get(ModelEndpoint, endpoint_id) if endpoint_id else None
+            if row is None:
+                raise NotFound(f"model {endpoint_id} does not exist")
+            users = users_of((await session.scalars(select(Application))).all(), endpoint_id)
+            if users:
+                raise Conflict(
+                    f"model {row.name!r} is used by {len(users)} application(s) ({', '.join(users)}): "
+                    "choose another model for them first"
+                )
+            datasets = (
+                await session.scalars(
+                    select(Dataset.name).where(
+                        (Dataset.embedding_model_id == endpoint_id) | (Dataset.embedding_pending_id == endpoint_id)
+                    )
+                )
+            ).all()
+            if datasets:  # their vectors were made by it: without it they could not be searched
+                raise Conflict(
+                    f"model {row.name!r} embeds {len(datasets)} dataset(s) ({', '.join(map(repr, datasets))}): "
+                    "give them another embedding model first"
+                )
+            await session.delete(row)
+
+    async def check_choice(self, model_setting: dict[str, Any]) -> None:
+        """An application's chosen models exist and fit their slot (chat: a chat model)."""
+        for slot, purposes in SLOTS.items():
+            endpoint_id = str(model_setting.get(slot) or "")
+            if not endpoint_id:
+                continue
+            async with self._sessions() as session:
+                row = await session.get(ModelEndpoint, endpoint_id)
+            if row is None:
+                raise InvalidRequest(f"model_setting.{slot}: model {endpoint_id} is not registered")
+            if row.purpose not in purposes:
+                raise InvalidRequest(
+                    f"model_setting.{slot}: model {row.name!r} is a {row.purpose} model, not one of {sorted(purposes)}"
+                )
+
+    def api_key(self, row: ModelEndpoint) -> str:
+        return self._box.open(row.api_key_sealed)
+
+    def _sealed(self, api_key: str) -> dict[str, str]:
+        api_key = api_key.strip()
+        return {"api_key_sealed": self._box.seal(api_key), "key_hint": key_hint(api_key)}
+
+    async def _purpose_fits_users(self, endpoint_id: str, purpose: str) -> None:
+        _, applications = await self.listed()
+        for application in applications:
+            for slot, purposes in SLOTS.items():
+                if (application.model_setting or {}).get(slot) == endpoint_id and purpose not in purposes:
+                    raise Conflict(
+                        f"application {application.id} uses this model as its {slot}: "
+                        f"it must stay one of {sorted(purposes)}"
+                    )
+
+    async def _saved(self, row: ModelEndpoint) -> ModelEndpoint:
+        try:
+            async with self._sessions.begin() as session:
+                row = await session.merge(row)
+        except IntegrityError:
+            raise Conflict(f"a model named {row.name!r} already exists") from None
+        return row

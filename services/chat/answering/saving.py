@@ -1,0 +1,124 @@
+"""Saving a question's outcome to its record, the step that must succeed before ``done``.
+
+A database that refuses connections for a moment (a restart, a failover, a full pool) should
+not cost the answer, so an outage is retried briefly. When the record still cannot be saved the
+caller is told so, instead of being told the answer ended: the reason is returned, never
+swallowed, and ``AskFlow`` ends the stream with it in place of ``done``.
+
+Text the database refuses is not an outage: a NUL that came in through a stored paragraph or a
+model's answer (PostgreSQL cannot hold one in ``text``), a lone surrogate no driver can encode.
+Retrying the same values would fail the same way, so the record is saved once more with every
+text made storable (``kbcore.text.storable``): it closes with the answer the client was shown, less
+the characters no store can hold, and only then is ``done`` sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from sqlalchemy import exc
+
+from kbcore.db.faults import is_disk_full, is_outage
+from kbcore.db.tables import RecordStatus
+from kbcore.errors import StorageFull, Unavailable
+from kbcore.text.storable import storable_text
+from services.chat.store import ChatStore
+
+log = logging.getLogger(__name__)
+
+# Seconds between attempts: four attempts within about two seconds.
+RETRY_DELAYS = (0.2, 0.5, 1.0)
+NOT_SAVED = "the answer could not be saved because the database is unavailable; ask again shortly"
+NOT_SAVED_DISK_FULL = (
+    "the answer could not be saved because the server's disk is full; free some space or ask the operator to, "
+    "then ask again"
+)
+TAKEN_OVER = "the answer was not saved: this chat was taken over by another process; ask again"
+# After the client was told: the record is closed in the background, every second for two minutes
+# (the sweep closes it later still, should the outage last longer).
+CLOSE_EVERY = 1.0
+CLOSE_FOR = 120.0
+_closing: set[asyncio.Task[None]] = set()
+
+
+async def save_outcome(store: ChatStore, record_id: int, values: dict[str, Any]) -> BaseException | None:
+    """Write ``values`` to the running record; None when saved, else why it was not (an
+    Unavailable after a lasting outage or a take-over, the error itself for anything else)."""
+    for attempt, delay in enumerate((*RETRY_DELAYS, None), start=1):
+        try:
+            if await _finish(store, record_id, values):
+                return None
+            log.warning("record %s was taken over by another holder; its outcome is not saved", record_id)
+            return Unavailable(TAKEN_OVER)
+        except Exception as error:
+            if not is_outage(error):
+                log.exception("could not save record %s", record_id)
+                return error
+            if delay is None:
+                log.error("could not save record %s after %d attempts: %s", record_id, attempt, error)
+                reason = NOT_SAVED_DISK_FULL if is_disk_full(error) else NOT_SAVED
+                close_later(store, record_id, {**values, "status": RecordStatus.INTERRUPTED, "error": reason})
+                return StorageFull(reason) if is_disk_full(error) else Unavailable(NOT_SAVED)
+            log.warning("saving record %s failed (attempt %d), retrying: %s", record_id, attempt, error)
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable: the last attempt returns")
+
+
+async def _finish(store: ChatStore, record_id: int, values: dict[str, Any]) -> bool:
+    """``finish_record``; when the database refuses the text itself, once more with every text
+    made storable (the refusal is raised as it was when there is nothing to make storable)."""
+    try:
+        return await store.finish_record(record_id, **values)
+    except Exception as error:
+        if not _refuses_text(error):
+            raise
+        storable = _storable(values)
+        if storable == values:
+            raise
+        # The error's own text quotes the values: its type says enough.
+        log.warning(
+            "record %s: the database refused its text (%s); saving it made storable", record_id, type(error).__name__
+        )
+        return await store.finish_record(record_id, **storable)
+
+
+def _refuses_text(error: BaseException) -> bool:
+    """Whether the database (or its driver) refused a value rather than the work: saving the
+    same values again would fail the same way."""
+    return isinstance(error, exc.DataError | UnicodeEncodeError)
+
+
+def _storable(value: Any) -> Any:
+    """``value`` with every string in it, however nested (the details' JSON), made storable."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        return {key: _storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
+
+
+def close_later(store: ChatStore, record_id: int, values: dict[str, Any]) -> None:
+    """Close the unsaved record ``interrupted``, with the answer the client was shown, as soon
+    as the database takes writes again (a full disk with space back): not left ``running``
+    until the next sweep, a lease TTL later."""
+    task = asyncio.create_task(_close(store, record_id, values))
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
+
+
+async def _close(store: ChatStore, record_id: int, values: dict[str, Any]) -> None:
+    deadline = asyncio.get_running_loop().time() + CLOSE_FOR
+    while asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(CLOSE_EVERY)
+        try:
+            await _finish(store, record_id, values)  # a no-op once another closed it
+            log.warning("record %s, not saved when it ended, is now closed as interrupted", record_id)
+            return
+        except Exception as error:
+            if not is_outage(error):
+                log.exception("could not close record %s", record_id)
+                return

@@ -1,0 +1,137 @@
+"""Conversions between the chat service's rows and its protobuf messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.common.v1 import common_pb2
+from kbcore.db.tables import Application, ChatRecord
+from kbcore.errors import InvalidRequest
+from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_TOP_N
+from kbcore.models.base import PartSupport, SupportQuote
+from kbcore.settings import clamp
+from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
+from services.chat.answering.details import loaded
+from services.chat.answering.prompt import DEFAULT_SYSTEM
+
+
+def _timestamp(value: Any) -> str:
+    return value.isoformat() + "Z" if value is not None else ""
+
+
+def application_message(row: Application) -> pb.Application:
+    search: dict[str, Any] = {
+        "top_n": DEFAULT_TOP_N,
+        "similarity": DEFAULT_SIMILARITY,
+        "search_mode": DEFAULT_SEARCH_MODE,
+        **(row.search_setting or {}),
+    }
+    model = row.model_setting or {}
+    return pb.Application(
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        dataset_ids=list(row.dataset_ids or []),
+        dialogue_number=row.dialogue_number,
+        search=common_pb2.SearchSettings(
+            top_n=int(search["top_n"]),
+            similarity=float(search["similarity"]),
+            search_mode=SEARCH_MODE.value(str(search["search_mode"])),
+        ),
+        model_setting=pb.ModelSetting(
+            prompt=str(model.get("prompt", "")),
+            system=str(model.get("system", "")),
+            chat_model_id=str(model.get("chat_model_id", "")),
+            aux_model_id=str(model.get("aux_model_id", "")),
+            rerank_model_id=str(model.get("rerank_model_id", "")),
+        ),
+        created_at=_timestamp(row.created_at),
+        updated_at=_timestamp(row.updated_at),
+    )
+
+
+def public_application(application: pb.Application) -> pb.Application:
+    """What a share-link visitor may read: the chat page's title and description, never the
+    prompts, datasets or search settings (an application has no prologue yet; it would go here)."""
+    return pb.Application(id=application.id, name=application.name, description=application.description)
+
+
+def application_fields(message: pb.Application) -> dict[str, Any]:
+    """Validated column values from a message; unset search fields take the defaults."""
+    name = message.name.strip()
+    if not name:
+        raise InvalidRequest("application name must not be empty")
+    if len(name) > 200:
+        raise InvalidRequest("application name is longer than 200 characters")
+    search = message.search
+    top_n = search.top_n or DEFAULT_TOP_N
+    if not 1 <= top_n <= MAX_TOP_N:
+        raise InvalidRequest(f"dataset_setting.top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
+    similarity = search.similarity if search.HasField("similarity") else DEFAULT_SIMILARITY
+    if not 0.0 <= similarity <= 1.0:
+        raise InvalidRequest(f"dataset_setting.similarity must be between 0 and 1, got {similarity:g}")
+    if search.search_mode and not SEARCH_MODE.name(search.search_mode):
+        raise InvalidRequest(f"unknown dataset_setting.search_mode {search.search_mode}")
+    return {
+        "name": name,
+        "description": message.description,
+        "dataset_ids": list(dict.fromkeys(d.strip() for d in message.dataset_ids if d.strip())),
+        "dialogue_number": int(clamp(message.dialogue_number, 0, MAX_DIALOGUE_NUMBER)),
+        "search_setting": {
+            "top_n": top_n,
+            "similarity": round(float(similarity), 4),
+            "search_mode": SEARCH_MODE.name(search.search_mode) or DEFAULT_SEARCH_MODE,
+        },
+        "model_setting": {
+            "prompt": message.model_setting.prompt,
+            "system": message.model_setting.system,
+            # Registered models (issue 14); "" = the deployment's, checked by ModelAdmin.check_choice.
+            "chat_model_id": message.model_setting.chat_model_id.strip(),
+            "aux_model_id": message.model_setting.aux_model_id.strip(),
+            "rerank_model_id": message.model_setting.rerank_model_id.strip(),  # "" = no rerank
+        },
+    }
+
+
+def record_message(row: ChatRecord) -> pb.ChatRecord:
+    return pb.ChatRecord(
+        id=str(row.id),
+        chat_id=row.chat_id,
+        question=row.question,
+        answer=row.answer,
+        status=RECORD_STATUS.value(row.status, default=common_pb2.RECORD_STATUS_UNSPECIFIED),
+        details=loaded(row.details),
+        source=RECORD_SOURCE.value(row.source, default=common_pb2.RECORD_SOURCE_UNSPECIFIED),
+        message_tokens=row.message_tokens,
+        answer_tokens=row.answer_tokens,
+        error=row.error,
+        run_time=row.run_time,
+        created_at=_timestamp(row.created_at),
+        updated_at=_timestamp(row.updated_at),
+    )
+
+
+def part_support(result: common_pb2.RetrievalResult) -> list[PartSupport]:
+    """The retrieval service's verdict on which sentences answer which part (offline model)."""
+    return [
+        PartSupport(
+            part.part,
+            tuple(SupportQuote(q.paragraph_id, q.document_name, q.sentence, q.score) for q in part.quotes),
+            part.verified,
+        )
+        for part in result.part_support
+    ]
+
+
+def with_system_addendum(row: Application, addendum: str) -> Application:
+    """The application as one question sees it: a client's system message follows the
+    application's own system prompt (or the default one), never replacing it. A detached copy:
+    the stored application is not touched."""
+    if not addendum.strip():
+        return row
+    model = dict(row.model_setting or {})
+    model["system"] = (str(model.get("system", "")).strip() or DEFAULT_SYSTEM) + "\n\n" + addendum.strip()
+    copy = Application(**{column.key: getattr(row, column.key) for column in Application.__table__.columns})
+    copy.model_setting = model
+    return copy

@@ -1,0 +1,118 @@
+"""The catalog of datasets and documents (names, counts, content hashes) in the SQL database;
+the paragraphs themselves live in the vector store."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from kbcore.db.lookup import require_row
+from kbcore.db.tables import Application, Dataset, Document
+from kbcore.errors import NotFound
+from services.retrieval.catalog.known_ids import KnownIds
+
+
+class Catalog:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+        self._known = KnownIds()  # datasets found to exist a moment ago: the per-question check skips SQL
+
+    async def create_dataset(
+        self,
+        name: str,
+        description: str,
+        dataset_id: str | None = None,
+        *,
+        embedding_model_id: str = "",
+        embedding_dimension: int = 0,
+    ) -> Dataset:
+        """A new dataset on its embedding model ("" = the default); an existing id returns that dataset."""
+        async with self._sessions.begin() as session:
+            if dataset_id:
+                existing = await session.get(Dataset, dataset_id)
+                if existing is not None:
+                    return existing
+            dataset = Dataset(
+                name=name,
+                description=description,
+                embedding_model_id=embedding_model_id,
+                embedding_dimension=embedding_dimension,
+                embedding_pending_id=None,
+                embedding_error="",
+                **({"id": dataset_id} if dataset_id else {}),
+            )
+            session.add(dataset)
+        return dataset
+
+    async def rename_dataset(self, dataset_id: str, name: str | None, description: str | None) -> None:
+        async with self._sessions.begin() as session:
+            dataset = await session.get(Dataset, dataset_id, with_for_update=True)
+            if dataset is None:
+                raise NotFound(f"dataset {dataset_id} does not exist")
+            if name is not None:
+                dataset.name = name
+            if description is not None:
+                dataset.description = description
+
+    async def get_dataset(self, dataset_id: str) -> Dataset:
+        return await require_row(self._sessions, Dataset, dataset_id, "dataset")
+
+    async def missing_datasets(self, dataset_ids: list[str]) -> list[str]:
+        """The ids that name no dataset; those found to exist within seconds are not looked up again."""
+        unknown = self._known.unknown(dataset_ids)
+        if not unknown:
+            return []
+        async with self._sessions() as session:
+            found = set((await session.scalars(select(Dataset.id).where(Dataset.id.in_(unknown)))).all())
+        self._known.found(found)
+        return [d for d in unknown if d not in found]
+
+    async def list_datasets(self) -> list[tuple[Dataset, int, int]]:
+        """Every dataset with its document and paragraph counts."""
+        async with self._sessions() as session:
+            counts = (
+                select(
+                    Document.dataset_id,
+                    func.count(Document.id).label("documents"),
+                    func.coalesce(func.sum(Document.paragraph_count), 0).label("paragraphs"),
+                )
+                .group_by(Document.dataset_id)
+                .subquery()
+            )
+            rows = await session.execute(
+                select(Dataset, counts.c.documents, counts.c.paragraphs)
+                .outerjoin(counts, counts.c.dataset_id == Dataset.id)
+                .order_by(Dataset.created_at, Dataset.id)
+            )
+            return [(d, int(docs or 0), int(paras or 0)) for d, docs, paras in rows.all()]
+
+    async def delete_dataset(self, dataset_id: str) -> list[Application]:
+        """Delete the dataset and its documents, and take it out of every application that uses it,
+        in one transaction: an application never names a dataset that no longer exists (its next
+        question would fail). Returns the applications that changed."""
+        async with self._sessions.begin() as session:
+            self._known.forget(dataset_id)
+            dataset = await session.get(Dataset, dataset_id)
+            if dataset is None:
+                raise NotFound(f"dataset {dataset_id} does not exist")
+            for document in (await session.scalars(select(Document).where(Document.dataset_id == dataset_id))).all():
+                await session.delete(document)
+            # The mappers know no order between the two tables: unflushed, the dataset's DELETE
+            # could run first and cascade, leaving the documents' DELETE matching no row.
+            await session.flush()
+            await session.delete(dataset)
+            detached = []
+            # Every application is read: the JSON list cannot be searched the same way on both
+            # databases, and applications are few.
+            for application in (await session.scalars(select(Application).with_for_update())).all():
+                if dataset_id in (application.dataset_ids or []):
+                    application.dataset_ids = [d for d in application.dataset_ids if d != dataset_id]
+                    detached.append(application)
+            return detached
+
+    async def delete_document(self, dataset_id: str, document_id: str) -> None:
+        async with self._sessions.begin() as session:
+            document = await session.get(Document, document_id)
+            if document is None or document.dataset_id != dataset_id:
+                raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+            await session.delete(document)

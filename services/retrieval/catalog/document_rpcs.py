@@ -1,0 +1,114 @@
+"""The retrieval service's document and paragraph RPCs, translated to and from the desk and the
+paragraph editor (a part of ``RetrievalServicer``, kept apart so each module has one job)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import services.retrieval.retrieval_messages as convert
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.errors import Conflict, InvalidRequest
+from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
+from services.retrieval.catalog.documents import DocumentDesk
+from services.retrieval.catalog.paragraphs import ParagraphChange, ParagraphEditor
+from services.retrieval.ingestion.jobs.states import DocumentState
+
+
+class DocumentRpcs:
+    _desk: DocumentDesk
+    _paragraphs: ParagraphEditor
+
+    @unary_errors
+    async def DeleteDataset(self, request: pb.DeleteDatasetRequest, context: Context) -> pb.DeleteDatasetResponse:
+        detached = await self._desk.delete_dataset(request.dataset_id)
+        return pb.DeleteDatasetResponse(
+            detached_applications=[pb.DetachedApplication(id=a.id, name=a.name) for a in detached]
+        )
+
+    @stream_errors
+    async def AddDocument(
+        self, request: pb.AddDocumentRequest, context: Context
+    ) -> AsyncIterator[pb.AddDocumentResponse]:
+        source = _source(request)
+        if source == "file" and request.file.filename.lower().endswith(".zip"):
+            raise InvalidRequest("an archive holds several documents: submit it with SubmitDocuments")
+        [(document, _)] = await self._desk.submit(source, request)
+        async for row, job in self._desk.follow(request.dataset_id, document.id):
+            shown = convert.document(row, job)
+            if row.status == DocumentState.FAILED:
+                raise InvalidRequest(f"document {row.name!r} could not be ingested: {row.error}")
+            if row.status == DocumentState.CANCELLED:
+                raise Conflict(f"the ingestion of document {row.name!r} was cancelled while this request waited for it")
+            done, total = (
+                (row.paragraph_count,) * 2
+                if row.status == DocumentState.READY
+                else (
+                    shown.progress_done,
+                    shown.progress_total,
+                )
+            )
+            yield pb.AddDocumentResponse(
+                progress=pb.IngestProgress(embedded=done, total=total, status=shown.status, document_id=row.id)
+            )
+            if row.status == DocumentState.READY:  # a progress bar ends full, then the document
+                yield pb.AddDocumentResponse(document=shown)
+                return
+
+    @unary_errors
+    async def SubmitDocuments(self, request: pb.SubmitDocumentsRequest, context: Context) -> pb.SubmitDocumentsResponse:
+        views = await self._desk.submit(_source(request), request)
+        return pb.SubmitDocumentsResponse(documents=[convert.document(d, j) for d, j in views])
+
+    @unary_errors
+    async def ListDocuments(self, request: pb.ListDocumentsRequest, context: Context) -> pb.ListDocumentsResponse:
+        views = await self._desk.documents(request.dataset_id)
+        return pb.ListDocumentsResponse(documents=[convert.document(d, j) for d, j in views])
+
+    @unary_errors
+    async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.Document:
+        return convert.document(*await self._desk.document(request.dataset_id, request.document_id))
+
+    @unary_errors
+    async def CancelIngestion(self, request: pb.CancelIngestionRequest, context: Context) -> pb.Document:
+        return convert.document(*await self._desk.cancel(request.dataset_id, request.document_id))
+
+    @unary_errors
+    async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:
+        await self._desk.delete_document(request.dataset_id, request.document_id)
+        return pb.DeleteDocumentResponse()
+
+    @unary_errors
+    async def ListParagraphs(self, request: pb.ListParagraphsRequest, context: Context) -> pb.ListParagraphsResponse:
+        found, total = await self._paragraphs.page(
+            request.dataset_id, request.document_id, request.page, request.page_size
+        )
+        return pb.ListParagraphsResponse(paragraphs=[convert.managed_paragraph(p) for p in found], total=total)
+
+    @unary_errors
+    async def AddParagraph(self, request: pb.AddParagraphRequest, context: Context) -> pb.ManagedParagraph:
+        added = await self._paragraphs.add(request.dataset_id, request.document_id, request.title, request.content)
+        return convert.managed_paragraph(added)
+
+    @unary_errors
+    async def UpdateParagraph(self, request: pb.UpdateParagraphRequest, context: Context) -> pb.ManagedParagraph:
+        change = ParagraphChange(
+            title=request.title if request.HasField("title") else None,
+            content=request.content if request.HasField("content") else None,
+            enabled=request.enabled if request.HasField("enabled") else None,
+        )
+        updated = await self._paragraphs.update(request.dataset_id, request.document_id, request.paragraph_id, change)
+        return convert.managed_paragraph(updated)
+
+    @unary_errors
+    async def DeleteParagraph(self, request: pb.DeleteParagraphRequest, context: Context) -> pb.DeleteParagraphResponse:
+        await self._paragraphs.delete(request.dataset_id, request.document_id, request.paragraph_id)
+        return pb.DeleteParagraphResponse()
+
+
+def _source(request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest) -> str:
+    if not request.dataset_id:
+        raise InvalidRequest("dataset_id must not be empty")
+    source = request.WhichOneof("source")
+    if source is None:
+        raise InvalidRequest("give the document as paragraphs, as a file or as a web page address")
+    return str(source)

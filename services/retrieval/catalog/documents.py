@@ -1,0 +1,107 @@
+"""Documents as the API sees them: submitted, followed until ready, cancelled, deleted.
+
+The servicer stays a translator; this is where an upload becomes queued jobs (or nothing, when
+the same file is already served), and where a deletion reaches both the catalog and the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.db.tables import Application, Document, IngestJob
+from services.retrieval.catalog.catalog_store import Catalog
+from services.retrieval.embedding.spaces import EmbeddingSpaces
+from services.retrieval.ingestion.jobs.queue import JobQueue, Upload
+from services.retrieval.ingestion.jobs.states import ACTIVE
+from services.retrieval.ingestion.jobs.uploads import uploads_of
+from services.retrieval.ingestion.parsing import ParseLimits
+from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
+from services.retrieval.ingestion.version_build import VersionBuilder
+
+DocumentView = tuple[Document, IngestJob | None]
+FOLLOW_EVERY = 0.1  # seconds between two looks at a followed document's job
+
+
+class DocumentDesk:
+    def __init__(
+        self,
+        catalog: Catalog,
+        queue: JobQueue,
+        builder: VersionBuilder,
+        spaces: EmbeddingSpaces,
+        wake_worker: Callable[[], None],
+        limits: ParseLimits,
+        fetch: FetchPolicy,
+    ) -> None:
+        self._catalog = catalog
+        self._queue = queue
+        self._builder = builder
+        self._spaces = spaces  # where each dataset's points are (its embedding model's store)
+        self._wake_worker = wake_worker
+        self._limits = limits
+        self._fetch = fetch
+
+    async def submit(
+        self, source: str, request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest
+    ) -> list[DocumentView]:
+        """Queue a job per document the request brings; a document that already serves exactly this
+        upload (and still has all its points) is returned as it is."""
+        await self._catalog.get_dataset(request.dataset_id)
+        uploads = await uploads_of(source, request, self._limits, self._fetch)
+        views = [await self._submit_one(request.dataset_id, upload) for upload in uploads]
+        self._wake_worker()
+        return views
+
+    async def _submit_one(self, dataset_id: str, upload: Upload) -> DocumentView:
+        served = await self._queue.served(dataset_id, upload)
+        if served is not None and await self._builder.is_intact(dataset_id, served.id, served.paragraph_count):
+            return served, None
+        space = await self._spaces.served(dataset_id)
+        await space.store.check_room()  # a full disk: refused now, not later as a failed job
+        document = await self._queue.submit(dataset_id, upload)
+        return await self._queue.document(dataset_id, document.id)
+
+    async def follow(self, dataset_id: str, document_id: str) -> AsyncIterator[DocumentView]:
+        """The document each time its job moves, until the job has ended."""
+        last: tuple[str, int, int] | None = None
+        while True:
+            document, job = await self._queue.document(dataset_id, document_id)
+            running = job is not None and job.state in ACTIVE
+            seen = (document.status, job.done if job else 0, job.total if job else 0)
+            if seen != last or not running:
+                yield document, job
+                last = seen
+            if not running:
+                return
+            await asyncio.sleep(FOLLOW_EVERY)
+
+    async def document(self, dataset_id: str, document_id: str) -> DocumentView:
+        return await self._queue.document(dataset_id, document_id)
+
+    async def documents(self, dataset_id: str) -> list[DocumentView]:
+        return await self._queue.documents(dataset_id)
+
+    async def cancel(self, dataset_id: str, document_id: str) -> DocumentView:
+        await self._queue.cancel(dataset_id, document_id)
+        return await self._queue.document(dataset_id, document_id)
+
+    async def delete_document(self, dataset_id: str, document_id: str) -> None:
+        """The catalog row (and its jobs) first: a worker still embedding it finds its job gone at
+        its next report and drops what it wrote; then every point of the document."""
+        spaces = await self._spaces.every_space_of(dataset_id)
+        for space in spaces:  # a full disk refuses the store's part: then the catalog's is not done either
+            await space.store.check_room()
+        await self._catalog.delete_document(dataset_id, document_id)
+        for space in spaces:
+            await space.store.delete_document(dataset_id, document_id)
+
+    async def delete_dataset(self, dataset_id: str) -> list[Application]:
+        spaces = await self._spaces.every_space_of(dataset_id)
+        for space in spaces:
+            await space.store.check_room()
+        detached = await self._catalog.delete_dataset(dataset_id)
+        for space in spaces:
+            await space.store.delete_dataset(dataset_id)
+        return detached

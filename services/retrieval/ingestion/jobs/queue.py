@@ -1,0 +1,286 @@
+"""The ingestion queue in SQL: one job row per upload, claimed by one retrieval process at a time.
+
+A job is leased (``jobs.leased``: claimed by compare and set, its lease renewed with every
+progress report, taken over when its holder dies, every write conditional on still holding it),
+so a job taken over from a slow process is never finished twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
+
+from kbcore.db.engine import run_read, run_write
+from kbcore.db.tables import Dataset, Document, IngestJob, utcnow
+from kbcore.errors import Conflict, NotFound
+from services.retrieval.ingestion.jobs.leased import Control, Leases, claim_if_waiting, release
+from services.retrieval.ingestion.jobs.states import ACTIVE, DocumentState, JobState
+
+# Documents with their newest job, in one statement (one snapshot: see ``JobQueue.document``).
+_WITH_JOB = select(Document, IngestJob).outerjoin(IngestJob, IngestJob.id == Document.job_id)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One document's original, as stored on its job."""
+
+    name: str
+    filename: str
+    source_type: str
+    data: bytes
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.source_type.encode() + b"\x1f" + self.data).hexdigest()
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    id: str
+    document_id: str
+    dataset_id: str
+    document_name: str
+    version: int
+    filename: str
+    source_type: str
+    source: bytes
+    attempts: int
+
+
+class JobQueue:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], lease_seconds: float, store_key: str) -> None:
+        self._sessions = sessions
+        self._leases = Leases(IngestJob, ACTIVE, lease_seconds, store_key)
+        self.lease_seconds = lease_seconds
+
+    async def submit(self, dataset_id: str, upload: Upload) -> Document:
+        """The document row, created or found by name, with a new queued job holding the upload.
+        A document with a job still queued or running is refused: the two versions would race."""
+        return await run_write(self._sessions, lambda s: _submit(s, dataset_id, upload, self._leases.store_key))
+
+    async def served(self, dataset_id: str, upload: Upload) -> Document | None:
+        """The document, when it is ready and serves exactly this upload: nothing to queue (the
+        caller still checks that the store holds its points)."""
+
+        def work(session: Session) -> Document | None:
+            document = session.scalar(
+                select(Document).where(Document.dataset_id == dataset_id, Document.name == upload.name)
+            )
+            unchanged = (
+                document is not None
+                and document.status == DocumentState.READY
+                and document.active_version > 0
+                and document.source_hash == upload.digest
+            )
+            return document if unchanged else None
+
+        return await run_read(self._sessions, work)
+
+    async def claim(self, holder: str) -> ClaimedJob | None:
+        """The oldest job nobody holds (or whose holder's lease ran out), now ours."""
+        return await claim_if_waiting(
+            self._sessions, self._leases, lambda s: self._leases.claim(s, holder, lambda job: _claimed(s, job))
+        )
+
+    async def report(self, job: ClaimedJob, holder: str, state: str, done: int, total: int) -> str:
+        """Record progress and renew the lease; says whether to go on."""
+
+        def work(session: Session) -> str:
+            control = self._leases.renew(session, job.id, holder, state, done, total)  # DELETED: with its document
+            document = session.get(Document, job.document_id) if control == Control.GO else None
+            if document is not None and document.job_id == job.id:
+                document.status = state
+            return control
+
+        return await run_write(self._sessions, work)
+
+    async def finish(self, job: ClaimedJob, holder: str, outcome: Outcome) -> bool:
+        """End the job and update its document in one transaction; False when it was not ours."""
+        return await run_write(self._sessions, lambda s: _finish(s, self._leases.held(s, job.id, holder), job, outcome))
+
+    async def cancel(self, dataset_id: str, document_id: str) -> Document:
+        """A queued job ends at once; a running one is flagged and its worker stops at its next
+        report (within one embedding batch)."""
+        return await run_write(self._sessions, lambda s: _cancel(s, dataset_id, document_id))
+
+    async def document(self, dataset_id: str, document_id: str) -> tuple[Document, IngestJob | None]:
+        def work(session: Session) -> tuple[Document, IngestJob | None]:
+            # One statement, so both rows come from one snapshot: read apart, PostgreSQL's read
+            # committed could show a document still embedding beside its job already finished.
+            row = session.execute(
+                _WITH_JOB.where(Document.id == document_id, Document.dataset_id == dataset_id)
+            ).first()
+            if row is None:
+                raise _no_document(dataset_id, document_id)
+            return row[0], row[1]
+
+        return await run_read(self._sessions, work)
+
+    async def documents(self, dataset_id: str) -> list[tuple[Document, IngestJob | None]]:
+        def work(session: Session) -> list[tuple[Document, IngestJob | None]]:
+            if session.get(Dataset, dataset_id) is None:
+                raise NotFound(f"dataset {dataset_id} does not exist")
+            rows = session.execute(
+                _WITH_JOB.where(Document.dataset_id == dataset_id).order_by(Document.created_at, Document.name)
+            )
+            return [(d, j) for d, j in rows.all()]
+
+        return await run_read(self._sessions, work)
+
+    async def pending(self) -> int:
+        """Jobs not finished yet (queued or running), for tests and the bench."""
+        return await run_read(
+            self._sessions,
+            lambda s: int(
+                s.scalar(select(func.count()).select_from(IngestJob).where(IngestJob.state.in_(ACTIVE))) or 0
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a job ended. ``published`` is the version the store now serves for a ready job, with
+    the document's new figures; a failed or cancelled job leaves the served version as it was."""
+
+    state: str
+    error: str = ""
+    published: bool = False
+    paragraph_count: int = 0
+    char_length: int = 0
+    content_hash: str = ""
+
+
+def _no_document(dataset_id: str, document_id: str) -> NotFound:
+    return NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+
+
+def _document_in(session: Session, dataset_id: str, document_id: str) -> Document:
+    document = session.get(Document, document_id)
+    if document is None or document.dataset_id != dataset_id:
+        raise _no_document(dataset_id, document_id)
+    return document
+
+
+def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -> Document:
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None:
+        raise NotFound(f"dataset {dataset_id} does not exist")
+    if dataset.embedding_pending_id is not None:  # the copy for the new model would miss it
+        raise Conflict(
+            f"dataset {dataset.name!r} is being embedded again by another model; upload once that has finished"
+        )
+    document = session.scalar(
+        select(Document).where(Document.dataset_id == dataset_id, Document.name == upload.name).with_for_update()
+    )
+    if document is None:
+        document = Document(dataset_id=dataset_id, name=upload.name, content_hash="", active_version=0)
+        session.add(document)
+        session.flush()
+    elif document.job_id is not None and _job_blocks(session, document.job_id, store_key):
+        raise Conflict(
+            f"document {upload.name!r} is still being ingested; wait for it to finish or cancel it before uploading it again"
+        )
+    versions = session.scalar(select(func.max(IngestJob.version)).where(IngestJob.document_id == document.id))
+    job = IngestJob(
+        document_id=document.id,
+        dataset_id=dataset_id,
+        store_key=store_key,
+        version=max(int(versions or 0), document.active_version) + 1,
+        state=JobState.QUEUED,
+        filename=upload.filename,
+        source_type=upload.source_type,
+        source=upload.data,
+        done=0,
+        total=0,
+        attempts=0,
+        cancel_requested=False,
+        error="",
+    )
+    session.add(job)
+    session.flush()
+    document.job_id, document.status, document.error = job.id, DocumentState.QUEUED, ""
+    document.source_type = upload.source_type
+    document.source_hash = upload.digest
+    return document
+
+
+def _job_blocks(session: Session, job_id: str, store_key: str) -> bool:
+    """Whether the document's newest job still runs, so a new upload would race it. A job left
+    for another vector store that no process works on (its lease ran out, or it was never
+    claimed) never will be once uploads go to this store: it is ended as superseded."""
+    job = session.get(IngestJob, job_id, with_for_update=True)
+    if job is None or job.state not in ACTIVE:
+        return False
+    if job.store_key != store_key and (job.lease_until is None or job.lease_until < utcnow()):
+        job.state, job.error, job.holder = JobState.FAILED, "superseded by an upload to another vector store", None
+        return False
+    return True
+
+
+def _claimed(session: Session, job: IngestJob) -> ClaimedJob | None:
+    document = session.get(Document, job.document_id)
+    if document is None:
+        return None
+    return ClaimedJob(
+        id=job.id,
+        document_id=job.document_id,
+        dataset_id=job.dataset_id,
+        document_name=document.name,
+        version=job.version,
+        filename=job.filename,
+        source_type=job.source_type,
+        source=job.source,
+        attempts=job.attempts,
+    )
+
+
+def _finish(session: Session, row: IngestJob | None, job: ClaimedJob, outcome: Outcome) -> bool:
+    if row is None:  # no longer ours (taken over, or deleted with its document)
+        return False
+    release(row, outcome.state, outcome.error)
+    document = session.get(Document, job.document_id)
+    if document is None or document.job_id != job.id:
+        return True
+    if outcome.published:
+        document.active_version = job.version
+        document.paragraph_count = outcome.paragraph_count
+        document.char_length = outcome.char_length
+        document.content_hash = outcome.content_hash
+    _settle(document, outcome)
+    return True
+
+
+CANCELLED_BY_OPERATOR = "ingestion cancelled by an operator"
+
+
+def _settle(document: Document, outcome: Outcome) -> None:
+    """The document's status after its job ended: a cancelled re-upload leaves a served document
+    as it was (ready), a cancelled first upload reads cancelled; a failure is shown, saying
+    whether an earlier version still serves."""
+    if outcome.state == JobState.READY or (outcome.state == JobState.CANCELLED and document.active_version):
+        document.status, document.error = DocumentState.READY, ""
+    elif outcome.state == JobState.CANCELLED:
+        document.status, document.error = DocumentState.CANCELLED, CANCELLED_BY_OPERATOR
+    else:
+        document.status = DocumentState.FAILED
+        earlier = " The previous version is still searchable." if document.active_version else ""
+        document.error = (outcome.error or "ingestion failed") + earlier
+    if outcome.state != JobState.READY and document.active_version:
+        document.source_hash = ""  # the stored original is no longer what is served
+
+
+def _cancel(session: Session, dataset_id: str, document_id: str) -> Document:
+    document = _document_in(session, dataset_id, document_id)
+    job = session.get(IngestJob, document.job_id, with_for_update=True) if document.job_id else None
+    if job is None or job.state not in ACTIVE:
+        raise Conflict(f"document {document.name!r} has no ingestion queued or running to cancel")
+    if job.holder is None:
+        job.state = JobState.CANCELLED
+        _settle(document, Outcome(JobState.CANCELLED))
+    else:
+        job.cancel_requested = True
+    return document

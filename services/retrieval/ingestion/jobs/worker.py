@@ -1,0 +1,138 @@
+"""The ingestion worker every retrieval process runs: claim a job, parse, embed, publish.
+
+One job at a time per process (the embedder is the bottleneck and shares the CPU with
+searches). While a job runs, a reporter writes its progress and renews its lease twice a
+second and brings back a cancel, or the news that the job is no longer ours. A parse (a child
+process of its own) is killed the moment that news comes; the builder checks between embedding
+batches, so a cancel takes effect within one report, or one batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from kbcore.errors import InvalidRequest, Unavailable
+from kbcore.metrics.catalog import observe_ingestion_job
+from services.retrieval.ingestion.jobs.claim_loop import ClaimingWorker
+from services.retrieval.ingestion.jobs.leased import MAX_ATTEMPTS, Control
+from services.retrieval.ingestion.jobs.queue import ClaimedJob, JobQueue, Outcome
+from services.retrieval.ingestion.jobs.sources import Parser
+from services.retrieval.ingestion.jobs.states import JobState
+from services.retrieval.ingestion.splitter import SplitParagraph
+from services.retrieval.ingestion.version_build import Progress, VersionBuilder, VersionTarget, content_hash
+
+log = logging.getLogger(__name__)
+
+
+class IngestWorker(ClaimingWorker[ClaimedJob]):
+    def __init__(self, queue: JobQueue, builder: VersionBuilder, parse: Parser, poll_seconds: float) -> None:
+        super().__init__(queue.claim, poll_seconds, "ingest", "an ingestion job")
+        self._queue = queue
+        self._builder = builder
+        self._parse = parse
+
+    async def process(self, job: ClaimedJob) -> None:
+        target = VersionTarget(job.dataset_id, job.document_id, job.document_name, job.version)
+        if job.attempts > MAX_ATTEMPTS:
+            await self._end(job, target, Outcome(JobState.FAILED, error=_gave_up(job)))
+            return
+        progress = Progress(JobState.PARSING)
+        stopped = asyncio.Event()
+        reporter = asyncio.create_task(self._report(job, progress, stopped))
+        outcome: Outcome | None
+        try:
+            outcome = await self._build(job, target, progress, stopped)
+        except (InvalidRequest, Unavailable) as exc:  # bad input, or an embeddings endpoint that kept failing
+            outcome = Outcome(JobState.FAILED, error=str(exc))
+        except Exception:
+            log.exception("ingestion job %s of document %s failed", job.id, job.document_id)
+            outcome = Outcome(
+                JobState.FAILED, error="an internal error stopped the ingestion; the service log has the details"
+            )
+        finally:
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+        if outcome is not None:  # None: another process took the job over, or the document is gone
+            await self._end(job, target, outcome)
+
+    async def _build(
+        self, job: ClaimedJob, target: VersionTarget, progress: Progress, stopped: asyncio.Event
+    ) -> Outcome | None:
+        paragraphs = await self._parse_unless_stopped(job, stopped)
+        if paragraphs is None or not progress.go_on:
+            return await self._stopped(progress, target)
+        progress.state = JobState.EMBEDDING
+        # One more look right before publishing: a cancel that arrived since the reporter's last
+        # look must win over a job that happens to finish within those half-seconds.
+        if not await self._builder.stage(target, paragraphs, progress) or not await self._look(job, progress):
+            return await self._stopped(progress, target)
+        await self._builder.publish(target)
+        return Outcome(
+            JobState.READY,
+            published=True,
+            paragraph_count=len(paragraphs),
+            char_length=sum(len(p.content) for p in paragraphs),
+            content_hash=content_hash(paragraphs),
+        )
+
+    async def _parse_unless_stopped(self, job: ClaimedJob, stopped: asyncio.Event) -> list[SplitParagraph] | None:
+        """The job's paragraphs, or None when the reporter saw a stop first: the parse (a child
+        process) is then killed at once, so a cancel ends a long parse within a report's interval."""
+        parsing = asyncio.ensure_future(self._parse(job))
+        waiting = asyncio.ensure_future(stopped.wait())
+        try:
+            await asyncio.wait((parsing, waiting), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            if not parsing.done():
+                parsing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await parsing
+        return None if parsing.cancelled() else parsing.result()
+
+    async def _look(self, job: ClaimedJob, progress: Progress) -> bool:
+        """Write the progress (renewing the lease) and learn whether to go on; a stop is kept in
+        ``progress`` for the builder and ``_stopped``."""
+        control = await self._queue.report(job, self.holder, progress.state, progress.done, progress.total)
+        if control != Control.GO:
+            progress.go_on, progress.stopped_by = False, control
+        return progress.go_on
+
+    async def _stopped(self, progress: Progress, target: VersionTarget) -> Outcome | None:
+        """Told to stop: a cancel ends the job (``_end`` drops what this version staged); a lost
+        lease leaves the job to the process that holds it now, which resumes from those points,
+        and a deleted document's points went with it."""
+        if progress.stopped_by == Control.CANCELLED:
+            return Outcome(JobState.CANCELLED)
+        if progress.stopped_by == Control.DELETED:
+            await self._builder.drop(target)
+        return None
+
+    async def _end(self, job: ClaimedJob, target: VersionTarget, outcome: Outcome) -> None:
+        if outcome.state != JobState.READY:
+            await self._builder.drop(target)  # nothing half-built stays in the store
+        if not await self._queue.finish(job, self.holder, outcome):
+            log.info("ingestion job %s ended elsewhere (taken over or deleted)", job.id)
+            return
+        observe_ingestion_job(outcome.state, outcome.paragraph_count if outcome.state == JobState.READY else 0)
+
+    async def _report(self, job: ClaimedJob, progress: Progress, stopped: asyncio.Event) -> None:
+        every = min(0.5, self._queue.lease_seconds / 3)
+        while True:
+            try:
+                if not await self._look(job, progress):
+                    stopped.set()
+                    return
+            except Exception:  # the database is away: the lease runs on; try again
+                log.exception("could not report the progress of ingestion job %s", job.id)
+            await asyncio.sleep(every)
+
+
+def _gave_up(job: ClaimedJob) -> str:
+    return (
+        f"ingestion stopped {job.attempts - 1} times without finishing (the retrieval service "
+        "restarted while it ran); upload the file again to retry"
+    )

@@ -1,0 +1,185 @@
+"""Bounded reading of zip files: an uploaded batch, and the zip inside every Office document.
+
+Sizes declared in a zip's headers are only claims. Totals are checked against them first (a
+cheap refusal of honest big archives), then counted again while inflating, chunk by chunk, so
+a bomb that lies about its sizes stops at the limit instead of filling memory; a part that
+inflates far more than any document's XML does is a bomb even under the size limits. Nested archives
+are never opened, and member names that climb out of the archive (``..``, absolute paths) are
+skipped.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import PurePosixPath
+
+from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
+
+_CHUNK = 1 << 16
+# Below this, a part's ratio says nothing: a small run of repeated markup packs 100× honestly.
+RATIO_FLOOR = 1 << 20
+# Given a part's name, what reads its bytes chunk by chunk (b"" ends it), or None to only count it.
+PartScanner = Callable[[str], Callable[[bytes], None] | None]
+# An Office file is a zip of a few dozen XML parts; thousands of parts is an attack, not a document.
+_CONTAINER_MAX_PARTS = 10_000
+
+
+def _open(filename: str, data: bytes) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise DocumentRejected(f"{filename!r} is damaged: it cannot be opened as a zip archive") from exc
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.0f} MiB"
+
+
+class Inflation:
+    """What one file's compressed parts have inflated to so far, refused at the first bound passed.
+
+    Three bounds: the file's total (``budget``), one part's size (``per_part``, for the parts a
+    library inflates whole into memory), and a part's inflation ratio once it is past
+    ``RATIO_FLOOR`` (honest XML packs 5–20×; a bomb thousands of times).
+    """
+
+    def __init__(self, filename: str, limits: ParseLimits, *, per_part: int | None) -> None:
+        self.filename = filename
+        self.budget = limits.archive_max_bytes
+        self.per_part = per_part
+        self.max_ratio = limits.max_ratio
+
+    def count(self, part: str, packed: int, inflated: int, added: int) -> None:
+        """``added`` more bytes of ``part`` came out (``inflated`` of it so far, from ``packed`` bytes)."""
+        self.budget -= added
+        if self.budget < 0:
+            raise DocumentRejected(
+                f"{self.filename!r} unpacks to more than its limit (it passed it at {part!r}): it is too large "
+                "or a zip bomb; the operator's limit is KB_ARCHIVE_MAX_MB"
+            )
+        if self.per_part is not None and inflated > self.per_part:
+            raise DocumentRejected(
+                f"{self.filename!r} has a part ({part!r}) that unpacks to more than {_mib(self.per_part)}: "
+                "it is too large or a zip bomb; the operator's limit is KB_PARSE_MAX_STREAM_MB"
+            )
+        if inflated > RATIO_FLOOR and inflated > self.max_ratio * max(packed, 1):
+            raise DocumentRejected(
+                f"{self.filename!r} has a part ({part!r}) that unpacks to more than {self.max_ratio} times its "
+                "packed size: that is a zip bomb, not a document (the operator's limit is KB_ARCHIVE_MAX_RATIO)"
+            )
+
+
+def inflated_chunks(archive: zipfile.ZipFile, info: zipfile.ZipInfo, inflation: Inflation) -> Iterator[bytes]:
+    """A member's bytes chunk by chunk, counted as they come out, whatever the header declared."""
+    total = 0
+    try:
+        with archive.open(info) as member:
+            while chunk := member.read(_CHUNK):
+                total += len(chunk)
+                inflation.count(info.filename, info.compress_size, total, len(chunk))
+                yield chunk
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+        raise DocumentRejected(f"{inflation.filename!r} is damaged: {info.filename!r} cannot be unpacked") from exc
+    except RuntimeError as exc:  # zipfile's word for an encrypted member
+        raise DocumentRejected(
+            f"{inflation.filename!r} holds an encrypted file ({info.filename!r}); upload it unencrypted"
+        ) from exc
+
+
+def _member_name(info: zipfile.ZipInfo) -> str:
+    """The member's name as its author wrote it: zips made on Chinese Windows store GBK names without the UTF-8 flag."""
+    name = info.filename
+    if info.flag_bits & 0x800:
+        return name
+    try:
+        raw = name.encode("cp437")
+    except UnicodeEncodeError:
+        return name
+    for encoding in ("utf-8", "gb18030"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return name
+
+
+def _is_safe(name: str) -> bool:
+    """A relative path that stays inside the archive (no ``..``, no root, no drive letter)."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    if not path.parts or path.is_absolute():
+        return False
+    return ".." not in path.parts and ":" not in path.parts[0]
+
+
+def _wanted(info: zipfile.ZipInfo, name: str) -> bool:
+    """A document worth ingesting: a supported file, not a folder, not macOS metadata, not an archive inside the archive."""
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    if info.is_dir() or not parts or parts[0] == "__MACOSX" or parts[-1].startswith("."):
+        return False
+    kind = source_type_of_name(name)
+    return kind is not None and kind != "zip" and _is_safe(name)
+
+
+def expand_archive(filename: str, data: bytes, limits: ParseLimits) -> list[tuple[str, bytes]]:
+    """The supported files of an uploaded zip as (path inside the archive, bytes), within the limits.
+
+    Unsupported files, nested archives and unsafe paths are skipped; too many files or too many
+    bytes refuse the whole archive, so a batch is never half taken in.
+    """
+    with _open(filename, data) as archive:
+        members = [(info, _member_name(info)) for info in archive.infolist()]
+        chosen = [(info, name) for info, name in members if _wanted(info, name)]
+        if len(chosen) > limits.archive_max_files:
+            raise DocumentRejected(
+                f"{filename!r} holds {len(chosen)} documents; one archive may hold at most {limits.archive_max_files}"
+            )
+        declared = sum(info.file_size for info, _ in chosen)
+        if declared > limits.archive_max_bytes:
+            raise DocumentRejected(
+                f"{filename!r} unpacks to {_mib(declared)}; one archive may unpack to at most {_mib(limits.archive_max_bytes)}"
+            )
+        inflation = Inflation(filename, limits, per_part=None)  # a member may be a whole PDF
+        files = [
+            (name.replace("\\", "/"), b"".join(inflated_chunks(archive, info, inflation))) for info, name in chosen
+        ]
+    if not files:
+        raise DocumentRejected(f"{filename!r} holds no document of a supported type; {SUPPORTED_TYPES_SENTENCE}")
+    return files
+
+
+def check_container(filename: str, data: bytes, limits: ParseLimits, scan: PartScanner | None = None) -> None:
+    """Refuse an Office file (a zip of XML parts) that unpacks past a limit, before a library opens it.
+
+    The parsing libraries inflate parts whole, some outside Python's zipfile, so the bounds are
+    enforced here by inflating every part once, counting and keeping nothing; ``scan`` sees the
+    parts it asks for chunk by chunk (a sheet's cells are counted that way).
+    """
+    with _open(filename, data) as archive:
+        infos = archive.infolist()
+        if len(infos) > _CONTAINER_MAX_PARTS:
+            raise DocumentRejected(f"{filename!r} has {len(infos)} internal parts; it is not a document a person wrote")
+        if sum(info.file_size for info in infos) > limits.archive_max_bytes:
+            raise DocumentRejected(
+                f"{filename!r} unpacks to more than {_mib(limits.archive_max_bytes)}: it is too large or a zip bomb"
+            )
+        inflation = Inflation(filename, limits, per_part=limits.max_stream_bytes)
+        for info in infos:
+            reader = scan(info.filename) if scan is not None else None
+            for chunk in inflated_chunks(archive, info, inflation):
+                if reader is not None:
+                    reader(chunk)
+            if reader is not None:
+                reader(b"")  # the part's end
+
+
+def container_names(data: bytes) -> list[str] | None:
+    """The part names of a zip, or None when it cannot be opened as one (used by content sniffing)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return archive.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None

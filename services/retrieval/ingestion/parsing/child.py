@@ -1,0 +1,71 @@
+"""``python -m services.retrieval.ingestion.parsing.child``: parse one file inside limits of its own.
+
+The parent (``sandbox``) starts one such process per file, passes the file name and the limits
+as the one argument and the file's bytes on stdin, and reads one JSON object from stdout:
+``{"title", "paragraphs": [[title, content], …]}``, or ``{"rejected": sentence}``. The limits on
+this process are set before the file is read, so a parser that runs away (a Rust allocation
+that aborts, a stream that inflates to gigabytes, a page tree that never ends) ends this process
+and nothing else; it runs at a lower priority so questions answered meanwhile keep the CPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import resource
+import sys
+import traceback
+from typing import Any
+
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
+from services.retrieval.ingestion.parsing.parse import parse_document
+
+NICENESS = 10
+MEMORY_REFUSED = "needs more memory than parsing one file may use"
+# The exit status of a parser that raised what no parser should: the file is the likely cause.
+# Any other failure (an import, a bad argument) is the service's own fault, not the file's.
+PARSER_FAILED = 3
+
+
+def request_argument(filename: str, limits: ParseLimits) -> str:
+    """The child's one argument (the parent writes it, the child reads it: one format, here)."""
+    return json.dumps({"filename": filename, "limits": dataclasses.asdict(limits)}, ensure_ascii=False)
+
+
+def confine(limits: ParseLimits) -> None:
+    """This process's own limits: address space, CPU seconds (SIGXCPU at the soft limit, SIGKILL a
+    little later), no core file, and a lower priority."""
+    memory = limits.memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.nice(NICENESS)
+
+
+def _result(filename: str, data: bytes, limits: ParseLimits) -> dict[str, Any]:
+    try:
+        parsed = parse_document(filename, data, limits)
+    except DocumentRejected as exc:
+        return {"rejected": str(exc)}
+    except MemoryError:
+        return {"rejected": f"{filename!r} {MEMORY_REFUSED} (the operator's limit is KB_PARSE_MEMORY_MB)"}
+    return {"title": parsed.title, "paragraphs": [[p.title, p.content] for p in parsed.paragraphs]}
+
+
+def main() -> None:
+    request = json.loads(sys.argv[1])
+    limits = ParseLimits(**request["limits"])
+    confine(limits)
+    data = sys.stdin.buffer.read()
+    try:
+        result = _result(request["filename"], data, limits)
+    except Exception:
+        traceback.print_exc()  # the parent logs it; the uploader reads a sentence
+        sys.exit(PARSER_FAILED)
+    sys.stdout.write(json.dumps(result, ensure_ascii=False))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""One entry point for every uploaded file: check what it is and its bounds, parse it, split it, bound it.
+
+Run inside the parsing child process (``services.retrieval.ingestion.parsing.sandbox``), never in a service.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath, PureWindowsPath
+
+from kbcore.text.storable import storable_text
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.ingestion.parsing.preflight import preflight
+from services.retrieval.ingestion.parsing.sniff import sniff
+from services.retrieval.ingestion.splitter import Heading, SplitParagraph, StructuredDocument, split_blocks
+
+
+def _stem(filename: str) -> str:
+    return PurePosixPath(PureWindowsPath(filename).name).stem
+
+
+def _storable(paragraph: SplitParagraph) -> SplitParagraph:
+    """A paragraph without characters no store can hold (a cell written as ``_x0000_`` is a NUL)."""
+    return SplitParagraph(storable_text(paragraph.title), storable_text(paragraph.content))
+
+
+def finish(
+    filename: str, document: StructuredDocument, limits: ParseLimits, *, fallback_title: str = ""
+) -> ParsedDocument:
+    """Split the structured form and refuse an empty or oversized result, with the reason."""
+    top = next((b.text for b in document.blocks if isinstance(b, Heading) and b.level == 1), "")
+    title = storable_text(document.title or top or fallback_title)
+    paragraphs = [_storable(p) for p in split_blocks(document.blocks, document_title=document.title or top)]
+    paragraphs = [p for p in paragraphs if p.content.strip()]
+    if not paragraphs:
+        raise DocumentRejected(f"{filename!r} contains no text")
+    if len(paragraphs) > limits.max_paragraphs:
+        raise DocumentRejected(
+            f"{filename!r} makes {len(paragraphs)} paragraphs; a document may have at most {limits.max_paragraphs}: "
+            "split it into smaller files or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
+        )
+    characters = sum(len(p.title) + len(p.content) for p in paragraphs)
+    if characters > limits.max_chars:
+        raise DocumentRejected(
+            f"{filename!r} makes {characters:,} characters of text; a document may have at most "
+            f"{limits.max_chars:,}: split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS"
+        )
+    return ParsedDocument(title=title, paragraphs=paragraphs)
+
+
+def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+    """The parser for one source type; the libraries are imported only when their format arrives."""
+    if kind in ("md", "txt"):
+        from services.retrieval.ingestion.parsing.text import markdown_document
+
+        return markdown_document(filename, data)
+    if kind == "pdf":
+        from services.retrieval.ingestion.parsing.pdf import pdf_document
+
+        return pdf_document(filename, data, limits)
+    if kind == "docx":
+        from services.retrieval.ingestion.parsing.word import word_document
+
+        return word_document(filename, data, limits)
+    if kind in ("xlsx", "xls"):
+        from services.retrieval.ingestion.parsing.sheets import workbook_document
+
+        return workbook_document(filename, data, limits)
+    if kind == "csv":
+        from services.retrieval.ingestion.parsing.sheets import csv_document
+
+        return csv_document(filename, data, limits)
+    if kind == "html":
+        from services.retrieval.ingestion.parsing.text import decode_legacy
+        from services.retrieval.ingestion.parsing.web import html_document
+
+        return html_document(decode_legacy(filename, data))
+    if kind == "pptx":
+        from services.retrieval.ingestion.parsing.slides import slides_document
+
+        return slides_document(filename, data, limits)
+    raise DocumentRejected(f"{filename!r} is an archive: its files are taken in one by one, not as one document")
+
+
+def parse_document(filename: str, data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """An uploaded file as a title and titled paragraphs; CPU-bound, so callers run it in a thread.
+
+    Every refusal is a DocumentRejected whose message names the file and the problem.
+    """
+    kind = sniff(filename, data)
+    preflight(kind, filename, data, limits)
+    document = _structured(kind, filename, data, limits)
+    return finish(filename, document, limits, fallback_title=_stem(filename))

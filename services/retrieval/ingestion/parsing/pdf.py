@@ -1,0 +1,179 @@
+"""PDF files with a text layer: headings found by font size, ruled tables kept whole, lines joined into paragraphs.
+
+A PDF stores positioned characters, not paragraphs. pdfplumber (on pdfminer.six) gives each
+line with its characters' sizes and finds ruled tables, so headings are the lines set larger
+than the body text (the bigger, the higher the level) and a table's cells stay in their rows.
+Pages without drawn lines skip table finding, which is most of the cost.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
+from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
+
+_SENTENCE_END = re.compile(r"[。！？!?；;：:.]$")
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+_PAGE_NUMBER = re.compile(r"^[-—\s]*(?:第\s*)?\d+\s*(?:页|/\s*\d+)?[-—\s]*$")
+_HEADING_RATIO = 1.15
+_HEADING_MAX_CHARS = 60  # a longer line set large is emphasis, not a heading
+
+
+@dataclass(frozen=True)
+class _Line:
+    text: str
+    size: float
+    top: float
+    bottom: float
+    x1: float
+    page: int
+
+
+def _too_many_pages(filename: str, limits: ParseLimits, pages: int | None = None) -> DocumentRejected:
+    """``pages``: the count when the page tree declares it; None when only building them told."""
+    counted = f"{pages} pages" if pages is not None else f"more than {limits.max_pages} pages"
+    return DocumentRejected(
+        f"{filename!r} has {counted}; a PDF may have at most {limits.max_pages} "
+        "(split it, or ask the operator to raise KB_PARSE_MAX_PAGES)"
+    )
+
+
+def _declared_pages(document: Any) -> int:
+    """The page count the document's page tree declares (0 when it declares none readable)."""
+    from pdfminer.pdftypes import resolve1
+
+    tree = resolve1(document.catalog.get("Pages"))
+    count = resolve1(tree.get("Count")) if isinstance(tree, dict) else None
+    return count if isinstance(count, int) else 0
+
+
+def _open(filename: str, data: bytes, limits: ParseLimits) -> Any:
+    """The opened PDF, refused when damaged, encrypted or longer than the page limit; the limit is
+    read from the page tree's own count first, and no more pages than it allows are ever built."""
+    import pdfplumber
+
+    try:
+        pdf = pdfplumber.open(io.BytesIO(data), pages=list(range(1, limits.max_pages + 2)))
+        declared = _declared_pages(pdf.doc)
+        if declared > limits.max_pages:  # not closed: pdfplumber's close() builds every page first
+            raise _too_many_pages(filename, limits, declared)
+        built = len(pdf.pages)  # the page tree is read here: damage and passwords show up now
+    except DocumentRejected:
+        raise
+    except Exception as exc:  # pdfplumber wraps every pdfminer failure in PdfminerException
+        cause = exc.args[0] if exc.args else exc
+        if "Password" in type(cause).__name__ or "encrypt" in str(cause).lower():
+            raise DocumentRejected(
+                f"{filename!r} is encrypted (password-protected); remove the password and upload it again"
+            ) from exc
+        raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a PDF") from exc
+    if built > limits.max_pages:  # a page tree whose count lied (its pages are built already)
+        pdf.close()
+        raise _too_many_pages(filename, limits)
+    return pdf
+
+
+def _page_items(page: Any, number: int) -> list[tuple[float, _Line | Table]]:
+    """One page's lines and tables, each with its vertical position; lines inside a table belong to the table."""
+    tables = page.find_tables() if (page.rects or page.lines) else []
+    boxes = [t.bbox for t in tables]
+    items: list[tuple[float, _Line | Table]] = []
+    for table in tables:
+        rows = tuple(tuple(" ".join((c or "").split()) for c in row) for row in table.extract())
+        if any(any(r) for r in rows):
+            items.append((table.bbox[1], Table(rows)))
+    for line in page.extract_text_lines(return_chars=True, strip=True):
+        middle = (line["top"] + line["bottom"]) / 2
+        if any(x0 <= line["x0"] and line["x1"] <= x1 + 1 and top <= middle <= bottom for x0, top, x1, bottom in boxes):
+            continue
+        text = line["text"].strip()
+        if not text or _PAGE_NUMBER.match(text):
+            continue
+        size = max((c.get("size", 0.0) for c in line["chars"]), default=0.0)
+        items.append((line["top"], _Line(text, round(size * 2) / 2, line["top"], line["bottom"], line["x1"], number)))
+    items.sort(key=lambda item: item[0])
+    return items
+
+
+def _heading_levels(lines: list[_Line]) -> dict[float, int]:
+    """Sizes set clearly larger than the body text (the most used size), ranked into heading levels."""
+    weights: Counter[float] = Counter()
+    for line in lines:
+        weights[line.size] += len(line.text)
+    if not weights:
+        return {}
+    body = weights.most_common(1)[0][0]
+    sizes = sorted({s for s in weights if s >= body * _HEADING_RATIO}, reverse=True)[:6]
+    return {size: level for level, size in enumerate(sizes, start=1)}
+
+
+def _join(left: str, right: str) -> str:
+    """Lines of Chinese join without a space; lines of Latin script with one."""
+    if _CJK.search(left[-1:]) or _CJK.search(right[:1]) or left.endswith("-"):
+        return left + right
+    return f"{left} {right}"
+
+
+def _ends_paragraph(previous: _Line, line: _Line, right_edge: float) -> bool:
+    """A blank gap, a page turn after a finished sentence, or a short last line ending a sentence."""
+    finished = bool(_SENTENCE_END.search(previous.text))
+    if line.page != previous.page:
+        return finished
+    gap = line.top - previous.bottom
+    if gap > 0.8 * max(previous.bottom - previous.top, 1.0):
+        return True
+    return finished and previous.x1 < right_edge - 2 * previous.size
+
+
+def _blocks(items: list[_Line | Table], levels: dict[float, int], right_edge: float) -> list[Block]:
+    blocks: list[Block] = []
+    current = ""
+    previous: _Line | None = None
+    for item in items:
+        if isinstance(item, _Line) and (item.size not in levels or len(item.text) > _HEADING_MAX_CHARS):
+            if current and previous is not None and _ends_paragraph(previous, item, right_edge):
+                blocks.append(Text(current))
+                current = ""
+            current = _join(current, item.text) if current else item.text
+            previous = item
+            continue
+        if current:
+            blocks.append(Text(current))
+            current, previous = "", None
+        if isinstance(item, Table):
+            blocks.append(item)
+        elif blocks and isinstance(blocks[-1], Heading) and blocks[-1].level == levels[item.size]:
+            blocks[-1] = Heading(_join(blocks[-1].text, item.text), blocks[-1].level)  # a heading set on two lines
+        else:
+            blocks.append(Heading(item.text, levels[item.size]))
+    if current:
+        blocks.append(Text(current))
+    return blocks
+
+
+def pdf_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+    pdf = _open(filename, data, limits)
+    with pdf:
+        items: list[_Line | Table] = []
+        images = 0
+        for number, page in enumerate(pdf.pages):
+            items.extend(item for _, item in _page_items(page, number))
+            images += len(page.images)
+            page.close()  # drop the page's cached objects: a 300-page file stays small in memory
+        title = str(pdf.metadata.get("Title") or "").strip()
+        title = "" if title.lower() in ("untitled", "(untitled)", "(anonymous)") else title
+    lines = [i for i in items if isinstance(i, _Line)]
+    if not lines and not any(isinstance(i, Table) for i in items):
+        if images:
+            raise DocumentRejected(
+                f"{filename!r} has no text layer: it looks scanned (pages are images); "
+                "run it through OCR to add a text layer, then upload it again"
+            )
+        raise DocumentRejected(f"{filename!r} contains no text")
+    right_edge = max((line.x1 for line in lines), default=0.0)
+    return StructuredDocument(title=title, blocks=_blocks(items, _heading_levels(lines), right_edge))

@@ -1,0 +1,94 @@
+"""Parsing one file in a child process of its own, so no file can kill or bloat the service.
+
+A parser library can abort the whole process (calamine's allocation failure), hold gigabytes
+(pdfminer inflating a stream whole) or run for minutes (a 50,000-page PDF); none of that can be
+caught in the process that answers questions, and memory a Python process took is rarely given
+back. So each file is parsed by ``python -m services.retrieval.ingestion.parsing.child`` under its own
+address-space and CPU-time limits, and when the child ends, its memory ends with it. Cancelling
+the awaiting task kills the child at once. A fresh interpreter per file costs about 0.1 s,
+against seconds of parsing for any file worth the trouble.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from kbcore.process.child_process import Child, start_child
+from services.retrieval.ingestion.parsing.child import MEMORY_REFUSED, PARSER_FAILED, request_argument
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.ingestion.splitter import SplitParagraph
+
+log = logging.getLogger(__name__)
+
+_PROJECT_ROOT = Path(__file__).resolve().parents[4]
+# A child that neither finishes nor uses its CPU time (the machine is busy) is still ended:
+# after this many times its CPU allowance in wall-clock time.
+_WALL_FACTOR = 3
+
+
+def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRejected | RuntimeError:
+    """What to raise for a child that ended without a result: the sentence when its file was the
+    cause, RuntimeError when it could not do its work at all (the service's fault, told as an
+    internal error)."""
+    if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        return DocumentRejected(
+            f"{filename!r} takes more than {limits.cpu_seconds} CPU seconds to parse: it is too large or built to "
+            "stall a parser; split it, or ask the operator to raise KB_PARSE_CPU_SECONDS"
+        )
+    if returncode in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
+        return DocumentRejected(
+            f"{filename!r} {MEMORY_REFUSED} ({limits.memory_mb} MiB), or is damaged in a way that stops the parser; "
+            "the operator's limit is KB_PARSE_MEMORY_MB"
+        )
+    if returncode == PARSER_FAILED:
+        return DocumentRejected(
+            f"{filename!r} cannot be read: it is damaged or uses a feature the parser does not handle"
+        )
+    return RuntimeError(f"the parsing process could not run (exit status {returncode}); its log line says why")
+
+
+def _parsed(filename: str, output: bytes) -> ParsedDocument:
+    result = json.loads(output)
+    if "rejected" in result:
+        raise DocumentRejected(result["rejected"])
+    return ParsedDocument(result["title"], [SplitParagraph(title, content) for title, content in result["paragraphs"]])
+
+
+async def _exchange(child: Child, data: bytes) -> tuple[bytes, bytes]:
+    """The file in, the result and the log out, and the child's end."""
+    _, output, errors = await asyncio.gather(child.feed(data), child.stdout.read(), child.stderr.read())
+    await child.wait()
+    return output, errors
+
+
+async def parse_in_child(filename: str, data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """``parse_document`` of the file, run in a child process under ``limits``; every refusal is a
+    ``DocumentRejected`` with a sentence. Cancelling this call kills the child."""
+    child = await start_child(
+        [sys.executable, "-m", "services.retrieval.ingestion.parsing.child", request_argument(filename, limits)],
+        cwd=_PROJECT_ROOT,
+        # A Rust abort says why in one line; a crash in C leaves the Python stack in the log.
+        env={**os.environ, "RUST_BACKTRACE": "0", "PYTHONFAULTHANDLER": "1"},
+        with_input=True,
+    )
+    try:
+        output, errors = await asyncio.wait_for(_exchange(child, data), _WALL_FACTOR * limits.cpu_seconds)
+    except TimeoutError:
+        log.warning("parsing %r ran past its wall-clock bound; the child was killed", filename)
+        raise _refusal(filename, -signal.SIGKILL, limits) from None
+    finally:
+        if child.returncode is None:  # cancelled, or timed out: the child goes with the call
+            child.kill()
+            await child.wait()
+    if child.returncode != 0:  # the first lines say why (a traceback's last line is cut from the end)
+        said = errors.decode(errors="replace")
+        said = said if len(said) <= 2000 else f"{said[:1000]} … {said[-1000:]}"
+        log.warning("parsing %r ended with exit status %s: %s", filename, child.returncode, said)
+        raise _refusal(filename, child.returncode or 0, limits)
+    return _parsed(filename, output)

@@ -1,0 +1,111 @@
+"""Spreadsheets (.xlsx, .xls, .csv): each row one paragraph that carries its column names.
+
+A row read alone ("XL-100 400G 1280元") does not say which number is the price; written as
+"产品: XL-100；规格: 400G；价格: 1280元" it answers "XL-100多少钱". A sheet whose header names
+a question and an answer column is an FAQ: each row becomes a record titled by its question.
+Rows are counted while reading, so a 100,000-row sheet is refused at the paragraph limit
+without building the rest.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import PurePosixPath
+
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
+from services.retrieval.ingestion.parsing.text import decode_legacy
+from services.retrieval.ingestion.splitter import Block, Heading, Record, StructuredDocument, Text
+
+_QUESTION = frozenset({"问题", "问", "提问", "常见问题", "question", "q", "faq"})
+_ANSWER = frozenset({"答案", "回答", "答", "解答", "answer", "a", "reply"})
+
+
+def _cell(value: object) -> str:
+    """A cell as a person reads it: 1280.0 as 1280, dates without a midnight time."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "是" if value else "否"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dt.datetime) and value.time() == dt.time():
+        return value.date().isoformat()
+    return str(value).strip()
+
+
+def _faq_columns(header: Sequence[str]) -> tuple[int, int] | None:
+    lowered = [h.strip().lower() for h in header]
+    question = next((i for i, h in enumerate(lowered) if h in _QUESTION), None)
+    answer = next((i for i, h in enumerate(lowered) if h in _ANSWER), None)
+    return None if question is None or answer is None else (question, answer)
+
+
+def _row_text(header: Sequence[str], row: Sequence[str]) -> str:
+    pairs = []
+    for i, value in enumerate(row):
+        if value:
+            name = header[i] if i < len(header) and header[i] else f"第{i + 1}列"
+            pairs.append(f"{name}: {value}")
+    return "；".join(pairs)
+
+
+def sheet_blocks(name: str, rows: Iterable[Sequence[object]], budget: int, filename: str) -> Iterator[Block]:
+    """One sheet's rows as blocks, refusing once more than ``budget`` rows have come out."""
+    header: list[str] | None = None
+    faq: tuple[int, int] | None = None
+    count = 0
+    for raw in rows:
+        row = [_cell(v) for v in raw]
+        if not any(row):
+            continue
+        if header is None:
+            header, faq = row, _faq_columns(row)
+            if name:
+                yield Heading(name, 2)
+            continue
+        count += 1
+        if count > budget:
+            raise DocumentRejected(
+                f"{filename!r} has more rows than the {budget} paragraphs a document may have left "
+                "(each row is one); split the sheet or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
+            )
+        if faq is not None:
+            question, answer = (row[i] if i < len(row) else "" for i in faq)
+            if question and answer:
+                yield Record(question, answer)
+                continue
+        yield Text(_row_text(header, row))
+
+
+def workbook_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+    """An .xlsx or .xls workbook, every visible sheet in order, read by calamine (Rust, one pass)."""
+    from python_calamine import CalamineError, CalamineWorkbook
+
+    try:
+        workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
+        blocks: list[Block] = []
+        for sheet_name in workbook.sheet_names:
+            sheet = workbook.get_sheet_by_name(sheet_name)
+            budget = limits.max_paragraphs - len(blocks)
+            blocks.extend(sheet_blocks(sheet_name, sheet.iter_rows(), budget, filename))
+    except (CalamineError, ValueError, OSError) as exc:
+        raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a spreadsheet ({exc})") from exc
+    return StructuredDocument(blocks=blocks)
+
+
+def csv_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+    """A CSV file (comma, semicolon or tab separated; UTF-8 or GB18030)."""
+    text = decode_legacy(filename, data)
+    try:
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    rows = csv.reader(io.StringIO(text), dialect)
+    try:
+        blocks = list(sheet_blocks(PurePosixPath(filename).stem, rows, limits.max_paragraphs, filename))
+    except csv.Error as exc:
+        raise DocumentRejected(f"{filename!r} is not valid CSV: {exc}") from exc
+    return StructuredDocument(blocks=blocks)

@@ -1,0 +1,80 @@
+"""Web pages: the main content only (readability), then its headings, paragraphs, lists and tables.
+
+Navigation, headers, footers and sidebars repeat on every page of a site; indexed, they would
+match every question about "联系我们" and crowd out the article. readability-lxml scores the
+page's blocks by text density and keeps the article; semantic boilerplate elements are removed
+first so a short page cannot be mistaken for its menu.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
+
+_BOILERPLATE = ("nav", "header", "footer", "aside", "script", "style", "noscript", "form", "template")
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_TEXT_TAGS = frozenset({"p", "li", "pre", "blockquote", "dd", "dt", "figcaption", "caption"})
+_BLOCK_TAGS = frozenset({*_HEADINGS, *_TEXT_TAGS, "table", "div", "section", "article", "main", "ul", "ol", "dl"})
+
+
+def _strip_boilerplate(html: str) -> str:
+    import lxml.html
+
+    root = lxml.html.document_fromstring(html)
+    for element in root.xpath("|".join(f"//{tag}" for tag in _BOILERPLATE)):
+        if element.getparent() is not None:
+            element.drop_tree()
+    return str(lxml.html.tostring(root, encoding="unicode"))
+
+
+def _table(element: Any) -> Table:
+    rows = []
+    for row in element.iter("tr"):
+        rows.append(tuple(" ".join(cell.text_content().split()) for cell in row if cell.tag in ("td", "th")))
+    return Table(tuple(r for r in rows if any(r)))
+
+
+def _walk(element: Any, blocks: list[Block]) -> None:
+    """Blocks in document order: a heading, table or text element is taken whole, anything else is entered."""
+    for child in element:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag in _HEADINGS:
+            text = " ".join(child.text_content().split())
+            if text:
+                blocks.append(Heading(text, _HEADINGS[tag]))
+        elif tag == "table":
+            table = _table(child)
+            if table.rows:
+                blocks.append(table)
+        elif tag in _TEXT_TAGS or (tag == "div" and not any(c.tag in _BLOCK_TAGS for c in child.iterdescendants())):
+            text = " ".join(child.text_content().split())
+            if text:
+                blocks.append(Text(text))
+        elif tag:
+            _walk(child, blocks)
+
+
+def html_document(html: str) -> StructuredDocument:
+    import lxml.html
+    from lxml.etree import ParserError
+    from readability import Document
+
+    try:
+        cleaned = _strip_boilerplate(html)
+        article = Document(cleaned)
+        title = article.short_title().strip()
+        main = lxml.html.fragment_fromstring(article.summary(html_partial=True))
+    except (ParserError, ValueError) as exc:
+        raise DocumentRejected("the web page has no readable content") from exc
+    blocks: list[Block] = []
+    _walk(main, blocks)
+    return StructuredDocument(title=title, blocks=blocks)
+
+
+def parse_html(html: str, *, url: str | None = None, limits: ParseLimits | None = None) -> ParsedDocument:
+    """A web page (fetched by URL or uploaded) as titled paragraphs of its main content."""
+    from services.retrieval.ingestion.parsing.parse import finish
+
+    return finish(url or "the web page", html_document(html), limits or ParseLimits(), fallback_title=url or "")

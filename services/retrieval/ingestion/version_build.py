@@ -1,0 +1,128 @@
+"""Building one version of a document in the vector store: embed, write staged, publish.
+
+A version's points are written *staged* (stored, never searched) batch by batch, and made
+searchable together by ``publish_version``, which also deletes the document's other versions:
+a search sees the old version or the new one, never half of the new one beside the old.
+Point ids derive from the document, the version, the position and the text, so a job resumed
+after a crash finds the points it already wrote and embeds only the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from services.retrieval.embedding.embedders import Embedder
+from services.retrieval.ingestion.jobs.embed_pipeline import embed_in_order
+from services.retrieval.ingestion.splitter import SplitParagraph
+from services.retrieval.store.base import ParagraphPoint, VectorStore
+from services.retrieval.store.layout import indexed_text
+
+
+@dataclass(frozen=True)
+class VersionTarget:
+    """Which document version is being built."""
+
+    dataset_id: str
+    document_id: str
+    document_name: str
+    version: int
+
+
+@dataclass
+class Progress:
+    """Shared between the builder (which advances it) and the job's reporter (which writes it to
+    SQL and brings back whether to go on)."""
+
+    state: str
+    done: int = 0
+    total: int = 0
+    go_on: bool = True
+    stopped_by: str = ""  # why go_on turned False (the reporter's word for it)
+
+
+def paragraph_id(document_id: str, version: int, position: int, content: str) -> str:
+    return str(uuid.uuid5(uuid.UUID(document_id), f"{version}:{position}:{content}"))
+
+
+def content_hash(paragraphs: Sequence[SplitParagraph]) -> str:
+    digest = hashlib.sha256()
+    for p in paragraphs:
+        digest.update(p.title.encode() + b"\x1f" + p.content.encode() + b"\x1e")
+    return digest.hexdigest()
+
+
+class VersionBuilder:
+    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
+        self._store = store
+        self._embedder = embedder
+
+    async def stage(self, target: VersionTarget, paragraphs: Sequence[SplitParagraph], progress: Progress) -> bool:
+        """Write every point of the version, staged; False when told to stop on the way. Points a
+        previous attempt wrote are kept and counted as done. On a full disk it raises StorageFull
+        before embedding anything, or at the batch the disk filled up under: the store refuses a
+        write it has no room for, and the job ends with the reason (the store drops what it
+        staged once it has room; ``VectorStore.drop_version``)."""
+        await self._store.check_room()
+        ids = [paragraph_id(target.document_id, target.version, i, p.content) for i, p in enumerate(paragraphs)]
+        stored = await self._store.existing_ids(ids)
+        missing = [i for i, point_id in enumerate(ids) if point_id not in stored]
+        progress.done, progress.total = len(ids) - len(missing), len(ids)
+        texts = [indexed_text(target.document_name, paragraphs[i].title, paragraphs[i].content) for i in missing]
+
+        async def write(offset: int, vectors: list[list[float]]) -> None:
+            batch = missing[offset : offset + len(vectors)]
+            await self._store.upsert(
+                [
+                    version_point(target, ids[i], i, paragraphs[i], v, searchable=False)
+                    for i, v in zip(batch, vectors, strict=True)
+                ]
+            )
+            progress.done += len(batch)
+
+        # Batches in flight while earlier ones are written, in order; stops within one batch round.
+        return await embed_in_order(self._embedder, texts, write, lambda: progress.go_on)
+
+    async def publish(self, target: VersionTarget) -> None:
+        await self._store.publish_version(target.dataset_id, target.document_id, target.version)
+
+    async def drop(self, target: VersionTarget) -> None:
+        await self._store.drop_version(target.dataset_id, target.document_id, target.version)
+
+    async def is_intact(self, dataset_id: str, document_id: str, paragraph_count: int) -> bool:
+        """The served version still has all its points: a vector store that was reset must not be
+        trusted blindly, so an unchanged upload is indexed again when its points are gone."""
+        return paragraph_count > 0 and await self._store.count(dataset_id, document_id) == paragraph_count
+
+    async def embed_one(self, document_name: str, title: str, content: str) -> list[float]:
+        """The vector of one paragraph an operator wrote or edited, on the text the store indexes."""
+        return (await self._embedder.embed_passages([indexed_text(document_name, title, content)]))[0]
+
+
+def version_point(
+    target: VersionTarget,
+    point_id: str,
+    position: int,
+    paragraph: SplitParagraph,
+    vector: Sequence[float],
+    *,
+    searchable: bool,
+    enabled: bool = True,
+) -> ParagraphPoint:
+    """One paragraph of the version: staged while a job builds it (not searchable), or written by
+    an operator into the served version (searchable unless disabled)."""
+    return ParagraphPoint(
+        id=point_id,
+        dataset_id=target.dataset_id,
+        document_id=target.document_id,
+        document_name=target.document_name,
+        title=paragraph.title,
+        content=paragraph.content,
+        position=position,
+        vector=vector,
+        version=target.version,
+        searchable=searchable,
+        enabled=enabled,
+    )
