@@ -1,12 +1,17 @@
 # Two commands on a fresh machine: `make run` (the whole stack with the sample knowledge
-# base) and `make test`. Both create .venv on first use: `make run` installs the pinned runtime
-# dependencies only; `make test` (and lint, bench) also the dev extras, and the browser and font
-# the browser tests need, through apt (scripts/test-deps.sh).
+# base) and `make test`. Both create .venv on first use and install exact versions, hashes
+# checked, from the lock files that `make lock` writes from pyproject.toml: `make run` the
+# runtime lock (requirements.lock); `make test` (and lint, bench) the dev lock
+# (requirements-dev.lock: runtime, dev and build extras), and the browser and font the browser
+# tests need, through apt (scripts/test-deps.sh). The stubs need the build lock (grpcio-tools),
+# which `make stubs` installs first; the image's runtime stage never gets it (Dockerfile).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# One stamp per install: the dev one ('.[dev]', a superset) touches the runtime one as well.
+PIP_INSTALL := $(PY) -m pip install --quiet
+# One stamp per lock installed: the dev lock, a superset of the other two, touches theirs as well.
 RUNTIME := $(VENV)/.installed-runtime
+BUILD := $(VENV)/.installed-build
 DEV := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
@@ -14,21 +19,29 @@ PROTOS := $(shell find protos -name '*.proto')
 # uses it when installed). When a goal needs the dev extras, the stubs wait for that install and
 # are regenerated after it, so `make test` after `make run` does not keep stubs made without it.
 DEV_GOALS := test lint bench
-STUBS_AFTER := $(if $(filter $(DEV_GOALS),$(MAKECMDGOALS)),$(DEV),$(RUNTIME))
+STUBS_AFTER := $(if $(filter $(DEV_GOALS),$(MAKECMDGOALS)),$(DEV),$(BUILD))
 
-.PHONY: run test test-sqlite test-postgres lint stubs check-stubs bench clean
+.PHONY: run test lint stubs bench clean lock
 
+# The venv's own pip installs the locks; the dev lock brings the pip version it pins.
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 
-$(RUNTIME): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+# Each install is the lock, then the project itself without dependencies (it only records
+# kb-chat's metadata: the code runs from the checkout), so nothing unlocked comes in.
+$(RUNTIME): requirements.lock pyproject.toml | $(PY)
+	$(PIP_INSTALL) --require-hashes -r requirements.lock
+	$(PIP_INSTALL) --no-deps -e .
 	touch $@
 
-$(DEV): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(RUNTIME) $@
+$(BUILD): requirements-build.lock | $(PY)
+	$(PIP_INSTALL) --require-hashes -r requirements-build.lock
+	touch $@
+
+$(DEV): requirements-dev.lock pyproject.toml | $(PY)
+	$(PIP_INSTALL) --require-hashes -r requirements-dev.lock
+	$(PIP_INSTALL) --no-deps -e .
+	touch $(RUNTIME) $(BUILD) $@
 
 # Stubs are generated, git-ignored, and rebuilt whenever a proto changes: they cannot drift.
 grpc_stubs/.generated: $(STUBS_AFTER) $(PROTOS) scripts/gen_protos.sh
@@ -58,9 +71,28 @@ lint: $(DEV) grpc_stubs/.generated
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
 	$(PY) scripts/check_function_length.py
+	$(PY) scripts/check_lock.py
+	$(PY) scripts/check_private_imports.py
 
 bench: $(DEV) grpc_stubs/.generated
 	$(PY) -m bench
+
+# Rewrites the lock files from pyproject.toml with pip-tools (a dev extra), for this Python on
+# Linux x86_64, keeping every locked version that pyproject.toml still allows: `make lock
+# LOCK_FLAGS=--upgrade` takes the newest allowed, `LOCK_FLAGS='--upgrade-package numpy'` one
+# package's. The runtime lock comes first and holds the other two to its versions, so the three
+# agree on every package they share. The build lock is the build extra alone, read from
+# pyproject.toml: the image's build stage installs nothing else.
+LOCK_FLAGS ?=
+PIP_COMPILE = CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
+	--strip-extras --no-emit-index-url --no-emit-find-links --no-emit-trusted-host $(LOCK_FLAGS)
+BUILD_EXTRA = $(PY) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["build"]))'
+
+lock: $(DEV)
+	$(PIP_COMPILE) -o requirements.lock pyproject.toml
+	$(BUILD_EXTRA) | $(PIP_COMPILE) -c requirements.lock -o requirements-build.lock -
+	$(PIP_COMPILE) --extra dev --extra build -c requirements.lock -c requirements-build.lock -o requirements-dev.lock pyproject.toml
+	$(PY) scripts/check_lock.py
 
 clean:
 	rm -rf grpc_stubs kb data .pytest_cache .mypy_cache .ruff_cache

@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
-# protoc (grpcio-tools, a runtime dependency) writes the code and the messages' .pyi. The typed
-# gRPC stubs (*_pb2_grpc.pyi) come from mypy-protobuf's plugin, a dev extra that only mypy needs:
-# used when installed (make lint/test), skipped on runtime-only installs (make run, the image).
+# protoc (grpcio-tools, the build extra: requirements-build.lock, which `make stubs` installs
+# first) writes the code and the messages' .pyi. The typed gRPC stubs (*_pb2_grpc.pyi) come from
+# mypy-protobuf's plugin, a dev extra that only mypy needs: used when installed (make lint/test),
+# skipped elsewhere (make run, the image's build stage).
 SCRIPTS=$("$PY" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 GRPC_PYI=()
 if [ -x "$SCRIPTS/protoc-gen-mypy_grpc" ]; then

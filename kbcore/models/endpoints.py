@@ -1,4 +1,4 @@
-"""Model endpoints the operator registered (issue 14), as clients the services call.
+"""Model endpoints the operator registered, as clients the services call.
 
 The chat service answers with an application's chat model; retrieval and context make the
 auxiliary calls with the model the request names. Each process reads the ``model_endpoint``

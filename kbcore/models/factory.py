@@ -1,4 +1,5 @@
-"""Choose the model client from configuration: a remote endpoint when one is set, else offline."""
+"""Choose the model client from configuration: a remote endpoint when one is set, else offline
+(``model_client_for``: the deployment's own, built from settings in one place for every service)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,19 @@ from kbcore.models.base import ModelClient
 from kbcore.models.offline.model import OfflineExtractiveModel
 from kbcore.models.offline.terms import load_dictionaries
 from kbcore.models.openai_client import OpenAIModelClient
+from kbcore.settings import Settings
+
+
+def model_client_for(settings: Settings) -> ModelClient:
+    return create_model_client(
+        base_url=settings.model_base_url or None,
+        api_key=settings.model_api_key or None,
+        chat_model=settings.chat_model,
+        aux_model=settings.aux_model or None,
+        timeout=settings.model_timeout,
+        disable_thinking=settings.disable_thinking,
+        provider=settings.model_provider,
+    )
 
 
 def create_model_client(

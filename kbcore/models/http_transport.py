@@ -3,7 +3,7 @@ transport API (``httpx2.AsyncBaseTransport``).
 
 The SDK sends through httpx2, whose default transport (httpcore2 on anyio) spends a cancel scope
 and a stack of Python frames on every read; aiohttp parses HTTP in C, and under the same SDK
-calls it took a quarter off the CPU the model calls cost (README, Throughput).
+calls it costs markedly less CPU (docs/decisions/aiohttp.md).
 
 The SDK ships an aiohttp client of its own (``openai.DefaultAioHttpClient``, the ``aiohttp``
 extra), and this module would go if it did what we need. It does not, in the installed release:

@@ -219,7 +219,7 @@ class OpenAIModelClient:
 
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
         if not history:
-            return question  # nothing to resolve against: spare the call, as the seed does
+            return question  # nothing to resolve against: spare the call
         return await self._complete(
             "rewrite", REWRITE_SYSTEM, rewrite_user_content(history, question), max_tokens=REWRITE_MAX_TOKENS
         )

@@ -1,8 +1,8 @@
 """The auxiliary prompts (rewrite, assess, summarize) and the user content each one is sent with.
 
-The rewrite and assessment texts reproduce the seed (§5.2, §6) word for word, with the
-full-width punctuation of the original; the summary prompt follows the same rules: history is
-data, never instructions, and nothing is added that the records do not say.
+The rewrite and assessment texts are kept word for word, full-width punctuation included,
+since a changed word changes what the models return; the summary prompt follows the same rules:
+history is data, never instructions, and nothing is added that the records do not say.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ into an error, so the spelling is a property of the provider, chosen here from a
 - ollama: ``reasoning_effort: "none"``: Ollama's ``/v1`` route maps ``reasoning_effort`` to its
   native ``think`` switch and ignores a ``think`` field (ollama/ollama#14820, docs
   "OpenAI compatibility");
-- generic: ``thinking: {type: disabled}``, as the seed always sent.
+- generic: ``thinking: {type: disabled}`` (DeepSeek's and others' spelling).
 
 Whatever a profile gets wrong for a particular server is caught by the client's retry
 without a refused field (``field_retry``), so a wrong guess costs one call, not every call.

