@@ -16,39 +16,38 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
+from gateway.errors import ApiError
 from gateway.presenter import paragraph_json
 from grpc_stubs.common.v1 import common_pb2
+from kbcore.error_catalogue import openai_code, openai_type
 
 MAX_MESSAGES = 1000
 OBJECT_OWNER = "kb-chat"
 # Fields of OpenAI's API that this endpoint cannot honour: refused by name, never ignored.
 UNSUPPORTED = ("tools", "tool_choice", "functions", "function_call", "audio", "modalities", "prediction")
-ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    409: "conflict_error",
-    413: "invalid_request_error",
-    429: "rate_limit_error",
-}
-# The ``code`` of a refusal whose status alone says what happened, unless the route names another.
-ERROR_CODES = {507: "insufficient_storage"}
 
 
 class OpenAIError(Exception):
-    """A refusal in OpenAI's error shape."""
+    """A refusal in OpenAI's error shape: its type is the catalogue's for its HTTP status
+    (``kbcore.error_catalogue``), its code the one given (none unless the refusal has one)."""
 
     def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
-        self.code = code or ERROR_CODES.get(status)
+        self.code = code
 
     def body(self) -> dict[str, Any]:
-        kind = ERROR_TYPES.get(self.status, "server_error" if self.status >= 500 else "invalid_request_error")
-        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
+        return {
+            "error": {"message": self.message, "type": openai_type(self.status), "param": self.param, "code": self.code}
+        }
+
+
+def as_openai_error(error: ApiError) -> OpenAIError:
+    """A gateway refusal (a backend's, through ``from_grpc``, or the gateway's own) in OpenAI's
+    shape, with the code the catalogue gives its HTTP status."""
+    return OpenAIError(error.status, error.message, code=openai_code(error.status))
 
 
 class ContentPart(BaseModel):

@@ -1,8 +1,9 @@
 """Domain errors: what went wrong in words a person understands, with no transport attached.
 
-Services raise these; one table in ``kbcore.rpc.error_mapping`` gives each its gRPC status code, and
-the gateway maps status codes to HTTP. A fault that is not one of these (a crashed embedder, a
-broken store) is an internal error, never the caller's mistake.
+Services raise these; the catalogue (``kbcore.error_catalogue``) gives each, once, its gRPC status,
+HTTP status, OpenAI error and default words, and every surface reads it from there. A fault that
+is not one of these (a crashed embedder, a broken store) is an internal error, never the
+caller's mistake.
 """
 
 from __future__ import annotations

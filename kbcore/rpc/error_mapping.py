@@ -1,7 +1,9 @@
-"""The one table from domain errors to gRPC status codes, applied by the servicer decorators.
+"""Domain errors as gRPC statuses, applied by the servicer decorators, and the one rule for
+passing an upstream service's refusal on.
 
 A servicer method raises a domain error (``kbcore.errors``); the decorator ends the call with
-the table's code and the error's message. A database outage (``kbcore.db.faults``) is the
+the code the catalogue (``kbcore.error_catalogue``) gives it and the error's message (the
+catalogue's words when it has none). A database outage (``kbcore.db.faults``) is the
 domain's Unavailable, with a message that names no server. Anything else is a fault of ours: it
 is logged with its traceback under a short error id, and the caller gets INTERNAL with a
 message that names no internals but carries the id, so an operator can find the traceback.
@@ -22,36 +24,31 @@ from typing import Any, TypeAlias
 
 import grpc
 
-from kbcore import errors
 from kbcore.db.faults import as_unavailable, is_disk_full, is_outage
-from kbcore.rpc.reasons import REASON_KEY, STORAGE_FULL, reason_in
+from kbcore.error_catalogue import INTERNAL_MESSAGE, refusal_of
+from kbcore.rpc.reasons import REASON_KEY, reason_in
 
 log = logging.getLogger(__name__)
 
 # grpc ships no type information; servicer methods name their context with this alias.
 Context: TypeAlias = Any
 
-INTERNAL_MESSAGE = "internal error; the service log has the details"
+# An upstream refusal a service's caller gets as it is: about what the caller sent or named,
+# about the data, or the caller's own deadline running out.
+CALLERS_OWN = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.OUT_OF_RANGE,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.DATA_LOSS,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+    }
+)
 
 
 def internal_message(error_id: str) -> str:
     return f"internal error (error id {error_id}); the service log has the details"
-
-
-# Most specific first: the first class an error is an instance of decides its code.
-STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
-    (errors.InvalidRequest, grpc.StatusCode.INVALID_ARGUMENT),
-    (errors.TooLong, grpc.StatusCode.OUT_OF_RANGE),
-    (errors.NotFound, grpc.StatusCode.NOT_FOUND),
-    (errors.Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
-    (errors.PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
-    (errors.QuotaExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (errors.RateLimited, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (errors.Conflict, grpc.StatusCode.ABORTED),
-    (errors.CorruptData, grpc.StatusCode.DATA_LOSS),
-    (errors.StorageFull, grpc.StatusCode.RESOURCE_EXHAUSTED),  # with the reason STORAGE_FULL
-    (errors.Unavailable, grpc.StatusCode.UNAVAILABLE),
-)
 
 
 class RpcError(Exception):
@@ -74,23 +71,35 @@ class RpcError(Exception):
         return ((REASON_KEY, self.reason),) if self.reason else ()
 
 
+def from_upstream(error: grpc.aio.AioRpcError, failed: str) -> RpcError:
+    """An upstream service's refusal as a service passes it to its own caller, the one rule for
+    every service in the middle. A refusal the caller can act on (``CALLERS_OWN``) or one with a
+    reason (a full disk: the same request succeeds once space is back) keeps its code, reason and
+    words. Anything else (the upstream down, broken, or refusing this service itself) is not the
+    caller's to fix: UNAVAILABLE, its words after ``failed``, which says what could not be done."""
+    if error.code() in CALLERS_OWN or reason_in(error.trailing_metadata()):
+        return RpcError.passed_on(error, failed)
+    return RpcError(grpc.StatusCode.UNAVAILABLE, f"{failed}: {error.details() or error.code().name}")
+
+
 def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
     """The status code and message a caller gets for ``error`` (INTERNAL_MESSAGE, without an
     id, for a fault: ``as_rpc_error`` logs it and adds one)."""
     if isinstance(error, RpcError):
         return error.code, error.message
     error = as_unavailable(error)
-    for error_type, code in STATUS_CODES:
-        if isinstance(error, error_type):
-            return code, str(error)
-    return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE
+    refusal = refusal_of(error)
+    if refusal is None:
+        return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE
+    return refusal.grpc_code, str(error) or refusal.message
 
 
 def reason_of(error: BaseException) -> str:
     """The reason the caller is given beside the status code for ``error`` ("" for none)."""
     if isinstance(error, RpcError):
         return error.reason
-    return STORAGE_FULL if isinstance(as_unavailable(error), errors.StorageFull) else ""
+    refusal = refusal_of(as_unavailable(error))
+    return refusal.reason if refusal else ""
 
 
 def as_rpc_error(error: BaseException, where: str) -> RpcError:

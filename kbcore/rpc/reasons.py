@@ -3,7 +3,8 @@
 RESOURCE_EXHAUSTED covers both a quota used up (HTTP 429) and a full disk (HTTP 507), and gRPC
 has no code of its own for the second. The services add the reason when they end a call
 (``kbcore.rpc.error_mapping.abort_for``) and the gateway reads it back (``gateway.errors.from_grpc``).
-Apart from ``grpc_errors`` because the gateway, which holds no database code, imports it.
+Apart from ``kbcore.rpc.error_mapping`` because the gateway, which holds no database code, imports
+it (through ``kbcore.error_catalogue``).
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ import psycopg.errors
 import pytest
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from gateway.errors import from_grpc
-from gateway.openai_wire import OpenAIError
+from gateway.errors import ApiError, from_grpc
+from gateway.openai_wire import as_openai_error
 from kbcore.db.faults import DATABASE_UNAVAILABLE, as_unavailable, is_disk_full, is_outage
 from kbcore.errors import DISK_FULL, QuotaExhausted, StorageFull, Unavailable
 from kbcore.rpc.error_mapping import RpcError, stream_errors, unary_errors
@@ -117,11 +117,12 @@ async def test_a_stream_that_ends_on_a_full_disk_carries_the_reason(channel: grp
 
 
 def test_the_openai_routes_give_a_full_disk_openais_error_shape() -> None:
-    body = OpenAIError(507, DISK_FULL).body()
+    body = as_openai_error(ApiError(507, DISK_FULL)).body()
     assert body == {
         "error": {"message": DISK_FULL, "type": "server_error", "param": None, "code": "insufficient_storage"}
     }
-    assert OpenAIError(429, "quota").body()["error"]["code"] is None  # other statuses keep their route's code
+    quota = as_openai_error(ApiError(429, "quota")).body()["error"]
+    assert (quota["type"], quota["code"]) == ("rate_limit_error", "quota_exceeded")
 
 
 def test_sqlite_and_postgresql_full_disks_are_storage_full_and_still_an_outage() -> None:

@@ -19,13 +19,10 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.db.tables import ChatRecord
 from kbcore.errors import InvalidRequest, NotFound, Unavailable
 from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_TITLE_CHARS
-from kbcore.rpc.error_mapping import RpcError
-from kbcore.rpc.reasons import reason_in
+from kbcore.rpc.error_mapping import from_upstream
 from kbcore.rpc.stubs import RetrievalStubs
 
 IMPROVED_DOCUMENT = "改进的回答"
-# Refusals the retrieval service words for the operator; anything else reads as "unavailable".
-PASSED_ON = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.ABORTED, grpc.StatusCode.OUT_OF_RANGE)
 
 
 def paragraph_text(question: str, answer: str, record_question: str) -> tuple[str, str]:
@@ -92,11 +89,11 @@ class Improver:
 
 
 def _refusal(error: grpc.aio.AioRpcError, dataset_id: str) -> Exception:
+    """The retrieval service's refusal as the operator reads it: a missing dataset in words that
+    say which choice to change, anything else by the rule every service passes refusals on by."""
     if error.code() == grpc.StatusCode.NOT_FOUND:
         return NotFound(f"dataset {dataset_id} does not exist (it may have been deleted); choose another dataset")
-    if error.code() in PASSED_ON or reason_in(error.trailing_metadata()):  # a reason: a full disk
-        return RpcError.passed_on(error, "the dataset refused the paragraph")
-    return Unavailable(f"the retrieval service could not write the paragraph: {error.details()}")
+    return from_upstream(error, "the retrieval service could not write the paragraph")
 
 
 async def link_paragraph(sessions: async_sessionmaker[AsyncSession], record_id: int, paragraph_id: str) -> None:

@@ -1,4 +1,4 @@
-"""One question end to end (DESIGN §4): checks → lease → record → context → retrieval →
+"""One question end to end (docs/architecture.md, the question's path): checks → lease → record → context → retrieval →
 generation → record saved → done. Whatever happens, the record keeps what exists."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from grpc_stubs.context.v1 import context_service_pb2, context_service_pb2_grpc
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2
 from kbcore.db.lease import ChatBusy, LeaseStore, new_holder
 from kbcore.db.tables import Application, RecordSource, RecordStatus
-from kbcore.metrics.catalog import LEASE_CONFLICTS
+from kbcore.metrics.catalog import LEASE_CONFLICTS, observe_question
 from kbcore.models.base import (
     ChatMessage,
     EvidenceParagraph,
@@ -30,7 +30,7 @@ from kbcore.models.base import (
     ReasoningDelta,
 )
 from kbcore.models.endpoints import EndpointClients
-from kbcore.rpc.error_mapping import RpcError, as_rpc_error
+from kbcore.rpc.error_mapping import RpcError, as_rpc_error, from_upstream
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
 from kbcore.telemetry.log_context import bind_record, question_trace_id
@@ -39,7 +39,6 @@ from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.answering.delta_pump import DeltaPump, Pacing, has_text
 from services.chat.answering.details import log_columns, record_details, stored
 from services.chat.answering.prompt import build_messages
-from services.chat.answering.question_metrics import observe_ended
 from services.chat.answering.running import RunningQuestions
 from services.chat.answering.saving import save_outcome
 from services.chat.answering.stop_listener import StopListener
@@ -49,6 +48,8 @@ from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
 CLIENT_GONE = "the client went away before the answer ended"
+# Before what the context or retrieval service said when it failed (the answer page reads it as 503).
+UPSTREAM_FAILED = "an upstream service failed"
 ContextCall: TypeAlias = (
     "grpc.aio.UnaryStreamCall[context_service_pb2.LoadContextRequest, context_service_pb2.LoadContextResponse]"
 )
@@ -118,8 +119,8 @@ def ending_for(error: BaseException, chat_id: str) -> Ending:
         message = str(error)
         return Ending(RecordStatus.FAILED, message, RpcError(grpc.StatusCode.UNAVAILABLE, message))
     if isinstance(error, grpc.aio.AioRpcError):
-        message = f"an upstream service failed: {error.details()}"
-        return Ending(RecordStatus.FAILED, message, RpcError(_upstream_code(error), message))
+        passed = from_upstream(error, UPSTREAM_FAILED)
+        return Ending(RecordStatus.FAILED, passed.message, passed)
     # A database outage is UNAVAILABLE; anything else is logged under an error id the caller sees.
     failure = as_rpc_error(error, f"question on chat {chat_id}")
     if failure.code == grpc.StatusCode.INTERNAL:
@@ -502,6 +503,16 @@ def _done(record_id: int, outcome: Outcome) -> pb.AskResponse:
     )
 
 
+def observe_ended(status: str, retrieval: common_pb2.RetrievalResult | None) -> None:
+    """Count the question once, by stop reason and status, from the result its record is saved
+    with; its rounds and evidence when retrieval ran (a stopped question's partial rounds count:
+    they ran)."""
+    if retrieval is None:
+        observe_question(status, "", None, None)
+        return
+    observe_question(status, STOP_REASON.name(retrieval.stop_reason), len(retrieval.rounds), len(retrieval.paragraphs))
+
+
 def _recorded(question: Question, holder: str) -> tuple[str, str, bool, str, Mapping[str, str], Executable | None]:
     """The record's own fields, in the store's argument order."""
     return question.text, holder, question.re_chat, question.source, question.origin, question.counted
@@ -511,12 +522,3 @@ def _chosen_model(application: Application, slot: str) -> str:
     """The model endpoint the application chose for ``slot`` (chat, aux or rerank model id);
     empty means the deployment's (for rerank: none)."""
     return str((application.model_setting or {}).get(slot) or "")
-
-
-def _upstream_code(error: grpc.aio.AioRpcError) -> grpc.StatusCode:
-    """Client mistakes and corrupted data keep their code; anything else is the service being unavailable."""
-    if error.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.DATA_LOSS):
-        return error.code()
-    if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return grpc.StatusCode.DEADLINE_EXCEEDED
-    return grpc.StatusCode.UNAVAILABLE
