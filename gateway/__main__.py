@@ -27,7 +27,7 @@ def main() -> None:
     sock = bind_http_socket(settings.http_host, settings.http_port)
     port = sock.getsockname()[1]
     logging.getLogger("gateway").info("gateway listening on http://%s:%d", settings.http_host, port)
-    announce_port("gateway", port)
+    announce_port(settings, "gateway", port)
     app = create_app(settings)
     instrument_app(app)
     # log_config=None: uvicorn's loggers write through the root handler, in KB_LOG_FORMAT.

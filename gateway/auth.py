@@ -1,70 +1,24 @@
-"""Who is calling, as far as the gateway needs to know: it forwards the caller's bearer token to
-the chat service as call metadata (the chat service resolves it and checks ownership), and it
-recognises the operator itself for the routes that go to the retrieval service.
-
-With no operator token configured, callers on loopback that send no token are the operator, so
-the embedded demo needs no set-up but is not open to a network; the gateway then presents the
-local operator token (``kbcore.rpc.caller_token``) on their behalf.
-"""
+"""The operator's routes: anyone else is refused before the route's backend is called, 403 for
+a known caller and 401 for a token nobody issued (the chat service tells which)."""
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
-
-from fastapi import Request
-
-from gateway.backends import call
+from gateway.backends import Backend, CallerBackend
+from gateway.caller import is_operator
 from gateway.errors import ApiError
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
-from kbcore.rpc.caller_token import bearer
-
-Metadata = tuple[tuple[str, str], ...]
 
 
-def _bearer(request: Request) -> str:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
-
-
-def _is_loopback(request: Request) -> bool:
-    host = request.client.host if request.client else ""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host in {"localhost", "testclient"}
-
-
-def _operator_token(request: Request) -> str:
-    return str(request.app.state.operator_token)
-
-
-def _is_operator_token(request: Request, token: str) -> bool:
-    return hmac.compare_digest(token.encode(), _operator_token(request).encode())
-
-
-def caller_metadata(request: Request) -> Metadata:
-    """The credentials the chat service resolves; 401 here when there are none at all."""
-    token = _bearer(request)
-    if token:
-        return bearer(token)
-    if not request.app.state.settings.admin_token and _is_loopback(request):
-        return bearer(_operator_token(request))
-    raise ApiError(401, "missing token: send Authorization: Bearer <token>")
-
-
-async def require_operator(request: Request) -> Metadata:
-    """The operator's credentials; anyone else is refused before the route's backend is called:
-    403 for a known caller, 401 for a token nobody issued (the chat service tells which)."""
-    metadata = caller_metadata(request)
-    if _is_operator_token(request, _bearer(request) or _operator_token(request)):
-        return metadata
-    backends = request.app.state.backends
-    await call(backends.chat.access.WhoAmI(chat_pb.WhoAmIRequest(), timeout=backends.rpc_timeout, metadata=metadata))
+async def require_operator(backend: Backend) -> None:
+    """Resolving the caller's credentials first answers 401 when there are none; the operator's
+    own token is recognised here without a call."""
+    if backend.metadata and is_operator(backend.request):
+        return
+    await backend.unary(backend.chat.access.WhoAmI, chat_pb.WhoAmIRequest())
     raise ApiError(403, "only the operator may do this")
 
 
-async def operator_only(request: Request) -> None:
-    """``require_operator`` as a router dependency."""
-    await require_operator(request)
+async def operator_only(backend: CallerBackend) -> None:
+    """``require_operator`` as a router dependency (the route's own ``CallerBackend`` is the
+    same object: FastAPI builds a dependency once per request)."""
+    await require_operator(backend)

@@ -1,23 +1,43 @@
-"""The gRPC stubs the gateway talks to, and a helper that turns their errors into HTTP ones."""
+"""The gRPC stubs the gateway talks to (``Backends``, one per app) and one request's way to call
+them (``Backend``, one per request): the stubs, the deadline, the caller's credentials and the
+mapping of gRPC errors to HTTP ones, bound once so that a route names only the method and the
+message."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 import grpc
-from fastapi import Request
+from fastapi import Depends, Request
 
+from gateway.caller import Metadata, caller_metadata
 from gateway.errors import ApiError, from_grpc
-from grpc_stubs.common.v1 import common_pb2
-from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.rpc.client import open_channel
 from kbcore.rpc.service_credential import service_credential
 from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
 
-T = TypeVar("T")
+RequestT = TypeVar("RequestT", contravariant=True)
+ReplyT = TypeVar("ReplyT", covariant=True)
+Reply = TypeVar("Reply")
+Message = TypeVar("Message")
+
+
+class UnaryMethod(Protocol[RequestT, ReplyT]):
+    """A unary method of an asyncio stub (``chat.applications.GetApplication``)."""
+
+    def __call__(
+        self, request: RequestT, *, timeout: float | None = None, metadata: Metadata | None = None
+    ) -> grpc.aio.UnaryUnaryCall[RequestT, ReplyT]: ...
+
+
+class StreamMethod(Protocol[RequestT, ReplyT]):
+    """A server-streaming method of an asyncio stub (``chat.answers.Ask``)."""
+
+    def __call__(
+        self, request: RequestT, *, timeout: float | None = None, metadata: Metadata | None = None
+    ) -> grpc.aio.UnaryStreamCall[RequestT, ReplyT]: ...
 
 
 @dataclass
@@ -46,39 +66,70 @@ class Backends:
             await channel.close()
 
 
-async def call(awaitable: Awaitable[T]) -> T:
-    try:
-        return await awaitable
-    except grpc.aio.AioRpcError as exc:
-        raise from_grpc(exc) from exc
+class Backend:
+    """One request's calls: ``await backend.unary(backend.chat.answers.Stop, request)``. Every
+    call carries the caller's credentials (resolved at the first call, so a request without any
+    is refused with 401 only once its body has been checked, and kept for the calls after it)
+    and the unary deadline unless it names another; a gRPC error comes out as an ``ApiError``.
+    A sign-in calls as nobody (``AnonymousBackend``)."""
+
+    __slots__ = ("_metadata", "ask_timeout", "chat", "request", "retrieval", "timeout")
+
+    def __init__(self, backends: Backends, request: Request, *, anonymous: bool = False) -> None:
+        self.chat = backends.chat
+        self.retrieval = backends.retrieval
+        self.timeout = backends.rpc_timeout
+        self.ask_timeout = backends.ask_timeout
+        self.request = request
+        self._metadata: Metadata | None = () if anonymous else None
+
+    @property
+    def metadata(self) -> Metadata:
+        """The caller's credentials (401 when there are none); empty for an anonymous call."""
+        if self._metadata is None:
+            self._metadata = caller_metadata(self.request)
+        return self._metadata
+
+    async def unary(
+        self, method: UnaryMethod[Message, Reply], message: Message, *, timeout: float | None = None
+    ) -> Reply:
+        try:
+            reply: Reply = await method(message, timeout=timeout or self.timeout, metadata=self.metadata or None)
+        except grpc.aio.AioRpcError as exc:
+            raise from_grpc(exc) from exc
+        return reply
+
+    def stream(
+        self, method: StreamMethod[Message, Reply], message: Message, *, timeout: float | None = None
+    ) -> grpc.aio.UnaryStreamCall[Message, Reply]:
+        """A server stream under the answer's deadline; the caller reads it (``gateway.relay``)."""
+        return method(message, timeout=timeout or self.ask_timeout, metadata=self.metadata or None)
+
+    async def last_of(self, method: StreamMethod[Message, Any], message: Message, field: str, what: str) -> Any:
+        """The last ``field`` event of a server stream (progress events before it are for chats
+        and progress bars); a stream that ends without one is the backend's fault."""
+        found = None
+        try:
+            async for event in self.stream(method, message):
+                if event.HasField(field):
+                    found = getattr(event, field)
+        except grpc.aio.AioRpcError as exc:
+            raise from_grpc(exc) from exc
+        if found is None:
+            raise ApiError(502, f"the retrieval service ended {what} without a {field}")
+        return found
 
 
-async def backends(request: Request) -> Backends:
-    """The route dependency that hands a route the app's stubs. ``async`` because FastAPI runs
-    a plain ``def`` dependency in a worker thread: a thread hop on every request for nothing."""
-    return request.app.state.backends  # type: ignore[no-any-return]
+async def backend(request: Request) -> Backend:
+    """The route dependency. ``async`` because FastAPI runs a plain ``def`` dependency in a worker
+    thread: a thread hop on every request for nothing."""
+    return Backend(request.app.state.backends, request)
 
 
-async def last_of(stream: AsyncIterable[Any], field: str, what: str) -> Any:
-    """The last ``field`` event of a server stream (progress events before it are for chats
-    and progress bars); a stream that ends without one is the backend's fault."""
-    found = None
-
-    async def consume() -> None:
-        nonlocal found
-        async for event in stream:
-            if event.HasField(field):
-                found = getattr(event, field)
-
-    await call(consume())
-    if found is None:
-        raise ApiError(502, f"the retrieval service ended {what} without a {field}")
-    return found
+async def anonymous_backend(request: Request) -> Backend:
+    """For the one call made before the caller has credentials: a share link's sign-in."""
+    return Backend(request.app.state.backends, request, anonymous=True)
 
 
-async def retrieve(b: Backends, request: retrieval_pb.RetrieveRequest) -> common_pb2.RetrievalResult:
-    """Run the multi-round loop and keep only its result."""
-    result: common_pb2.RetrievalResult = await last_of(
-        b.retrieval.search.Retrieve(request, timeout=b.ask_timeout), "result", "the loop"
-    )
-    return result
+CallerBackend = Annotated[Backend, Depends(backend)]
+AnonymousBackend = Annotated[Backend, Depends(anonymous_backend)]

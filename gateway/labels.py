@@ -1,5 +1,5 @@
 """The words people read: Chinese labels for stop reasons, record statuses, search modes,
-document statuses and source types, and the live progress wording (the seed's). The only copy — the pages load it as
+document statuses and source types, and the live progress wording. The only copy — the pages load it as
 ``/ui/labels.json`` and the CLI imports it. Keyed by proto values, so a label can only exist
 for a value the protos define, and its wire name comes from the descriptors."""
 
@@ -12,7 +12,7 @@ from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.vocabulary import DOCUMENT_STATUS, LOG_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON
 
-# The seed's table of stop reasons (§6.1).
+# Every stop reason of the retrieval loop, in the words the trace and the CLI show.
 _STOP_REASONS = {
     common_pb2.STOP_REASON_SUFFICIENT: "资料充分",
     common_pb2.STOP_REASON_MAX_ROUNDS: "达到检索轮次上限",
@@ -81,7 +81,7 @@ SCORE_LABELS = {SEARCH_MODE.name(value): label for value, (label, _) in _SCORES.
 SCORE_HINTS = {SEARCH_MODE.name(value): hint for value, (_, hint) in _SCORES.items()}
 # A record saved before the mode was kept: its scores' kind is unknown, so no claim is made.
 SCORE_FALLBACK = "得分"
-# An application's optional rerank model (issue 14): its scores in the trace
+# An application's optional rerank model: its scores in the trace
 # (gateway/static/trace.js) and its choice on the application form (admin-apps.js).
 RERANK_WORDS = {
     "score": "重排序得分",
@@ -179,7 +179,7 @@ CREDENTIAL_WORDS = {
 }
 
 # The operator page's "模型" section (gateway/static/admin-models.js): registered model
-# endpoints, their check, and the application form's choice of chat model (issue 14).
+# endpoints, their check, and the application form's choice of chat model.
 MODEL_WORDS = {
     "title": "模型",
     "none": "还没有登记模型：未选择模型的应用使用部署默认（环境变量）的模型。",

@@ -96,7 +96,7 @@ def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
 
 
 def round_json(trace: common_pb2.RoundTrace) -> dict[str, Any]:
-    """One retrieval round as the record details and the hit test show it (the seed's shape);
+    """One retrieval round as the record details and the hit test show it;
     ``reranked``/``rerank_error`` only for an application with a rerank model."""
     rerank = {"reranked": trace.reranked, "rerank_error": trace.rerank_error}
     return {
@@ -267,7 +267,7 @@ def application_json(a: chat_pb.Application) -> dict[str, Any]:
 
 
 def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
-    """MaxKB's dataset fields, plus its embedding model (issue 14): ``embedding_model_id`` ("" =
+    """MaxKB's dataset fields, plus its embedding model: ``embedding_model_id`` ("" =
     the deployment's default; MaxKB's spelling ``embedding_mode_id`` too), the vectors' size,
     and ``embedding_switch``, the newest change of model (null when there never was one)."""
     return {
@@ -437,7 +437,7 @@ def usage_day_json(day: chat_pb.UsageDay) -> dict[str, Any]:
     }
 
 
-# The conversation log (issue 16): an entry is a record (``record_json``) with where it came
+# The conversation log: an entry is a record (``record_json``) with where it came
 # from, its outcome columns and its votes; MaxKB's star_num/trample_num are the vote counts.
 LOG_EXPORT_COLUMNS = [*EXPORT_COLUMNS, "log_source", "vote", "votes_up", "votes_down", "vote_reason"]
 
@@ -468,7 +468,7 @@ def log_export_row(entry: chat_pb.LogEntry) -> dict[str, Any]:
     return {**export_row(entry.record), **{column: spreadsheet_safe(value) for column, value in extra.items()}}
 
 
-# The knowledge-gap report and improvements (issue 16): groups of gaps, most records first; an
+# The knowledge-gap report and improvements: groups of gaps, most records first; an
 # example links to its record through its chat and record ids.
 GAP_EXPORT_COLUMNS = ["rank", "label", "count", "gaps", "example_questions", "records"]
 

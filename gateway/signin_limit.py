@@ -1,4 +1,4 @@
-"""Visitor sign-in per client address (issue 17, D6): the gateway's half of the limit.
+"""Visitor sign-in per client address: the gateway's half of the limit.
 
 Sign-in is anonymous, and only the gateway sees the client's address (the chat service sees the
 gateway), so this limit lives here; the per-share-link limit, which must hold across gateway

@@ -1,4 +1,5 @@
-"""Server-sent events in the exact wire format of DESIGN §6 (no space after the colons)."""
+"""Server-sent events in one exact wire format (no space after the colons, compact JSON), which
+the stream's golden tests (tests/e2e/test_wire_golden.py) hold byte for byte."""
 
 from __future__ import annotations
 

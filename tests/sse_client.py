@@ -1,5 +1,6 @@
 """A strict reader of the gateway's SSE stream: it parses frames byte for byte and refuses
-anything that is not exactly the wire format of DESIGN §6."""
+anything that is not exactly the gateway's wire format (``gateway/sse.py``: no space after the
+colons, compact JSON)."""
 
 from __future__ import annotations
 
@@ -47,10 +48,11 @@ async def ask(
     async with client.stream(
         "POST", f"/api/application/chat_message/{chat_id}", json={"message": message, **extra}
     ) as r:
+        if r.status_code != 200:  # a refusal is one JSON body: kept on the response for .json()
+            await r.aread()
+            return r, []
         async for piece in r.aiter_bytes():
             body.extend(piece)
-    if r.status_code != 200:
-        return r, []
     return r, parse_frames(bytes(body))
 
 

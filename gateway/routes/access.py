@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import AnonymousBackend, CallerBackend
 from gateway.errors import ok
 from gateway.presenter import EXPORT_COLUMNS, export_row
+from gateway.shapes.applications import NewAccessTokenOut, NewApiKeyOut, VisitorOut
+from gateway.shapes.envelope import REFUSALS, Envelope, download
 from gateway.signin_limit import signin_admitted
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
-router = APIRouter(prefix="/api/application", tags=["access"])
+router = APIRouter(prefix="/api/application", tags=["access"], responses=REFUSALS)
 
 
 class AccessTokenIn(BaseModel):
@@ -32,43 +32,28 @@ class AuthenticationIn(BaseModel):
     access_token: str = Field(min_length=1, max_length=64)
 
 
-@router.post("/authentication", dependencies=[Depends(signin_admitted)])
-async def authenticate(body: AuthenticationIn, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.post("/authentication", dependencies=[Depends(signin_admitted)], response_model=Envelope[VisitorOut])
+async def authenticate(body: AuthenticationIn, backend: AnonymousBackend) -> JSONResponse:
     """A share-link holder becomes a visitor; the token it gets sees only its own chats. Limited
     per client address here and per share link in the chat service (429 past either)."""
-    reply = await call(
-        b.chat.access.AuthenticateVisitor(
-            pb.AuthenticateVisitorRequest(access_token=body.access_token), timeout=b.rpc_timeout
-        )
+    reply = await backend.unary(
+        backend.chat.access.AuthenticateVisitor, pb.AuthenticateVisitorRequest(access_token=body.access_token)
     )
     return ok({"token": reply.token, "application_id": reply.application_id, "visitor_id": reply.visitor_id})
 
 
-@router.post("/{app_id}/api_key")
-async def create_api_key(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    metadata = caller_metadata(request)
-    reply = await call(
-        b.chat.access.CreateApiKey(
-            pb.CreateApiKeyRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
-        )
-    )
+@router.post("/{app_id}/api_key", response_model=Envelope[NewApiKeyOut])
+async def create_api_key(app_id: str, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(backend.chat.access.CreateApiKey, pb.CreateApiKeyRequest(application_id=app_id))
     return ok({"id": reply.id, "secret_key": reply.key, "application_id": app_id})
 
 
-@router.post("/{app_id}/access_token")
-async def create_access_token(
-    app_id: str, request: Request, b: Annotated[Backends, Depends(backends)], body: AccessTokenIn | None = None
-) -> JSONResponse:
-    metadata = caller_metadata(request)
+@router.post("/{app_id}/access_token", response_model=Envelope[NewAccessTokenOut])
+async def create_access_token(app_id: str, backend: CallerBackend, body: AccessTokenIn | None = None) -> JSONResponse:
     wanted = body or AccessTokenIn()
-    reply = await call(
-        b.chat.access.CreateAccessToken(
-            pb.CreateAccessTokenRequest(
-                application_id=app_id, access_num=wanted.access_num, daily_cap=wanted.daily_cap
-            ),
-            timeout=b.rpc_timeout,
-            metadata=metadata,
-        )
+    reply = await backend.unary(
+        backend.chat.access.CreateAccessToken,
+        pb.CreateAccessTokenRequest(application_id=app_id, access_num=wanted.access_num, daily_cap=wanted.daily_cap),
     )
     return ok(
         {
@@ -89,13 +74,13 @@ def export_csv(records: list[pb.ChatRecord]) -> str:
     return buffer.getvalue()
 
 
-@router.get("/{app_id}/chat/export")
-async def export(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> Response:
-    reply = await call(
-        b.chat.answers.ExportRecords(
-            pb.ExportRecordsRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
-        )
-    )
+@router.get(
+    "/{app_id}/chat/export",
+    response_class=Response,
+    responses=download("the application's records as CSV (UTF-8 with a byte-order mark)", "text/csv"),
+)
+async def export(app_id: str, backend: CallerBackend) -> Response:
+    reply = await backend.unary(backend.chat.answers.ExportRecords, pb.ExportRecordsRequest(application_id=app_id))
     # A byte-order mark, so spreadsheet programs read the Chinese text as UTF-8.
     return Response(
         content="\ufeff" + export_csv(list(reply.records)),

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import CallerBackend
 from gateway.errors import ok
 from gateway.presenter import application_json, search_mode
+from gateway.shapes.applications import ApplicationOut, VisitorApplicationOut
+from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_TOP_N
 
-router = APIRouter(prefix="/api/application", tags=["application"])
+router = APIRouter(prefix="/api/application", tags=["application"], responses=REFUSALS)
+Application = Envelope[ApplicationOut | VisitorApplicationOut]
 
 
 class DatasetSetting(BaseModel):
@@ -71,59 +73,38 @@ class ApplicationIn(BaseModel):
         )
 
 
-@router.post("")
-async def create_application(
-    body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
-    reply = await call(
-        b.chat.applications.CreateApplication(
-            pb.CreateApplicationRequest(application=body.message()),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+@router.post("", response_model=Envelope[ApplicationOut])
+async def create_application(body: ApplicationIn, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.applications.CreateApplication, pb.CreateApplicationRequest(application=body.message())
     )
     return ok(application_json(reply.application))
 
 
-@router.get("")
-async def list_applications(request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.chat.applications.ListApplications(
-            pb.ListApplicationsRequest(), timeout=b.rpc_timeout, metadata=caller_metadata(request)
-        )
-    )
+@router.get("", response_model=Envelope[list[ApplicationOut | VisitorApplicationOut]])
+async def list_applications(backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(backend.chat.applications.ListApplications, pb.ListApplicationsRequest())
     return ok([application_json(a) for a in reply.applications])
 
 
-@router.get("/{app_id}")
-async def get_application(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.chat.applications.GetApplication(
-            pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
-        )
+@router.get("/{app_id}", response_model=Application)
+async def get_application(app_id: str, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.applications.GetApplication, pb.GetApplicationRequest(application_id=app_id)
     )
     return ok(application_json(reply.application))
 
 
-@router.put("/{app_id}")
-async def update_application(
-    app_id: str, body: ApplicationIn, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
-    reply = await call(
-        b.chat.applications.UpdateApplication(
-            pb.UpdateApplicationRequest(application=body.message(app_id)),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+@router.put("/{app_id}", response_model=Envelope[ApplicationOut])
+async def update_application(app_id: str, body: ApplicationIn, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.applications.UpdateApplication, pb.UpdateApplicationRequest(application=body.message(app_id))
     )
     return ok(application_json(reply.application))
 
 
-@router.get("/{app_id}/chat/open")
-async def open_chat(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.chat.applications.OpenChat(
-            pb.OpenChatRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
-        )
-    )
+@router.get("/{app_id}/chat/open", response_model=Envelope[str])
+async def open_chat(app_id: str, backend: CallerBackend) -> JSONResponse:
+    """A new chat of the application; ``data`` is its id."""
+    reply = await backend.unary(backend.chat.applications.OpenChat, pb.OpenChatRequest(application_id=app_id))
     return ok(reply.chat_id)

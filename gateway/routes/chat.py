@@ -7,21 +7,23 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, field_validator
 
 from gateway import sse
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import CallerBackend
 from gateway.edge.body_limits import MAX_FORM_DATA_BYTES
 from gateway.errors import ApiError, ok
 from gateway.presenter import progress_payload, record_json
 from gateway.relay import AskStream, batches, started
+from gateway.shapes.answers import RecordOut, RecordPageOut, StoppedOut
+from gateway.shapes.envelope import REFUSALS, Envelope, event_stream
+from gateway.shapes.streams import ANSWER_EVENT
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE, MAX_RECORD_ID
 
-router = APIRouter(prefix="/api/application", tags=["chat"])
+router = APIRouter(prefix="/api/application", tags=["chat"], responses=REFUSALS)
 
 
 class AskBody(BaseModel):
@@ -69,11 +71,17 @@ async def _frames(stream: AskStream, chat_id: str, record_id: str) -> AsyncItera
             yield sse.error(failure.status, failure.message)
 
 
-@router.post("/chat_message/{chat_id}")
-async def chat_message(
-    chat_id: str, body: AskBody, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> StreamingResponse:
-    stream = b.chat.answers.Ask(
+ANSWER_STREAM = event_stream(
+    "the answer as MaxKB's chunks, an agent_status event for each stage, keep-alive comments, and an "
+    "error event if the answer fails after it started",
+    ANSWER_EVENT,
+)
+
+
+@router.post("/chat_message/{chat_id}", response_class=StreamingResponse, responses=ANSWER_STREAM)
+async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend) -> StreamingResponse:
+    stream = backend.stream(
+        backend.chat.answers.Ask,
         pb.AskRequest(
             chat_id=chat_id,
             message=body.message,
@@ -81,8 +89,6 @@ async def chat_message(
             form_data_json=json.dumps(body.form_data, ensure_ascii=False),
             batch_deltas=True,
         ),
-        timeout=b.ask_timeout,
-        metadata=caller_metadata(request),
     )
     first = await started(stream)
     return StreamingResponse(
@@ -92,42 +98,27 @@ async def chat_message(
     )
 
 
-@router.post("/chat_message/{chat_id}/stop")
-async def stop(chat_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.chat.answers.Stop(pb.StopRequest(chat_id=chat_id), timeout=b.rpc_timeout, metadata=caller_metadata(request))
-    )
+@router.post("/chat_message/{chat_id}/stop", response_model=Envelope[StoppedOut])
+async def stop(chat_id: str, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(backend.chat.answers.Stop, pb.StopRequest(chat_id=chat_id))
     return ok({"stopped": reply.stopped})
 
 
-@router.get("/{app_id}/chat/{chat_id}/chat_record/{page}/{size}")
+@router.get("/{app_id}/chat/{chat_id}/chat_record/{page}/{size}", response_model=Envelope[RecordPageOut])
 async def list_records(
-    app_id: str,
-    chat_id: str,
-    page: PageNumber,
-    size: PageSize,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
+    app_id: str, chat_id: str, page: PageNumber, size: PageSize, backend: CallerBackend
 ) -> JSONResponse:
-    reply = await call(
-        b.chat.answers.ListRecords(
-            pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, application_id=app_id),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+    reply = await backend.unary(
+        backend.chat.answers.ListRecords,
+        pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, application_id=app_id),
     )
     return ok({"records": [record_json(r) for r in reply.records], "current": page, "size": size, "total": reply.total})
 
 
-@router.get("/{app_id}/chat/{chat_id}/chat_record/{record_id}")
-async def get_record(
-    app_id: str, chat_id: str, record_id: RecordId, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
-    reply = await call(
-        b.chat.answers.GetRecord(
-            pb.GetRecordRequest(chat_id=chat_id, record_id=str(record_id), application_id=app_id),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+@router.get("/{app_id}/chat/{chat_id}/chat_record/{record_id}", response_model=Envelope[RecordOut])
+async def get_record(app_id: str, chat_id: str, record_id: RecordId, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.answers.GetRecord,
+        pb.GetRecordRequest(chat_id=chat_id, record_id=str(record_id), application_id=app_id),
     )
     return ok(record_json(reply.record))

@@ -1,4 +1,4 @@
-"""The credentials an operator handed out (issue 16), on MaxKB v1's routes
+"""The credentials an operator handed out, on MaxKB v1's routes
 (apps/application/urls.py: ``<application_id>/api_key``, ``<application_id>/api_key/<api_key_id>``,
 ``<application_id>/access_token``; bodies from serializers/application_serializers.py).
 
@@ -25,17 +25,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StringConstraints, model_validator
 
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import Backend, CallerBackend
 from gateway.errors import ApiError, ok
 from gateway.presenter import access_token_json, api_key_json
+from gateway.shapes.applications import AccessTokenOut, ApiKeyOut, NewApiKeyOut
+from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
-router = APIRouter(prefix="/api/application", tags=["credentials"])
+router = APIRouter(prefix="/api/application", tags=["credentials"], responses=REFUSALS)
 
 # Long enough for any RFC 3339 time; the chat service says what is wrong with one that fits.
 Expiry = Annotated[str, StringConstraints(max_length=64)]
@@ -84,76 +85,52 @@ class AccessTokenEditIn(BaseModel):
         return self
 
 
-@router.get("/{app_id}/api_key")
-async def list_api_keys(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.chat.access.ListApiKeys(
-            pb.ListApiKeysRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
-        )
-    )
+@router.get("/{app_id}/api_key", response_model=Envelope[list[ApiKeyOut]])
+async def list_api_keys(app_id: str, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(backend.chat.access.ListApiKeys, pb.ListApiKeysRequest(application_id=app_id))
     return ok([api_key_json(k) for k in reply.keys])
 
 
-async def _update_key(request: Request, b: Backends, change: pb.UpdateApiKeyRequest) -> JSONResponse:
-    reply = await call(b.chat.access.UpdateApiKey(change, timeout=b.rpc_timeout, metadata=caller_metadata(request)))
-    return ok(api_key_json(reply))
+async def _update_key(backend: Backend, change: pb.UpdateApiKeyRequest) -> JSONResponse:
+    return ok(api_key_json(await backend.unary(backend.chat.access.UpdateApiKey, change)))
 
 
-@router.put("/{app_id}/api_key/{api_key_id}")
-async def edit_api_key(
-    app_id: str, api_key_id: str, body: ApiKeyEditIn, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
+@router.put("/{app_id}/api_key/{api_key_id}", response_model=Envelope[ApiKeyOut])
+async def edit_api_key(app_id: str, api_key_id: str, body: ApiKeyEditIn, backend: CallerBackend) -> JSONResponse:
     change = pb.UpdateApiKeyRequest(application_id=app_id, id=api_key_id)
     if body.is_active is not None:
         change.is_active = body.is_active
     if body.expires_at is not None:
         change.expires_at = body.expires_at
-    return await _update_key(request, b, change)
+    return await _update_key(backend, change)
 
 
-@router.delete("/{app_id}/api_key/{api_key_id}")
-async def revoke_api_key(
-    app_id: str, api_key_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
-    return await _update_key(request, b, pb.UpdateApiKeyRequest(application_id=app_id, id=api_key_id, is_active=False))
+@router.delete("/{app_id}/api_key/{api_key_id}", response_model=Envelope[ApiKeyOut])
+async def revoke_api_key(app_id: str, api_key_id: str, backend: CallerBackend) -> JSONResponse:
+    return await _update_key(backend, pb.UpdateApiKeyRequest(application_id=app_id, id=api_key_id, is_active=False))
 
 
-@router.post("/{app_id}/api_key/{api_key_id}/rotate")
-async def rotate_api_key(
-    app_id: str, api_key_id: str, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
-    reply = await call(
-        b.chat.access.RotateApiKey(
-            pb.RotateApiKeyRequest(application_id=app_id, id=api_key_id),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+@router.post("/{app_id}/api_key/{api_key_id}/rotate", response_model=Envelope[NewApiKeyOut])
+async def rotate_api_key(app_id: str, api_key_id: str, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.access.RotateApiKey, pb.RotateApiKeyRequest(application_id=app_id, id=api_key_id)
     )
     return ok({"id": reply.id, "secret_key": reply.key, "application_id": app_id})
 
 
-@router.get("/{app_id}/access_token")
-async def get_access_token(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.chat.access.ListAccessTokens(
-            pb.ListAccessTokensRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=caller_metadata(request)
-        )
-    )
+@router.get("/{app_id}/access_token", response_model=Envelope[AccessTokenOut])
+async def get_access_token(app_id: str, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(backend.chat.access.ListAccessTokens, pb.ListAccessTokensRequest(application_id=app_id))
     if not reply.tokens:
         raise ApiError(404, f"application {app_id} has no share link yet; create one with POST on this address")
     return ok(access_token_json(reply.tokens[0]))
 
 
-@router.put("/{app_id}/access_token")
-async def edit_access_token(
-    app_id: str, body: AccessTokenEditIn, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
+@router.put("/{app_id}/access_token", response_model=Envelope[AccessTokenOut])
+async def edit_access_token(app_id: str, body: AccessTokenEditIn, backend: CallerBackend) -> JSONResponse:
     """One call, one transaction: the changes and the rotation happen together or not at all."""
     change = pb.UpdateAccessTokenRequest(application_id=app_id, access_token_reset=body.access_token_reset)
     for name in ("is_active", "access_num", "daily_cap", "expires_at"):
         if (value := getattr(body, name)) is not None:
             setattr(change, name, value)
-    reply = await call(
-        b.chat.access.UpdateAccessToken(change, timeout=b.rpc_timeout, metadata=caller_metadata(request))
-    )
-    return ok(access_token_json(reply))
+    return ok(access_token_json(await backend.unary(backend.chat.access.UpdateAccessToken, change)))

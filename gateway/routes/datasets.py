@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from starlette.datastructures import FormData, UploadFile
 
 from gateway.auth import operator_only
-from gateway.backends import Backends, backends, call, retrieve
+from gateway.backends import CallerBackend
 from gateway.edge.body_limits import MiB, upload_max_bytes
 from gateway.edge.rules import is_json, is_multipart
 from gateway.errors import ApiError, ok
@@ -36,13 +36,16 @@ from gateway.presenter import (
     upload_rules_json,
 )
 from gateway.routes import paragraphs
+from gateway.shapes.answers import ParagraphOut, RetrievalOut
+from gateway.shapes.datasets import DatasetOut, DetachedOut, DocumentOut, UploadRulesOut
+from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_NAME_CHARS, MAX_TOP_N
 from kbcore.settings import Settings
 
-router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(operator_only)])
+router = APIRouter(prefix="/api/dataset", tags=["dataset"], dependencies=[Depends(operator_only)], responses=REFUSALS)
 
 ARCHIVE_TYPE = "zip"
 MAX_WEB_URLS = 50  # one request's pages; each is a job of its own
@@ -104,19 +107,17 @@ class WebDocumentsIn(BaseModel):
     selector: str | None = Field(default=None, max_length=1000)
 
 
-@router.post("")
-async def create_dataset(body: DatasetIn, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.post("", response_model=Envelope[DatasetOut])
+async def create_dataset(body: DatasetIn, backend: CallerBackend) -> JSONResponse:
     request = pb.CreateDatasetRequest(
         name=body.name, description=body.desc, embedding_model_id=body.embedding_model() or ""
     )
-    reply = await call(b.retrieval.datasets.CreateDataset(request, timeout=b.rpc_timeout))
+    reply = await backend.unary(backend.retrieval.datasets.CreateDataset, request)
     return ok(dataset_json(reply.dataset))
 
 
-@router.put("/{dataset_id}")
-async def update_dataset(
-    dataset_id: str, body: DatasetChangeIn, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
+@router.put("/{dataset_id}", response_model=Envelope[DatasetOut])
+async def update_dataset(dataset_id: str, body: DatasetChangeIn, backend: CallerBackend) -> JSONResponse:
     request = pb.UpdateDatasetRequest(dataset_id=dataset_id)
     if body.name is not None:
         request.name = body.name
@@ -125,29 +126,29 @@ async def update_dataset(
     model = embedding_model_of(body.embedding_model_id, body.embedding_mode_id)
     if model is not None:
         request.embedding_model_id = model
-    reply = await call(b.retrieval.datasets.UpdateDataset(request, timeout=b.rpc_timeout))
+    reply = await backend.unary(backend.retrieval.datasets.UpdateDataset, request)
     return ok(dataset_json(reply.dataset))
 
 
-@router.get("")
-async def list_datasets(b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(b.retrieval.datasets.ListDatasets(pb.ListDatasetsRequest(), timeout=b.rpc_timeout))
+@router.get("", response_model=Envelope[list[DatasetOut]])
+async def list_datasets(backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(backend.retrieval.datasets.ListDatasets, pb.ListDatasetsRequest())
     return ok([dataset_json(d) for d in reply.datasets])
 
 
-@router.get("/document/upload_rules")
+@router.get("/document/upload_rules", response_model=Envelope[UploadRulesOut])
 async def upload_rules(request: Request) -> JSONResponse:
     """What an upload form needs before sending (the operator page's ``accept`` list and size
     check): the same table and setting the upload route checks with, so they cannot disagree."""
     return ok(upload_rules_json(request.app.state.settings.upload_max_mb))
 
 
-@router.delete("/{dataset_id}")
-async def delete_dataset(dataset_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.delete("/{dataset_id}", response_model=Envelope[DetachedOut])
+async def delete_dataset(dataset_id: str, backend: CallerBackend) -> JSONResponse:
     """Answers ``{"detached_applications": [{id, name}]}``: the applications that searched this
     dataset lose it in the same transaction, and the operator is told which ones."""
-    reply = await call(
-        b.retrieval.datasets.DeleteDataset(pb.DeleteDatasetRequest(dataset_id=dataset_id), timeout=b.rpc_timeout)
+    reply = await backend.unary(
+        backend.retrieval.datasets.DeleteDataset, pb.DeleteDatasetRequest(dataset_id=dataset_id)
     )
     return ok(detached_json(reply))
 
@@ -208,8 +209,8 @@ async def _paragraphs_submission(dataset_id: str, request: Request) -> Submissio
     )
 
 
-@router.post("/{dataset_id}/document")
-async def add_document(dataset_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.post("/{dataset_id}/document", response_model=Envelope[DocumentOut | list[DocumentOut]])
+async def add_document(dataset_id: str, request: Request, backend: CallerBackend) -> JSONResponse:
     """JSON ``{name, paragraphs:[{title, content}]}``, or multipart with one file in ``file``
     (any supported type, or a .zip of them); answers at once with the document, ``queued``
     (a .zip: the list of its documents). Any other body type is refused, never read as JSON
@@ -221,7 +222,7 @@ async def add_document(dataset_id: str, request: Request, b: Annotated[Backends,
         submission = await _paragraphs_submission(dataset_id, request)
     else:
         raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
-    reply = await call(b.retrieval.documents.SubmitDocuments(submission.request, timeout=b.rpc_timeout))
+    reply = await backend.unary(backend.retrieval.documents.SubmitDocuments, submission.request)
     documents = [document_json(d) for d in reply.documents]
     if submission.archive:
         return ok(documents)
@@ -240,23 +241,23 @@ def _checked_urls(body: WebDocumentsIn) -> list[str]:
     return list(body.source_url_list)
 
 
-@router.post("/{dataset_id}/document/web")
+@router.post("/{dataset_id}/document/web", response_model=Envelope[list[DocumentOut]])
 async def add_web_documents(
-    dataset_id: str, body: WebDocumentsIn, request: Request, b: Annotated[Backends, Depends(backends)]
+    dataset_id: str, body: WebDocumentsIn, request: Request, backend: CallerBackend
 ) -> JSONResponse:
     """MaxKB's ``{source_url_list, selector}``: one document per page, answered with the
     documents, ``queued``. The retrieval service fetches each page when it is submitted (so the
     deadline allows one fetch), all pages at once; a page refused (an address not allowed, a
     404) fails the request with its index, saying how many others were queued."""
     urls = _checked_urls(body)
-    deadline = b.rpc_timeout + request.app.state.settings.fetch_timeout
+    deadline = backend.timeout + request.app.state.settings.fetch_timeout
 
     async def submit(url: str) -> pb.SubmitDocumentsResponse:
-        return await call(
-            b.retrieval.documents.SubmitDocuments(
-                pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=url), timeout=deadline
-            )
+        message = pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=url)
+        reply: pb.SubmitDocumentsResponse = await backend.unary(
+            backend.retrieval.documents.SubmitDocuments, message, timeout=deadline
         )
+        return reply
 
     replies = await asyncio.gather(*(submit(url) for url in urls), return_exceptions=True)
     refused = [(index, reply) for index, reply in enumerate(replies) if isinstance(reply, BaseException)]
@@ -270,45 +271,39 @@ async def add_web_documents(
     return ok([document_json(d) for reply in replies if not isinstance(reply, BaseException) for d in reply.documents])
 
 
-@router.get("/{dataset_id}/document")
-async def list_documents(dataset_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    reply = await call(
-        b.retrieval.documents.ListDocuments(pb.ListDocumentsRequest(dataset_id=dataset_id), timeout=b.rpc_timeout)
+@router.get("/{dataset_id}/document", response_model=Envelope[list[DocumentOut]])
+async def list_documents(dataset_id: str, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.retrieval.documents.ListDocuments, pb.ListDocumentsRequest(dataset_id=dataset_id)
     )
     return ok([document_json(d) for d in reply.documents])
 
 
-@router.get("/{dataset_id}/document/{document_id}")
-async def get_document(dataset_id: str, document_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.get("/{dataset_id}/document/{document_id}", response_model=Envelope[DocumentOut])
+async def get_document(dataset_id: str, document_id: str, backend: CallerBackend) -> JSONResponse:
     """One document with its job's status and progress: what a client polls until ``ready``."""
-    document = await call(
-        b.retrieval.documents.GetDocument(
-            pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
-        )
+    document = await backend.unary(
+        backend.retrieval.documents.GetDocument, pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id)
     )
     return ok(document_json(document))
 
 
-@router.put("/{dataset_id}/document/{document_id}/cancel_task")
-async def cancel_document_task(
-    dataset_id: str, document_id: str, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
+@router.put("/{dataset_id}/document/{document_id}/cancel_task", response_model=Envelope[DocumentOut])
+async def cancel_document_task(dataset_id: str, document_id: str, backend: CallerBackend) -> JSONResponse:
     """MaxKB's cancel (its body's task ``type`` is not read: a document has one job). The
     previous version, if any, keeps serving; answers with the document as it now is."""
-    document = await call(
-        b.retrieval.documents.CancelIngestion(
-            pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
-        )
+    document = await backend.unary(
+        backend.retrieval.documents.CancelIngestion,
+        pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document_id),
     )
     return ok(document_json(document))
 
 
-@router.delete("/{dataset_id}/document/{document_id}")
-async def delete_document(dataset_id: str, document_id: str, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    await call(
-        b.retrieval.documents.DeleteDocument(
-            pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id), timeout=b.rpc_timeout
-        )
+@router.delete("/{dataset_id}/document/{document_id}", response_model=Envelope[bool])
+async def delete_document(dataset_id: str, document_id: str, backend: CallerBackend) -> JSONResponse:
+    await backend.unary(
+        backend.retrieval.documents.DeleteDocument,
+        pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id),
     )
     return ok(True)
 
@@ -337,24 +332,28 @@ async def hit_test_query(  # async: no worker-thread hop (see backends)
     return HitTestQuery(query_text, settings)
 
 
-@router.get("/{dataset_id}/hit_test")
+@router.get("/{dataset_id}/hit_test", response_model=Envelope[list[ParagraphOut]])
 async def hit_test(
-    dataset_id: str, b: Annotated[Backends, Depends(backends)], q: Annotated[HitTestQuery, Depends(hit_test_query)]
+    dataset_id: str, backend: CallerBackend, q: Annotated[HitTestQuery, Depends(hit_test_query)]
 ) -> JSONResponse:
-    reply = await call(
-        b.retrieval.search.Search(
-            pb.SearchRequest(dataset_ids=[dataset_id], query=q.query_text, search=q.settings), timeout=b.rpc_timeout
-        )
+    reply = await backend.unary(
+        backend.retrieval.search.Search,
+        pb.SearchRequest(dataset_ids=[dataset_id], query=q.query_text, search=q.settings),
     )
     return ok([paragraph_json(p) for p in reply.paragraphs])
 
 
-@router.get("/{dataset_id}/hit_test_rounds")
+@router.get("/{dataset_id}/hit_test_rounds", response_model=Envelope[RetrievalOut])
 async def hit_test_rounds(
-    dataset_id: str, b: Annotated[Backends, Depends(backends)], q: Annotated[HitTestQuery, Depends(hit_test_query)]
+    dataset_id: str, backend: CallerBackend, q: Annotated[HitTestQuery, Depends(hit_test_query)]
 ) -> JSONResponse:
     """The multi-round loop on one dataset: every round's queries, new paragraphs and verdict."""
-    result = await retrieve(b, pb.RetrieveRequest(dataset_ids=[dataset_id], search=q.settings, question=q.query_text))
+    result = await backend.last_of(
+        backend.retrieval.search.Retrieve,
+        pb.RetrieveRequest(dataset_ids=[dataset_id], search=q.settings, question=q.query_text),
+        "result",
+        "the loop",
+    )
     return ok(retrieval_json(result))
 
 

@@ -6,20 +6,20 @@ checks the JSON body, finds the application, and shows the scores as JSON."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from gateway.auth import require_operator
-from gateway.backends import Backends, backends, call
+from gateway.backends import CallerBackend
 from gateway.errors import ApiError, ok
 from gateway.presenter import evaluation_json
+from gateway.shapes.answers import EvaluationOut
+from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 
-router = APIRouter(prefix="/api/application", tags=["evaluation"])
+router = APIRouter(prefix="/api/application", tags=["evaluation"], responses=REFUSALS)
 
 MAX_CASES = 500
 
@@ -65,15 +65,11 @@ def case_message(case: CaseIn) -> retrieval_pb.EvalCase:
     )
 
 
-@router.post("/{app_id}/eval")
-async def evaluate(
-    app_id: str, body: EvalIn, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
-    metadata = await require_operator(request)
-    reply = await call(
-        b.chat.applications.GetApplication(
-            chat_pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
-        )
+@router.post("/{app_id}/eval", response_model=Envelope[EvaluationOut])
+async def evaluate(app_id: str, body: EvalIn, backend: CallerBackend) -> JSONResponse:
+    await require_operator(backend)
+    reply = await backend.unary(
+        backend.chat.applications.GetApplication, chat_pb.GetApplicationRequest(application_id=app_id)
     )
     application = reply.application
     if not application.dataset_ids:
@@ -86,5 +82,7 @@ async def evaluate(
         aux_model_id=application.model_setting.aux_model_id,  # the application's auxiliary model
     )
     # Every case gets the time one question gets, as if the cases ran one after another.
-    scored = await call(b.retrieval.search.Evaluate(evaluate_request, timeout=b.ask_timeout * len(body.cases)))
+    scored = await backend.unary(
+        backend.retrieval.search.Evaluate, evaluate_request, timeout=backend.ask_timeout * len(body.cases)
+    )
     return ok(evaluation_json(body.rewrite, scored))

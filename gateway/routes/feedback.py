@@ -15,18 +15,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import CallerBackend
 from gateway.errors import ok
 from gateway.presenter import VOTE_OF_STATUS, usage_day_json, vote_json
 from gateway.routes.chat import RecordId
+from gateway.shapes.answers import UsageDayOut, VoteOut
+from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
-router = APIRouter(prefix="/api/application", tags=["feedback"])
+router = APIRouter(prefix="/api/application", tags=["feedback"], responses=REFUSALS)
 
 # Long enough for any date spelling a person might try; the chat service says what is wrong with it.
 DateText = Annotated[str, Query(max_length=40)]
@@ -48,46 +49,28 @@ class VoteBody(BaseModel):
         return text
 
 
-@router.put("/{app_id}/chat/{chat_id}/chat_record/{record_id}/vote")
-async def vote(
-    app_id: str,
-    chat_id: str,
-    record_id: RecordId,
-    body: VoteBody,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
-) -> JSONResponse:
-    reply = await call(
-        b.chat.operations.VoteRecord(
-            pb.VoteRecordRequest(
-                application_id=app_id,
-                chat_id=chat_id,
-                record_id=str(record_id),
-                vote=VOTE_OF_STATUS[body.vote_status],
-                reason=body.reason,
-            ),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+@router.put("/{app_id}/chat/{chat_id}/chat_record/{record_id}/vote", response_model=Envelope[VoteOut])
+async def vote(app_id: str, chat_id: str, record_id: RecordId, body: VoteBody, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.operations.VoteRecord,
+        pb.VoteRecordRequest(
+            application_id=app_id,
+            chat_id=chat_id,
+            record_id=str(record_id),
+            vote=VOTE_OF_STATUS[body.vote_status],
+            reason=body.reason,
+        ),
     )
     return ok(vote_json(reply.vote, reply.reason))
 
 
-@router.get("/{app_id}/statistics/chat_record_aggregate_trend")
+@router.get("/{app_id}/statistics/chat_record_aggregate_trend", response_model=Envelope[list[UsageDayOut]])
 async def usage_trend(
-    app_id: str,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
-    start_time: DateText = "",
-    end_time: DateText = "",
+    app_id: str, backend: CallerBackend, start_time: DateText = "", end_time: DateText = ""
 ) -> JSONResponse:
     """Every UTC day from ``start_time`` to ``end_time`` (at most 366; the last 7 days when
     unset), empty days included. The operator's."""
-    reply = await call(
-        b.chat.operations.Usage(
-            pb.UsageRequest(application_id=app_id, date_from=start_time, date_to=end_time),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+    reply = await backend.unary(
+        backend.chat.operations.Usage, pb.UsageRequest(application_id=app_id, date_from=start_time, date_to=end_time)
     )
     return ok([usage_day_json(day) for day in reply.days])

@@ -18,19 +18,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import Backend, CallerBackend
 from gateway.errors import ok
 from gateway.log_export import csv_bytes
 from gateway.presenter import GAP_EXPORT_COLUMNS, gap_export_row, gap_group_json, improvement_json
 from gateway.routes.chat import RecordId
+from gateway.shapes.answers import GapReportOut, ImprovementOut
+from gateway.shapes.envelope import REFUSALS, Envelope, download
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
-router = APIRouter(prefix="/api/application", tags=["knowledge"])
+router = APIRouter(prefix="/api/application", tags=["knowledge"], responses=REFUSALS)
 
 DateText = Annotated[str, Query(max_length=40)]
 # The chat service's own bounds say what is wrong; these only keep megabytes from travelling.
@@ -43,7 +44,10 @@ class ImproveBody(BaseModel):
     problem_text: str | None = Field(default=None, max_length=TEXT_LIMIT)
 
 
-@router.put("/{app_id}/chat/{chat_id}/chat_record/{record_id}/dataset/{dataset_id}/document_id/{document_id}/improve")
+@router.put(
+    "/{app_id}/chat/{chat_id}/chat_record/{record_id}/dataset/{dataset_id}/document_id/{document_id}/improve",
+    response_model=Envelope[ImprovementOut],
+)
 async def improve(
     app_id: str,
     chat_id: str,
@@ -51,65 +55,54 @@ async def improve(
     dataset_id: str,
     document_id: str,
     body: ImproveBody,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
+    backend: CallerBackend,
 ) -> JSONResponse:
-    reply = await call(
-        b.chat.operations.ImproveRecord(
-            pb.ImproveRecordRequest(
-                application_id=app_id,
-                chat_id=chat_id,
-                record_id=str(record_id),
-                dataset_id=dataset_id,
-                question=body.problem_text if body.problem_text is not None else body.title,
-                answer=body.content,
-            ),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+    reply = await backend.unary(
+        backend.chat.operations.ImproveRecord,
+        pb.ImproveRecordRequest(
+            application_id=app_id,
+            chat_id=chat_id,
+            record_id=str(record_id),
+            dataset_id=dataset_id,
+            question=body.problem_text if body.problem_text is not None else body.title,
+            answer=body.content,
+        ),
     )
     return ok(improvement_json(str(record_id), reply))
 
 
 async def _report(
-    b: Backends, request: Request, app_id: str, start_time: str, end_time: str, max_groups: int
+    backend: Backend, app_id: str, start_time: str, end_time: str, max_groups: int
 ) -> pb.GapReportResponse:
-    return await call(
-        b.chat.operations.GapReport(
-            pb.GapReportRequest(application_id=app_id, date_from=start_time, date_to=end_time, max_groups=max_groups),
-            # Grouping embeds every gap: up to a few minutes for a large range on the first call.
-            timeout=max(b.rpc_timeout, 300.0),
-            metadata=caller_metadata(request),
-        )
+    reply: pb.GapReportResponse = await backend.unary(
+        backend.chat.operations.GapReport,
+        pb.GapReportRequest(application_id=app_id, date_from=start_time, date_to=end_time, max_groups=max_groups),
+        # Grouping embeds every gap: up to a few minutes for a large range on the first call.
+        timeout=max(backend.timeout, 300.0),
     )
+    return reply
 
 
 MaxGroups = Annotated[int, Query(ge=0, le=1000)]
 
 
-@router.get("/{app_id}/gap_report")
+@router.get("/{app_id}/gap_report", response_model=Envelope[GapReportOut])
 async def gap_report(
-    app_id: str,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
-    start_time: DateText = "",
-    end_time: DateText = "",
-    max_groups: MaxGroups = 0,
+    app_id: str, backend: CallerBackend, start_time: DateText = "", end_time: DateText = "", max_groups: MaxGroups = 0
 ) -> JSONResponse:
-    reply = await _report(b, request, app_id, start_time, end_time, max_groups)
+    reply = await _report(backend, app_id, start_time, end_time, max_groups)
     return ok({"records": reply.records, "groups": [gap_group_json(g) for g in reply.groups]})
 
 
-@router.get("/{app_id}/gap_report/export")
+@router.get(
+    "/{app_id}/gap_report/export",
+    response_class=Response,
+    responses=download("the gap report as CSV, one row per group", "text/csv"),
+)
 async def export_gap_report(
-    app_id: str,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
-    start_time: DateText = "",
-    end_time: DateText = "",
-    max_groups: MaxGroups = 0,
+    app_id: str, backend: CallerBackend, start_time: DateText = "", end_time: DateText = "", max_groups: MaxGroups = 0
 ) -> Response:
-    reply = await _report(b, request, app_id, start_time, end_time, max_groups)
+    reply = await _report(backend, app_id, start_time, end_time, max_groups)
     rows = [gap_export_row(rank, group) for rank, group in enumerate(reply.groups, start=1)]
     return Response(
         content=csv_bytes(GAP_EXPORT_COLUMNS, rows),

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse, Response
 
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import CallerBackend
 from gateway.errors import ApiError, ok
 from gateway.log_export import csv_bytes, xlsx_bytes
 from gateway.presenter import LOG_EXPORT_COLUMNS, log_entry_json, log_export_row
+from gateway.shapes.answers import LogPageOut
+from gateway.shapes.envelope import REFUSALS, Envelope, download
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.vocabulary import LOG_SOURCE, RECORD_STATUS, STOP_REASON, VOTE, EnumNames
 
-router = APIRouter(prefix="/api/application", tags=["log"])
+router = APIRouter(prefix="/api/application", tags=["log"], responses=REFUSALS)
 
 NONE = "none"  # in stop_reason, vote and source: "nothing recorded" (no stop reason, no vote, unknown source)
 Int32 = Annotated[int, Path(ge=-(2**31), le=2**31 - 1)]
@@ -86,42 +87,35 @@ async def log_filter(  # async: no worker-thread hop (see backends)
 Filter = Annotated[pb.LogFilter, Depends(log_filter)]
 
 
-@router.get("/{app_id}/chat/{current_page}/{page_size}")
-async def list_log(
-    current_page: Int32,
-    page_size: Int32,
-    filters: Filter,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
-) -> JSONResponse:
-    reply = await call(
-        b.chat.operations.ListLog(
-            pb.ListLogRequest(filter=filters, page=current_page, page_size=page_size),
-            timeout=b.rpc_timeout,
-            metadata=caller_metadata(request),
-        )
+@router.get("/{app_id}/chat/{current_page}/{page_size}", response_model=Envelope[LogPageOut])
+async def list_log(current_page: Int32, page_size: Int32, filters: Filter, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.operations.ListLog, pb.ListLogRequest(filter=filters, page=current_page, page_size=page_size)
     )
     records = [log_entry_json(e) for e in reply.entries]
     return ok({"records": records, "current": current_page, "size": page_size, "total": reply.total})
 
 
-@router.post("/{app_id}/chat/export")
+@router.post(
+    "/{app_id}/chat/export",
+    response_class=Response,
+    responses=download(
+        "the filtered log as a file, in the format asked",
+        "text/csv",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ),
+)
 async def export_log(
     app_id: str,
     filters: Filter,
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
+    backend: CallerBackend,
     format: Annotated[str, Query(description="xlsx (MaxKB's) or csv")] = "xlsx",
 ) -> Response:
     """The filtered log as a file, newest first and bounded by the chat service: the headers
     say how many records matched and how many the file holds."""
     if format not in EXPORT_TYPES:
         raise ApiError(400, f"format must be one of {', '.join(EXPORT_TYPES)}, got {format[:20]!r}")
-    reply = await call(
-        b.chat.operations.ExportLog(
-            pb.ListLogRequest(filter=filters), timeout=b.rpc_timeout, metadata=caller_metadata(request)
-        )
-    )
+    reply = await backend.unary(backend.chat.operations.ExportLog, pb.ListLogRequest(filter=filters))
     rows = [log_export_row(e) for e in reply.entries]
     content = csv_bytes(LOG_EXPORT_COLUMNS, rows) if format == "csv" else xlsx_bytes(LOG_EXPORT_COLUMNS, rows)
     headers = {

@@ -1,4 +1,4 @@
-"""Model endpoints the operator registers (issue 14), on MaxKB v1's routes
+"""Model endpoints the operator registers, on MaxKB v1's routes
 (apps/setting/urls.py: ``model``, ``model/<model_id>``; body from
 serializers/provider_serializers.py: ``name``, ``provider``, ``model_name``,
 ``credential: {api_base, api_key}``).
@@ -23,17 +23,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StringConstraints
 
-from gateway.auth import caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import CallerBackend
 from gateway.errors import ok
 from gateway.presenter import model_json
+from gateway.shapes.applications import ModelCheckOut, ModelOut
+from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
-router = APIRouter(prefix="/api/model", tags=["model"])
+router = APIRouter(prefix="/api/model", tags=["model"], responses=REFUSALS)
 
 # The chat service checks both against its lists and says which values it takes.
 Provider = Annotated[str, StringConstraints(max_length=16)]
@@ -63,26 +64,14 @@ class ModelEditIn(BaseModel):
     credential: CredentialIn | None = None
 
 
-def _metadata(request: Request) -> tuple[tuple[str, str], ...]:
-    return caller_metadata(request)
-
-
-@router.get("")
-async def list_models(
-    request: Request,
-    b: Annotated[Backends, Depends(backends)],
-    purpose: Annotated[Purpose | None, Query()] = None,
-) -> JSONResponse:
-    reply = await call(
-        b.chat.models.ListModels(
-            pb.ListModelsRequest(purpose=purpose or ""), timeout=b.rpc_timeout, metadata=_metadata(request)
-        )
-    )
+@router.get("", response_model=Envelope[list[ModelOut]])
+async def list_models(backend: CallerBackend, purpose: Annotated[Purpose | None, Query()] = None) -> JSONResponse:
+    reply = await backend.unary(backend.chat.models.ListModels, pb.ListModelsRequest(purpose=purpose or ""))
     return ok([model_json(m) for m in reply.models])
 
 
-@router.post("")
-async def create_model(body: ModelIn, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.post("", response_model=Envelope[ModelOut])
+async def create_model(body: ModelIn, backend: CallerBackend) -> JSONResponse:
     message = pb.CreateModelRequest(
         name=body.name,
         provider=body.provider,
@@ -91,14 +80,12 @@ async def create_model(body: ModelIn, request: Request, b: Annotated[Backends, D
         purpose=body.purpose,
         api_key=body.credential.api_key or "",
     )
-    reply = await call(b.chat.models.CreateModel(message, timeout=b.rpc_timeout, metadata=_metadata(request)))
+    reply = await backend.unary(backend.chat.models.CreateModel, message)
     return ok(model_json(reply))
 
 
-@router.put("/{model_id}")
-async def edit_model(
-    model_id: str, body: ModelEditIn, request: Request, b: Annotated[Backends, Depends(backends)]
-) -> JSONResponse:
+@router.put("/{model_id}", response_model=Envelope[ModelOut])
+async def edit_model(model_id: str, body: ModelEditIn, backend: CallerBackend) -> JSONResponse:
     change = pb.UpdateModelRequest(id=model_id)
     for field, value in (
         ("name", body.name),
@@ -110,26 +97,20 @@ async def edit_model(
     ):
         if value is not None:
             setattr(change, field, value)
-    reply = await call(b.chat.models.UpdateModel(change, timeout=b.rpc_timeout, metadata=_metadata(request)))
+    reply = await backend.unary(backend.chat.models.UpdateModel, change)
     return ok(model_json(reply))
 
 
-@router.delete("/{model_id}")
-async def delete_model(model_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    await call(
-        b.chat.models.DeleteModel(
-            pb.DeleteModelRequest(id=model_id), timeout=b.rpc_timeout, metadata=_metadata(request)
-        )
-    )
+@router.delete("/{model_id}", response_model=Envelope[bool])
+async def delete_model(model_id: str, backend: CallerBackend) -> JSONResponse:
+    await backend.unary(backend.chat.models.DeleteModel, pb.DeleteModelRequest(id=model_id))
     return ok(True)
 
 
-@router.post("/{model_id}/check")
-async def check_model(model_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
-    # The check's own deadline (15 s) plus room for the service: a slow endpoint is reported, not timed out here.
-    reply = await call(
-        b.chat.models.CheckModel(
-            pb.CheckModelRequest(id=model_id), timeout=b.rpc_timeout + 20, metadata=_metadata(request)
-        )
+@router.post("/{model_id}/check", response_model=Envelope[ModelCheckOut])
+async def check_model(model_id: str, backend: CallerBackend) -> JSONResponse:
+    # The check's own deadline plus room for the service: a slow endpoint is reported, not timed out here.
+    reply = await backend.unary(
+        backend.chat.models.CheckModel, pb.CheckModelRequest(id=model_id), timeout=backend.timeout + 20
     )
     return ok({"ok": reply.ok, "message": reply.message})

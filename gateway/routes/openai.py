@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from gateway.auth import Metadata, caller_metadata
-from gateway.backends import Backends, backends, call
+from gateway.backends import Backend, CallerBackend
 from gateway.errors import ApiError
 from gateway.labels import progress_line
 from gateway.openai_wire import (
@@ -26,6 +25,7 @@ from gateway.openai_wire import (
     Completion,
     CompletionIn,
     OpenAIError,
+    as_openai_error,
     conversation,
     model_json,
     parse_request,
@@ -36,71 +36,64 @@ from gateway.openai_wire import (
 )
 from gateway.presenter import progress_payload
 from gateway.relay import AskStream, batches, started
+from gateway.shapes.envelope import OPENAI_REFUSALS, event_stream
+from gateway.shapes.openai import ChatCompletion, ModelList
+from gateway.shapes.streams import OPENAI_EVENT
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
 
-router = APIRouter(tags=["openai"])
+router = APIRouter(tags=["openai"], responses=OPENAI_REFUSALS)
 CHAT_ID_HEADER = "x-chat-id"
+# The body is read by the route (``parse_request``), so the schema shows none; with
+# ``"stream": true`` the 200 is an event stream instead of the JSON completion.
+COMPLETION_STREAM = event_stream(
+    'with "stream": true: OpenAI\'s chat.completion.chunk objects as data: lines (the last one with '
+    "sources), then data: [DONE]; an error after the stream started is an OpenAI error object",
+    OPENAI_EVENT,
+)
 
 
-def _refusal(error: ApiError) -> OpenAIError:
-    codes = {
-        401: "invalid_api_key",
-        404: "not_found",
-        409: "chat_busy",
-        413: "question_too_long",
-        429: "quota_exceeded",
-    }
-    return OpenAIError(error.status, error.message, code=codes.get(error.status))
+@router.post("/api/application/{app_id}/chat/completions", response_model=ChatCompletion, responses=COMPLETION_STREAM)
+async def application_completions(app_id: str, request: Request, backend: CallerBackend) -> Response:
+    return await _complete(request, backend, app_id)
 
 
-@router.post("/api/application/{app_id}/chat/completions")
-async def application_completions(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> Response:
-    return await _complete(request, b, app_id)
+@router.post("/v1/chat/completions", response_model=ChatCompletion, responses=COMPLETION_STREAM)
+async def completions(request: Request, backend: CallerBackend) -> Response:
+    return await _complete(request, backend, None)
 
 
-@router.post("/v1/chat/completions")
-async def completions(request: Request, b: Annotated[Backends, Depends(backends)]) -> Response:
-    return await _complete(request, b, None)
-
-
-@router.get("/api/application/{app_id}/models")
-async def application_models(app_id: str, request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.get("/api/application/{app_id}/models", response_model=ModelList)
+async def application_models(app_id: str, backend: CallerBackend) -> JSONResponse:
     try:
-        application = await _get_application(b, caller_metadata(request), app_id)
+        application = await _get_application(backend, app_id)
     except ApiError as exc:
-        raise _refusal(exc) from exc
+        raise as_openai_error(exc) from exc
     return JSONResponse({"object": "list", "data": [model_json(application.id, application.name)]})
 
 
-@router.get("/v1/models")
-async def models(request: Request, b: Annotated[Backends, Depends(backends)]) -> JSONResponse:
+@router.get("/v1/models", response_model=ModelList)
+async def models(backend: CallerBackend) -> JSONResponse:
     """The applications this key may ask: its own, or every one for the operator."""
     try:
-        metadata = caller_metadata(request)
-        who = await call(b.chat.access.WhoAmI(pb.WhoAmIRequest(), timeout=b.rpc_timeout, metadata=metadata))
+        who = await backend.unary(backend.chat.access.WhoAmI, pb.WhoAmIRequest())
         if who.kind == pb.WhoAmIResponse.KIND_OPERATOR:
-            listed = await call(
-                b.chat.applications.ListApplications(
-                    pb.ListApplicationsRequest(), timeout=b.rpc_timeout, metadata=metadata
-                )
-            )
+            listed = await backend.unary(backend.chat.applications.ListApplications, pb.ListApplicationsRequest())
             applications = list(listed.applications)
         else:
-            applications = [await _get_application(b, metadata, who.application_id)]
+            applications = [await _get_application(backend, who.application_id)]
     except ApiError as exc:
-        raise _refusal(exc) from exc
+        raise as_openai_error(exc) from exc
     return JSONResponse({"object": "list", "data": [model_json(a.id, a.name) for a in applications]})
 
 
-async def _complete(request: Request, b: Backends, app_id: str | None) -> Response:
+async def _complete(request: Request, backend: Backend, app_id: str | None) -> Response:
     """Check, resolve the application, open or reuse a chat, ask; refusals before the answer
     starts are OpenAI-shaped errors with their HTTP status."""
     body = parse_request(await request.body())  # its size was capped while reading (gateway/edge/body_limits.py)
     asked = conversation(body)
     try:
-        metadata = caller_metadata(request)
-        application = await _application(b, metadata, app_id, body.model)
+        application = await _application(backend, app_id, body.model)
         chat_id = body.chat_id or request.headers.get(CHAT_ID_HEADER, "").strip()
         ask = pb.AskRequest(
             message=asked.question,
@@ -111,13 +104,13 @@ async def _complete(request: Request, b: Backends, app_id: str | None) -> Respon
         if chat_id:  # the server keeps this conversation: its history, not the messages sent
             ask.chat_id = chat_id
         else:
-            ask.chat_id = await _open_chat(b, metadata, application.id)
+            ask.chat_id = await _open_chat(backend, application.id)
             ask.client_history.SetInParent()
             ask.client_history.messages.extend(asked.history)
-        stream = b.chat.answers.Ask(ask, timeout=b.ask_timeout, metadata=metadata)
+        stream = backend.stream(backend.chat.answers.Ask, ask)
         first = await started(stream)
     except ApiError as exc:
-        raise _refusal(exc) from exc
+        raise as_openai_error(exc) from exc
     completion = Completion(body.model or application.id, ask.chat_id, first.record_id)
     if body.stream:
         return StreamingResponse(
@@ -128,11 +121,11 @@ async def _complete(request: Request, b: Backends, app_id: str | None) -> Respon
     return JSONResponse(await _whole(stream, completion, body))
 
 
-async def _application(b: Backends, metadata: Metadata, app_id: str | None, model: str) -> pb.Application:
+async def _application(backend: Backend, app_id: str | None, model: str) -> pb.Application:
     """The path's application, or on ``/v1`` the key's own (the operator names one as ``model``);
     a ``model`` naming something else is refused rather than silently ignored."""
     if app_id is None:
-        who = await call(b.chat.access.WhoAmI(pb.WhoAmIRequest(), timeout=b.rpc_timeout, metadata=metadata))
+        who = await backend.unary(backend.chat.access.WhoAmI, pb.WhoAmIRequest())
         if who.kind == pb.WhoAmIResponse.KIND_OPERATOR:
             if not model:
                 raise OpenAIError(400, "model must name an application (its id) when the operator asks", param="model")
@@ -140,7 +133,7 @@ async def _application(b: Backends, metadata: Metadata, app_id: str | None, mode
         else:
             app_id = who.application_id
     try:
-        application = await _get_application(b, metadata, app_id)
+        application = await _get_application(backend, app_id)
     except ApiError as exc:
         if exc.status == 404 and model and app_id == model:
             raise OpenAIError(
@@ -153,20 +146,16 @@ async def _application(b: Backends, metadata: Metadata, app_id: str | None, mode
     return application
 
 
-async def _get_application(b: Backends, metadata: Metadata, app_id: str) -> pb.Application:
-    reply: pb.GetApplicationResponse = await call(
-        b.chat.applications.GetApplication(
-            pb.GetApplicationRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
-        )
+async def _get_application(backend: Backend, app_id: str) -> pb.Application:
+    reply: pb.GetApplicationResponse = await backend.unary(
+        backend.chat.applications.GetApplication, pb.GetApplicationRequest(application_id=app_id)
     )
     return reply.application
 
 
-async def _open_chat(b: Backends, metadata: Metadata, app_id: str) -> str:
-    reply: pb.OpenChatResponse = await call(
-        b.chat.applications.OpenChat(
-            pb.OpenChatRequest(application_id=app_id), timeout=b.rpc_timeout, metadata=metadata
-        )
+async def _open_chat(backend: Backend, app_id: str) -> str:
+    reply: pb.OpenChatResponse = await backend.unary(
+        backend.chat.applications.OpenChat, pb.OpenChatRequest(application_id=app_id)
     )
     return reply.chat_id
 
@@ -206,7 +195,7 @@ async def _stream(stream: AskStream, completion: Completion, body: CompletionIn)
                 else:
                     yield b"".join([_frames(item, completion, body) for item in batch])
         except ApiError as failure:  # the SDKs raise an error chunk as their own APIError
-            yield sse_data(_refusal(failure).body())
+            yield sse_data(as_openai_error(failure).body())
 
 
 async def _whole(stream: AskStream, completion: Completion, body: CompletionIn) -> dict[str, Any]:
@@ -228,7 +217,7 @@ async def _whole(stream: AskStream, completion: Completion, body: CompletionIn) 
                     elif kind == "done":
                         done = item.done
         except ApiError as failure:
-            raise _refusal(failure) from failure
+            raise as_openai_error(failure) from failure
     if done is None:
         raise OpenAIError(502, "the chat service ended the answer without finishing it")
     if body.references:

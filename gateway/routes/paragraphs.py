@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, StringConstraints, model_validator
 
-from gateway.backends import Backends, backends, call
+from gateway.backends import CallerBackend
 from gateway.errors import ok
 from gateway.presenter import managed_paragraph_json, paragraph_page_json
+from gateway.shapes.datasets import ManagedParagraphOut, ParagraphPageOut
+from gateway.shapes.envelope import Envelope
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_PAGE_SIZE, MAX_PARAGRAPH_TITLE_CHARS
 
@@ -57,49 +59,35 @@ class ParagraphEditIn(BaseModel):
         return self
 
 
-@router.get("/{current_page}/{page_size}")
+@router.get("/{current_page}/{page_size}", response_model=Envelope[ParagraphPageOut])
 async def list_paragraphs(
-    dataset_id: str,
-    document_id: str,
-    current_page: PageNumber,
-    page_size: PageSize,
-    b: Annotated[Backends, Depends(backends)],
+    dataset_id: str, document_id: str, current_page: PageNumber, page_size: PageSize, backend: CallerBackend
 ) -> JSONResponse:
     """``{records, total, current, size}``, in the document's order."""
-    reply = await call(
-        b.retrieval.paragraphs.ListParagraphs(
-            pb.ListParagraphsRequest(
-                dataset_id=dataset_id, document_id=document_id, page=current_page, page_size=page_size
-            ),
-            timeout=b.rpc_timeout,
-        )
+    reply = await backend.unary(
+        backend.retrieval.paragraphs.ListParagraphs,
+        pb.ListParagraphsRequest(
+            dataset_id=dataset_id, document_id=document_id, page=current_page, page_size=page_size
+        ),
     )
     return ok(paragraph_page_json(reply, current_page, page_size))
 
 
-@router.post("")
+@router.post("", response_model=Envelope[ManagedParagraphOut])
 async def add_paragraph(
-    dataset_id: str, document_id: str, body: NewParagraphIn, b: Annotated[Backends, Depends(backends)]
+    dataset_id: str, document_id: str, body: NewParagraphIn, backend: CallerBackend
 ) -> JSONResponse:
     """A paragraph written by hand, embedded and searchable once this answers."""
-    paragraph = await call(
-        b.retrieval.paragraphs.AddParagraph(
-            pb.AddParagraphRequest(
-                dataset_id=dataset_id, document_id=document_id, title=body.title, content=body.content
-            ),
-            timeout=b.rpc_timeout,
-        )
+    paragraph = await backend.unary(
+        backend.retrieval.paragraphs.AddParagraph,
+        pb.AddParagraphRequest(dataset_id=dataset_id, document_id=document_id, title=body.title, content=body.content),
     )
     return ok(managed_paragraph_json(paragraph))
 
 
-@router.put("/{paragraph_id}")
+@router.put("/{paragraph_id}", response_model=Envelope[ManagedParagraphOut])
 async def edit_paragraph(
-    dataset_id: str,
-    document_id: str,
-    paragraph_id: str,
-    body: ParagraphEditIn,
-    b: Annotated[Backends, Depends(backends)],
+    dataset_id: str, document_id: str, paragraph_id: str, body: ParagraphEditIn, backend: CallerBackend
 ) -> JSONResponse:
     request = pb.UpdateParagraphRequest(dataset_id=dataset_id, document_id=document_id, paragraph_id=paragraph_id)
     if body.title is not None:
@@ -108,18 +96,16 @@ async def edit_paragraph(
         request.content = body.content
     if body.is_active is not None:
         request.enabled = body.is_active
-    paragraph = await call(b.retrieval.paragraphs.UpdateParagraph(request, timeout=b.rpc_timeout))
+    paragraph = await backend.unary(backend.retrieval.paragraphs.UpdateParagraph, request)
     return ok(managed_paragraph_json(paragraph))
 
 
-@router.delete("/{paragraph_id}")
+@router.delete("/{paragraph_id}", response_model=Envelope[bool])
 async def delete_paragraph(
-    dataset_id: str, document_id: str, paragraph_id: str, b: Annotated[Backends, Depends(backends)]
+    dataset_id: str, document_id: str, paragraph_id: str, backend: CallerBackend
 ) -> JSONResponse:
-    await call(
-        b.retrieval.paragraphs.DeleteParagraph(
-            pb.DeleteParagraphRequest(dataset_id=dataset_id, document_id=document_id, paragraph_id=paragraph_id),
-            timeout=b.rpc_timeout,
-        )
+    await backend.unary(
+        backend.retrieval.paragraphs.DeleteParagraph,
+        pb.DeleteParagraphRequest(dataset_id=dataset_id, document_id=document_id, paragraph_id=paragraph_id),
     )
     return ok(True)

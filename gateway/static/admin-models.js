@@ -1,4 +1,4 @@
-// The operator page's "模型" section (issue 14): model endpoints registered, checked (one small
+// The operator page's "模型" section: model endpoints registered, checked (one small
 // real call, its answer in words), edited and deleted, and the application form's choice of
 // chat model. API keys are typed in and never shown again: the list has only "…a1b2".
 // Data: GET/POST /api/model, PUT/DELETE /api/model/{id}, POST /api/model/{id}/check.

@@ -1,4 +1,4 @@
-// The application form's rerank model select (issue 14): "no rerank" (the default), then the
+// The application form's rerank model select: "no rerank" (the default), then the
 // registered rerank models. The list comes from admin-models.js (its kb:models-loaded event);
 // admin-apps.js reads and sets the chosen value as model_setting.rerank_model_id.
 import { RERANK_WORDS } from "./labels.js";

@@ -1,4 +1,4 @@
-"""Issue 17: the HTTP API fuzzed from its own ``/openapi.json`` with schemathesis (README, Checks:
+"""The HTTP API fuzzed from its own ``/openapi.json`` with schemathesis (docs/decisions/fuzzing.md:
 why schemathesis), as the operator (loopback, no token) and with an application API key.
 
 Every operation in the schema is fuzzed; none is skipped. Three of them read their body
@@ -12,10 +12,12 @@ case, a share link's token) also get one known-good body each, aimed at those id
 
 The run is bounded by a fixed number of examples per operation and a deterministic seed (about
 a second per operation on a quiet machine; how long it took is printed, not asserted)
-and asserts two things of every response: no 5xx (neither as the status nor as an error a
-stream carries after its 200), and no internal text in the body (a traceback, SQL, a driver's
+and asserts three things of every response: no 5xx (neither as the status nor as an error a
+stream carries after its 200); no internal text in the body (a traceback, SQL, a driver's
 name, a path of the checkout, an exception class name) unless the request itself carried that
-text. The gateway's own log is watched too: an exception that escaped to the ASGI server is a
+text; and that it is what the schema says (schemathesis's conformance checks: a documented
+status, a documented content type, a JSON body of the documented shape, the shapes forbidding
+keys they do not name). The gateway's own log is watched too: an exception that escaped to the ASGI server is a
 finding even when the client saw only a cut stream. It runs on a stack of its own: deleting what it finds must
 not take the demo application from the rest of the session.
 """
@@ -23,6 +25,7 @@ not take the demo application from the rest of the session.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import re
 import time
@@ -35,8 +38,15 @@ import hypothesis
 import pytest
 import requests
 import schemathesis
+import urllib3
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
 from schemathesis.core.result import Ok
 
 from gateway.openai_wire import CompletionIn
@@ -52,6 +62,7 @@ LEAK = re.compile(
     r"Traceback|File \"|sqlalchemy|psycopg|sqlite3|aiosqlite|asyncpg|\bSELECT\b[^\n]*\bFROM\b|INSERT INTO|"
     r"UPDATE \w+ SET|DELETE FROM|" + re.escape(str(REPO)) + r"|\.py\b|\b[A-Z][A-Za-z]*(?:Error|Exception)\b"
 )
+CONFORMANCE = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 # A 5xx that a stream carries after its 200: MaxKB's event:error, or OpenAI's error chunk.
 STREAMED_5XX = re.compile(r'event:error\ndata:\{"code":\s*5\d\d|"type":\s*"server_error"')
 # Bodies the routes read themselves, described from the models they validate with.
@@ -163,6 +174,24 @@ def check(case: Any, response: requests.Response, tally: Tally, caller: str) -> 
     found = leaked(case, text)
     if found:
         tally.findings.append(f"leak {found!r} for {where}: {text[:300]}")
+    tally.findings.extend(f"{problem} for {where}: {text[:300]}" for problem in nonconformance(case, response))
+
+
+def nonconformance(case: Any, response: requests.Response) -> list[str]:
+    """What schemathesis's conformance checks find wrong with ``response``, one line each."""
+    try:
+        case.validate_response(response, checks=CONFORMANCE)
+    except AssertionError as failure:  # one check failed
+        return [_failure_line(failure)]
+    except BaseExceptionGroup as failures:  # several did
+        return [_failure_line(failure) for failure in failures.exceptions]
+    return []
+
+
+def _failure_line(failure: BaseException) -> str:
+    title = getattr(failure, "title", type(failure).__name__)
+    message = getattr(failure, "message", str(failure))
+    return f"{title}: {' '.join(str(message).split())[:300]}"
 
 
 def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
@@ -264,7 +293,7 @@ async def fuzzed_stack(tmp_path_factory: pytest.TempPathFactory, embedder, offli
         yield seeded
 
 
-async def test_fuzzing_every_route_finds_no_5xx_and_no_internal_text(fuzzed_stack: Seeded) -> None:
+async def test_fuzzing_every_route_finds_no_5xx_no_internal_text_and_no_shape_off_schema(fuzzed_stack: Seeded) -> None:
     async with fuzzed_stack.stack.http() as client:
         spec = with_route_bodies((await client.get("/openapi.json")).json())
     operations = sum(len(methods) for methods in spec["paths"].values())
@@ -313,3 +342,33 @@ def test_the_detectors_see_what_they_are_for() -> None:
     assert STREAMED_5XX.search('event:error\ndata:{"code":500,"message":"internal error"}\n\n')
     assert STREAMED_5XX.search('data: {"error": {"message": "x", "type": "server_error"}}')
     assert not STREAMED_5XX.search('event:error\ndata:{"code":409,"message":"busy"}\n\n')
+
+
+def test_the_conformance_checks_see_a_shape_off_its_schema() -> None:
+    """A key the shape does not name, an undocumented status and an undocumented content type
+    are each a finding; the documented answer is none."""
+    shape = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    answer = {"description": "", "content": {"application/json": {"schema": shape}}}
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"get": {"responses": {"200": answer}}}},
+    }
+    case = schemathesis.openapi.from_dict(spec)["/x"]["GET"].Case()
+
+    def response(status: int, body: bytes, content_type: str = "application/json") -> requests.Response:
+        sent = requests.Response()
+        sent.status_code, sent._content = status, body
+        sent.raw = urllib3.HTTPResponse(headers={"Content-Type": content_type}, status=status)
+        sent.request, sent.elapsed = requests.Request("GET", "http://t/x").prepare(), datetime.timedelta(0)
+        return sent
+
+    assert nonconformance(case, response(200, b'{"a":1}')) == []
+    assert "Additional properties" in " ".join(nonconformance(case, response(200, b'{"a":1,"b":2}')))
+    assert "Undocumented status code" in " ".join(nonconformance(case, response(418, b'{"a":1}')))
+    assert "Undocumented Content-Type" in " ".join(nonconformance(case, response(200, b"a,b", "text/csv")))

@@ -1,0 +1,78 @@
+"""Shapes of datasets, their documents (with the ingestion job's progress) and the paragraphs
+an operator manages."""
+
+from __future__ import annotations
+
+from gateway.shapes.envelope import Shape
+
+
+class ProgressOut(Shape):
+    done: int
+    total: int
+
+
+class EmbeddingSwitchOut(Shape):
+    to_model_id: str
+    status: str
+    progress: ProgressOut
+    error: str
+
+
+class DatasetOut(Shape):
+    id: str
+    name: str
+    desc: str
+    document_count: int
+    paragraph_count: int
+    create_time: str
+    embedding_model_id: str
+    embedding_mode_id: str
+    embedding_model_name: str
+    embedding_dimension: int
+    embedding_switch: EmbeddingSwitchOut | None
+
+
+class DetachedApplicationOut(Shape):
+    id: str
+    name: str
+
+
+class DetachedOut(Shape):
+    detached_applications: list[DetachedApplicationOut]
+
+
+class DocumentOut(Shape):
+    id: str
+    dataset_id: str
+    name: str
+    paragraph_count: int
+    char_length: int
+    create_time: str
+    status: str
+    progress: ProgressOut
+    error: str
+    source_type: str
+    update_time: str
+
+
+class UploadRulesOut(Shape):
+    suffixes: list[str]
+    max_mb: int
+    types: str
+
+
+class ManagedParagraphOut(Shape):
+    id: str
+    dataset_id: str
+    document_id: str
+    title: str
+    content: str
+    is_active: bool
+    position: int
+
+
+class ParagraphPageOut(Shape):
+    records: list[ManagedParagraphOut]
+    current: int
+    size: int
+    total: int
