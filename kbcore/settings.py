@@ -136,7 +136,7 @@ class Settings:
         1,
         100_000,
     )
-    # share links (issue 17, D6: sign-in is anonymous, so it is limited and its rows bounded)
+    # share links (sign-in is anonymous, so it is limited and its rows bounded)
     visitor_token_days: float = _spec(
         "KB_VISITOR_TOKEN_DAYS",
         7.0,
@@ -165,7 +165,7 @@ class Settings:
         1,
         10_000,
     )
-    # documents (issue 13: parsing and background ingestion)
+    # documents (parsing and background ingestion)
     upload_max_mb: int = _spec(
         "KB_UPLOAD_MAX_MB",
         50,
@@ -288,6 +288,11 @@ class Settings:
         "KB_RETRIEVAL_TARGET", "", "gRPC target of retrieval; `dns:///retrieval:50052` load-balances over replicas"
     )
     chat_target: str = _spec("KB_CHAT_TARGET", "", "gRPC target of the chat service")
+    run_dir: str = _spec(
+        "KB_RUN_DIR",
+        "",
+        "Folder where each process writes the port it bound (`<name>.port`), for a launcher that starts them on port 0; empty = none written (`tools.stack`: a new temporary folder)",
+    )
     service_token: str = _spec(
         "KB_SERVICE_TOKEN",
         "",
@@ -335,6 +340,11 @@ class Settings:
     )
     admin_token: str = _spec(
         "KB_ADMIN_TOKEN", "", "Operator bearer token; empty = operator routes open to loopback callers only"
+    )
+    cli_token: str = _spec(
+        "KB_TOKEN",
+        "",
+        "Bearer token the command-line client (`python -m cli`) sends: the operator token or an `application-…` API key",
     )
     cors_origins: str = _spec("KB_CORS_ORIGINS", "", "Comma-separated origins allowed by CORS; empty = none")
     allowed_hosts: str = _spec(
@@ -393,10 +403,6 @@ class Settings:
             "retrieval": self.retrieval_metrics_port,
             "chat": self.chat_metrics_port,
         }[service]
-
-    @property
-    def aux_model_name(self) -> str:
-        return self.aux_model or self.chat_model
 
 
 def clamp(value: float, low: float, high: float) -> float:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import uvloop
 
@@ -21,19 +20,15 @@ from kbcore.telemetry.log_format import configure_logging
 from kbcore.telemetry.tracing import setup_tracing
 
 
-def announce_port(name: str, port: int) -> None:
-    """Write the bound port to ``$KB_RUN_DIR/<name>.port`` when asked, so a launcher can start
+def announce_port(settings: Settings, name: str, port: int) -> None:
+    """Write the bound port to ``<KB_RUN_DIR>/<name>.port`` when asked, so a launcher can start
     services on port 0 and learn where they listen without racing for ports."""
-    run_dir = os.environ.get("KB_RUN_DIR")
+    run_dir = settings.run_dir
     if run_dir:
         target = Path(run_dir) / f"{name}.port"
         partial = target.with_suffix(".tmp")
         partial.write_text(str(port))
         partial.replace(target)
-
-
-class Closable(Protocol):
-    async def close(self) -> None: ...
 
 
 def run_service(
@@ -53,14 +48,14 @@ def run_service(
         running = await create_server(settings, deps)
         metrics = serve_metrics(settings.grpc_host, settings.metrics_port(name))
         if metrics is not None:  # announced first: a launcher that has read the service's port finds it
-            announce_port(f"{name}-metrics", metrics.port)
+            announce_port(settings, f"{name}-metrics", metrics.port)
         logging.getLogger(name).info("%s service listening on %s:%d", name, settings.grpc_host, running.port)
         settle_after_start()  # everything loaded to start, out of the collector's reach
-        announce_port(name, running.port)
+        announce_port(settings, name, running.port)
         try:
             await serve_until_signalled(running, deps.close)
         finally:
             if metrics is not None:
                 metrics.stop()
 
-    uvloop.run(main())  # a cheaper loop per callback; alone, within the bench's noise (README, Throughput)
+    uvloop.run(main())  # a cheaper loop per callback (docs/decisions/uvloop.md)

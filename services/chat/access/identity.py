@@ -21,6 +21,7 @@ import grpc
 
 from kbcore.errors import Unauthenticated
 from kbcore.rpc.caller_token import token_in
+from kbcore.rpc.error_mapping import abort_for
 from kbcore.rpc.handlers import rewrapped
 from services.chat.access.credentials import Credentials
 
@@ -94,7 +95,7 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         try:
             return _CALLER.set(await self._resolver.resolve(token))
         except Unauthenticated as exc:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(exc))
+            await abort_for(context, "identifying the caller", exc)
             raise AssertionError("unreachable: abort raises") from exc
 
     def _unary(self, behaviour: Any, token: str) -> Any:

@@ -8,8 +8,9 @@ import contextlib
 from collections.abc import Iterator
 
 from kbcore.db.tables import Chat
-from kbcore.errors import NotFound, PermissionDenied
-from services.chat.access.identity import Caller, CallerKind
+from kbcore.errors import InvalidRequest, NotFound, PermissionDenied
+from services.chat.access.identity import Caller, CallerKind, current_caller
+from services.chat.store import ChatStore
 
 # One text for every application, chat or record a caller may not see, whether it is missing
 # or someone else's: a message that differs ("chat … does not exist" vs "application <id> does
@@ -31,6 +32,20 @@ def require_chat_access(caller: Caller, chat: Chat) -> None:
     require_application_access(caller, chat.application_id)
     if caller.kind is CallerKind.VISITOR and chat.visitor_id != caller.visitor_id:
         raise not_visible()
+
+
+async def visible_chat(store: ChatStore, chat_id: str, application_id: str = "") -> Chat:
+    """The chat, once the caller is known to be allowed to see it (and, when ``application_id``
+    is given, known to be one of that application's chats)."""
+    if not chat_id:
+        raise InvalidRequest("chat_id must not be empty")
+    caller = current_caller()
+    with hiding_absence(caller):
+        chat = await store.get_chat(chat_id)
+        if application_id and chat.application_id != application_id:
+            raise NotFound(f"chat {chat_id} does not exist in application {application_id}")
+        require_chat_access(caller, chat)
+    return chat
 
 
 @contextlib.contextmanager

@@ -59,7 +59,7 @@ def gap_parts(result: common_pb2.RetrievalResult) -> list[str]:
 
 def insufficient(record: ChatRecord) -> common_pb2.RetrievalResult | None:
     """The record's retrieval result when it ended without sufficient evidence. The column says
-    so for records saved since issue 16; older ones are read from their details."""
+    so for records saved since it was added (migration 0007); older ones are read from their details."""
     details = loaded(record.details)
     if not details.HasField("retrieval"):
         return None

@@ -1,5 +1,6 @@
-"""The rules for registered model endpoints (issue 14): what a valid one is, which applications
-use one, and that the API key goes in sealed and never comes out (only its hint)."""
+"""The rules for registered model endpoints: what a valid one is, which applications
+use one, which datasets embed with one (asked of the retrieval service, whose datasets they
+are), and that the API key goes in sealed and never comes out (only its hint)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from kbcore.db.tables import Application, Dataset, ModelEndpoint, utcnow
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.db.tables import Application, ModelEndpoint, utcnow
+from kbcore.embedding_rule import of_dataset
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.models.endpoints import AUX_PURPOSES, CHAT_PURPOSES, PROVIDERS, PURPOSES
+from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.secret_box import SecretBox, key_hint
 
 MAX_NAME = 100
@@ -102,9 +106,13 @@ def users_of(applications: Iterable[Application], endpoint_id: str) -> list[str]
 
 
 class ModelAdmin:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], box: SecretBox) -> None:
+    def __init__(
+        self, sessions: async_sessionmaker[AsyncSession], box: SecretBox, retrieval: RetrievalStubs, rpc_timeout: float
+    ) -> None:
         self._sessions = sessions
         self._box = box
+        self._retrieval = retrieval
+        self._rpc_timeout = rpc_timeout
 
     async def create(self, fields: EndpointFields) -> ModelEndpoint:
         values: dict[str, Any] = fields.checked()
@@ -144,8 +152,11 @@ class ModelAdmin:
         return rows, applications
 
     async def delete(self, endpoint_id: str) -> None:
+        await self.get(endpoint_id)  # an unknown model is NOT_FOUND before anything else is asked
+        # Asked before the transaction that deletes, which then holds no write lock over a call.
+        datasets = await self._embedded_datasets(endpoint_id)
         async with self._sessions.begin() as session:
-            row = await session.get(ModelEndpoint, endpoint_id) if endpoint_id else None
+            row = await session.get(ModelEndpoint, endpoint_id)
             if row is None:
                 raise NotFound(f"model {endpoint_id} does not exist")
             users = users_of((await session.scalars(select(Application))).all(), endpoint_id)
@@ -154,19 +165,21 @@ class ModelAdmin:
                     f"model {row.name!r} is used by {len(users)} application(s) ({', '.join(users)}): "
                     "choose another model for them first"
                 )
-            datasets = (
-                await session.scalars(
-                    select(Dataset.name).where(
-                        (Dataset.embedding_model_id == endpoint_id) | (Dataset.embedding_pending_id == endpoint_id)
-                    )
-                )
-            ).all()
             if datasets:  # their vectors were made by it: without it they could not be searched
                 raise Conflict(
                     f"model {row.name!r} embeds {len(datasets)} dataset(s) ({', '.join(map(repr, datasets))}): "
                     "give them another embedding model first"
                 )
             await session.delete(row)
+
+    async def _embedded_datasets(self, endpoint_id: str) -> list[str]:
+        """The names of the datasets whose vectors the model makes, or is about to make (a
+        change of model to it is running)."""
+        listed = await self._retrieval.datasets.ListDatasets(
+            retrieval_pb.ListDatasetsRequest(), timeout=self._rpc_timeout
+        )
+        models = [of_dataset(d) for d in listed.datasets]
+        return [m.dataset_name for m in models if endpoint_id in (m.model_id, m.switching_to)]
 
     async def check_choice(self, model_setting: dict[str, Any]) -> None:
         """An application's chosen models exist and fit their slot (chat: a chat model)."""

@@ -1,5 +1,4 @@
-"""The chat service's model-endpoint RPCs (issue 14), for the operator only (a part of
-``ChatServicer``, kept apart so each module has one job; the rules are
+"""ModelService: the registered model endpoints, for the operator only (the rules are
 ``services.chat.admin.model_admin``). No response ever carries an API key: only ``key_hint``."""
 
 from __future__ import annotations
@@ -7,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kbcore.db.tables import Application, ModelEndpoint
 from kbcore.models.check import check_endpoint
 from kbcore.rpc.error_mapping import Context, unary_errors
@@ -35,8 +35,9 @@ def _optional(request: pb.UpdateModelRequest, name: str) -> str | None:
     return str(getattr(request, name)) if request.HasField(name) else None
 
 
-class ModelRpcs:
-    _model_admin: ModelAdmin
+class ModelRpcs(pb_grpc.ModelServiceServicer):
+    def __init__(self, model_admin: ModelAdmin):
+        self._model_admin = model_admin
 
     @unary_errors
     async def CreateModel(self, request: pb.CreateModelRequest, context: Context) -> pb.ModelInfo:

@@ -1,8 +1,8 @@
 """The model's answer read by a task of its own, so that what arrives while the last message is
-being sent goes on as one message, and, under load, is paced (25 messages a second by default).
+being sent goes on as one message, and, under load, is paced (one message per ``KB_ANSWER_PACING_MS``).
 
 At 64 chats at once the chat service and the gateway spent most of their CPU per message of the
-answer stream, one per model delta (issue 18): a gRPC message, a wake-up of gRPC's poller, an
+answer stream, one per model delta: a gRPC message, a wake-up of gRPC's poller, an
 SSE write and the ASGI middleware around it, each paid in two processes. A pump reads the deltas
 into a buffer as they arrive; the sender takes everything buffered at once. When the machine
 keeps up, the sender is waiting before the next delta arrives, so every batch is one delta, as

@@ -1,4 +1,4 @@
-"""The generation prompt (seed §7): the application's prompts plus the evidence rules, the
+"""The generation prompt: the application's prompts plus the evidence rules, the
 evidence rendered as XML with document names, the gaps, and history in its original order."""
 
 from __future__ import annotations

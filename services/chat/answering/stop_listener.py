@@ -3,7 +3,7 @@
 A Stop served by another chat-service process sets ``stop_requested`` on the chat's lease row;
 the holder notices it within ``STOP_POLL_SECONDS`` and acknowledges by renewing its lease. One
 query per question per poll made the polls cost more of the chat service's CPU than anything
-else it does for a question at 64 chats at once (issue 18): here one task asks for every stop
+else it does for a question at 64 chats at once: here one task asks for every stop
 requested, for all the questions this process runs, and only while it runs any. A lost lease
 stops its question at the same poll.
 """

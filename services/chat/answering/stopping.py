@@ -1,4 +1,4 @@
-"""Stop in every phase of a question (issue 16).
+"""Stop in every phase of a question.
 
 A Stop sets the question's stop event; the phases must notice it at once, not when their
 upstream call next sends something: a retrieval round can search for seconds without a word,

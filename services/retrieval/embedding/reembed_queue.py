@@ -1,4 +1,4 @@
-"""Changing a dataset's embedding model (issue 14), in SQL: the ``embedding_job`` rows.
+"""Changing a dataset's embedding model, in SQL: the ``embedding_job`` rows.
 
 A change is one job per dataset, because what it ends with is one flip of the whole dataset:
 every served paragraph is embedded again by the new model into the new model's store, staged,

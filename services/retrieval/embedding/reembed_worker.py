@@ -1,4 +1,4 @@
-"""The worker that changes a dataset's embedding model (issue 14): every retrieval process runs
+"""The worker that changes a dataset's embedding model: every retrieval process runs
 one beside its ingestion worker, claiming ``embedding_job`` rows (``reembed_queue``).
 
 A job copies the dataset's served paragraphs from the old model's store into the new model's

@@ -1,4 +1,4 @@
-"""Registered embedding models (issue 14) as embedders: read from the shared ``model_endpoint``
+"""Registered embedding models as embedders: read from the shared ``model_endpoint``
 table through ``kbcore.models.endpoints.read_endpoint`` (the path every service reads a
 registered model by), the API key opened with the shared secret.
 

@@ -1,4 +1,4 @@
-"""The ingestion builder when datasets use different embedding models (issue 14).
+"""The ingestion builder when datasets use different embedding models.
 
 It is a ``VersionBuilder`` (the worker and the document desk take one), but each call builds in
 the space of the dataset it names: the dataset's model embeds, into that model's store. The

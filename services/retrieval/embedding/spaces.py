@@ -1,4 +1,4 @@
-"""Embedding spaces (issue 14): one embedder and the one vector store its vectors live in.
+"""Embedding spaces: one embedder and the one vector store its vectors live in.
 
 The deployment's default embedder keeps the store it always had; each registered embedding
 model a dataset uses gets its own sibling store (``store.siblings``), opened the first time a

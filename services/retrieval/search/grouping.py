@@ -25,9 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.errors import InvalidRequest
-from kbcore.rpc.error_mapping import Context, unary_errors
 from services.retrieval.embedding.embedders import Embedder
 
 MAX_TEXTS = 2000
@@ -138,14 +136,3 @@ def average_linkage(vectors: Matrix, threshold: float) -> list[list[int]]:
         best[better] = a
         best_value[better] = row[better]
     return [sorted(group) for group in members if group]
-
-
-class GroupingRpcs:
-    """``GroupTexts``, a part of ``RetrievalServicer`` (kept apart so each module has one job)."""
-
-    _embedder: Embedder
-
-    @unary_errors
-    async def GroupTexts(self, request: pb.GroupTextsRequest, context: Context) -> pb.GroupTextsResponse:
-        groups = await group_texts(self._embedder, list(request.texts))
-        return pb.GroupTextsResponse(groups=[pb.TextGroup(members=g.members, central=g.central) for g in groups])

@@ -1,4 +1,4 @@
-"""The bounded retrieve → assess → targeted follow-up loop of one question (seed §6).
+"""The bounded retrieve → assess → targeted follow-up loop of one question (docs/retrieval.md).
 
 It stops on the first of: sufficient evidence, the round limit, only repeated queries, no
 new evidence after the first round, the evidence budget, no follow-up query, no datasets,
@@ -34,7 +34,7 @@ ASSESSMENT_FAILED = "证据充分性评估失败，无法确认已覆盖全部�
 
 
 SearchFn = Callable[[str], Awaitable[list[Hit]]]
-# The round's queries and their hits → the hits to admit, re-ordered by a rerank model (issue 14).
+# The round's queries and their hits → the hits to admit, re-ordered by a rerank model.
 RerankFn = Callable[[Sequence[str], Sequence[Sequence[Hit]]], Awaitable[RerankedRound]]
 
 

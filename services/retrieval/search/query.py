@@ -19,7 +19,7 @@ class SearchSettings:
 
 
 class Searcher:
-    """Searches one store with one embedder, or, given ``spaces`` (issue 14), the store and
+    """Searches one store with one embedder, or, given ``spaces``, the store and
     embedder of the model the datasets were embedded by, with that model's similarity floor."""
 
     def __init__(self, store: VectorStore, embedder: Embedder, spaces: EmbeddingSpaces | None = None) -> None:

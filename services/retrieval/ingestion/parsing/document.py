@@ -1,4 +1,4 @@
-"""What parsing returns and refuses, shared by every format's parser."""
+"""What parsing returns and refuses, and the text decoding, shared by every format's parser."""
 
 from __future__ import annotations
 
@@ -55,3 +55,16 @@ class ParsedDocument:
 
     title: str
     paragraphs: list[SplitParagraph]
+
+
+def decode_legacy(filename: str, data: bytes) -> str:
+    """UTF-8, else GB18030: Excel on Chinese Windows saves CSV and HTML in the local code page."""
+    for encoding in ("utf-8-sig", "gb18030"):
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\x00" in text:
+            break
+        return text
+    raise DocumentRejected(f"{filename!r} is neither UTF-8 nor GB18030 text")

@@ -8,10 +8,18 @@ from __future__ import annotations
 from pathlib import PurePosixPath, PureWindowsPath
 
 from kbcore.text.storable import storable_text
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits, decode_legacy
 from services.retrieval.ingestion.parsing.preflight import preflight
 from services.retrieval.ingestion.parsing.sniff import sniff
-from services.retrieval.ingestion.splitter import Heading, SplitParagraph, StructuredDocument, split_blocks
+from services.retrieval.ingestion.splitter import (
+    Heading,
+    SplitParagraph,
+    StructuredDocument,
+    UnsupportedDocument,
+    decode_text,
+    markdown_blocks,
+    split_blocks,
+)
 
 
 def _stem(filename: str) -> str:
@@ -47,12 +55,19 @@ def finish(
     return ParsedDocument(title=title, paragraphs=paragraphs)
 
 
+def _markdown_document(filename: str, data: bytes) -> StructuredDocument:
+    """Markdown or text; the file must be UTF-8, as the Markdown path always required."""
+    try:
+        text = decode_text(filename, data)
+    except UnsupportedDocument as exc:
+        raise DocumentRejected(str(exc)) from exc
+    return StructuredDocument(blocks=markdown_blocks(text))
+
+
 def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
     """The parser for one source type; the libraries are imported only when their format arrives."""
     if kind in ("md", "txt"):
-        from services.retrieval.ingestion.parsing.text import markdown_document
-
-        return markdown_document(filename, data)
+        return _markdown_document(filename, data)
     if kind == "pdf":
         from services.retrieval.ingestion.parsing.pdf import pdf_document
 
@@ -70,7 +85,6 @@ def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits) -> S
 
         return csv_document(filename, data, limits)
     if kind == "html":
-        from services.retrieval.ingestion.parsing.text import decode_legacy
         from services.retrieval.ingestion.parsing.web import html_document
 
         return html_document(decode_legacy(filename, data))

@@ -15,8 +15,7 @@ import io
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
-from services.retrieval.ingestion.parsing.text import decode_legacy
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits, decode_legacy
 from services.retrieval.ingestion.splitter import Block, Heading, Record, StructuredDocument, Text
 
 _QUESTION = frozenset({"问题", "问", "提问", "常见问题", "question", "q", "faq"})

@@ -1,4 +1,4 @@
-"""Datasets with their embedding models (issue 14): created on a registered embedding model or
+"""Datasets with their embedding models: created on a registered embedding model or
 the deployment's default, renamed, moved to another model (a background re-embedding, see
 ``reembed_queue``), and shown with their model and the newest change of it.
 

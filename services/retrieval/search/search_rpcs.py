@@ -1,9 +1,9 @@
-"""RetrievalService: validates each request, then hands it to search, the loop or ingestion."""
+"""SearchService: the retrieval loop for a question, a plain search, an evaluation of the loop
+against questions with known answers, and grouping texts by meaning."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -12,19 +12,15 @@ import services.retrieval.search.evaluation as evaluation
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import InvalidRequest, NotFound
-from kbcore.limits import MAX_QUESTION_TOKENS, MAX_SEARCH_QUERY_CHARS
+from kbcore.limits import MAX_SEARCH_QUERY_CHARS
 from kbcore.models.base import ChatMessage, ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.rerank import RerankEndpoints
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
-from kbcore.text.tokens import fits_tokens
+from kbcore.text.tokens import require_question_fits
 from services.retrieval.catalog.catalog_store import Catalog
-from services.retrieval.catalog.datasets import DatasetAdmin
-from services.retrieval.catalog.document_rpcs import DocumentRpcs
-from services.retrieval.catalog.documents import DocumentDesk
-from services.retrieval.catalog.paragraphs import ParagraphEditor
 from services.retrieval.embedding.embedders import Embedder
-from services.retrieval.search.grouping import GroupingRpcs
+from services.retrieval.search.grouping import group_texts
 from services.retrieval.search.loop import (
     FIRST_QUERY_CHARS,
     Assessed,
@@ -36,46 +32,32 @@ from services.retrieval.search.loop import (
 from services.retrieval.search.query import Searcher, SearchSettings
 from services.retrieval.search.rerank_step import RoundReranker, candidate_settings
 
-log = logging.getLogger(__name__)
-
 # Evaluation cases run a few at a time: enough to overlap the model calls, not so many that an
 # evaluation crowds out the chats the same service is answering.
 CONCURRENT_CASES = 4
 
 
-class RetrievalServicer(
-    DocumentRpcs,
-    GroupingRpcs,
-    pb_grpc.SearchServiceServicer,
-    pb_grpc.DatasetServiceServicer,
-    pb_grpc.DocumentServiceServicer,
-    pb_grpc.ParagraphServiceServicer,
-):
+class SearchRpcs(pb_grpc.SearchServiceServicer):
     def __init__(
         self,
         catalog: Catalog,
         searcher: Searcher,
-        desk: DocumentDesk,
-        paragraphs: ParagraphEditor,
         model: ModelClient,
         limits: LoopLimits,
         embedder: Embedder,
-        datasets: DatasetAdmin,
         endpoints: EndpointClients | None = None,
         reranks: RerankEndpoints | None = None,
     ):
         """``model`` is the deployment's auxiliary model; ``endpoints`` the registered ones a
-        request may name instead (an application's choice)."""
+        request may name instead (an application's choice), ``reranks`` the rerank calls it may
+        ask for. ``embedder`` groups texts; ``catalog`` knows which datasets exist."""
         self._catalog = catalog
         self._searcher = searcher
-        self._desk = desk
-        self._paragraphs = paragraphs
         self._model = model
         self._limits = limits
         self._embedder = embedder
         self._endpoints = endpoints
-        self._reranks = reranks  # the rerank calls a request may ask for (issue 14)
-        self._datasets = datasets  # datasets with their embedding models (issue 14)
+        self._reranks = reranks
 
     async def _known_datasets(self, dataset_ids: Iterable[str]) -> tuple[str, ...]:
         ids = _distinct_ids(dataset_ids)
@@ -92,8 +74,7 @@ class RetrievalServicer(
         question = request.question.strip()
         if not question:
             raise InvalidRequest("question must not be empty")
-        if not fits_tokens(question, MAX_QUESTION_TOKENS):
-            raise InvalidRequest(f"question is longer than {MAX_QUESTION_TOKENS} estimated tokens")
+        require_question_fits(question)
         settings = convert.search_settings(request.search)
         history = convert.history(list(request.history))
         dataset_ids = _distinct_ids(request.dataset_ids)
@@ -222,16 +203,9 @@ class RetrievalServicer(
         return pb.SearchResponse(paragraphs=[convert.paragraph(h) for h in hits])
 
     @unary_errors
-    async def CreateDataset(self, request: pb.CreateDatasetRequest, context: Context) -> pb.CreateDatasetResponse:
-        return pb.CreateDatasetResponse(dataset=await self._datasets.create(request))
-
-    @unary_errors
-    async def ListDatasets(self, request: pb.ListDatasetsRequest, context: Context) -> pb.ListDatasetsResponse:
-        return pb.ListDatasetsResponse(datasets=await self._datasets.views())
-
-    @unary_errors
-    async def UpdateDataset(self, request: pb.UpdateDatasetRequest, context: Context) -> pb.UpdateDatasetResponse:
-        return pb.UpdateDatasetResponse(dataset=await self._datasets.update(request))
+    async def GroupTexts(self, request: pb.GroupTextsRequest, context: Context) -> pb.GroupTextsResponse:
+        groups = await group_texts(self._embedder, list(request.texts))
+        return pb.GroupTextsResponse(groups=[pb.TextGroup(members=g.members, central=g.central) for g in groups])
 
 
 def _distinct_ids(dataset_ids: Iterable[str]) -> tuple[str, ...]:

@@ -1,19 +1,34 @@
-"""The chat service's credential RPCs (issue 16), for the operator only: API keys listed masked
-and share links, revoked, re-activated, given an expiry, rotated (a part of ``ChatServicer``,
-kept apart so each module has one job; the rules are ``services.chat.access.credential_admin``)."""
+"""AccessService: who a caller is, and the operator's API keys and share links, created,
+listed masked, revoked, re-activated, given an expiry, rotated (the rules are
+``services.chat.access.credential_admin``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kbcore.db.tables import AccessToken, ApiKey
+from kbcore.errors import InvalidRequest
 from kbcore.rpc.error_mapping import Context, unary_errors
 from services.chat.access.credential_admin import CredentialAdmin, KeyChange, LinkChange, masked, parse_expiry
-from services.chat.access.identity import current_caller
+from services.chat.access.credentials import (
+    DEFAULT_ACCESS_NUM,
+    DEFAULT_DAILY_CAP,
+    MAX_ACCESS_NUM,
+    MAX_DAILY_CAP,
+    Credentials,
+)
+from services.chat.access.identity import CallerKind, current_caller
 from services.chat.access.rules import require_operator
 from services.chat.chat_messages import _timestamp
 from services.chat.store import ChatStore
+
+CALLER_KINDS = {
+    CallerKind.OPERATOR: pb.WhoAmIResponse.KIND_OPERATOR,
+    CallerKind.APPLICATION: pb.WhoAmIResponse.KIND_APPLICATION,
+    CallerKind.VISITOR: pb.WhoAmIResponse.KIND_VISITOR,
+}
 
 
 def key_info(row: ApiKey) -> pb.ApiKeyInfo:
@@ -44,17 +59,57 @@ def link_info(row: AccessToken) -> pb.AccessTokenInfo:
     )
 
 
-class CredentialRpcs:
-    _store: ChatStore
-
-    @property
-    def _admin(self) -> CredentialAdmin:
-        return CredentialAdmin(self._store.sessions)
+class AccessRpcs(pb_grpc.AccessServiceServicer):
+    def __init__(self, store: ChatStore, credentials: Credentials):
+        """``credentials`` issues keys, links and visitor tokens; the store knows the applications."""
+        self._store = store
+        self._credentials = credentials
+        self._admin = CredentialAdmin(store.sessions)
 
     async def _operators_application(self, application_id: str) -> str:
         """The application's id, once the caller is known to be the operator and it exists."""
         require_operator(current_caller())
         return (await self._store.get_application(application_id)).id
+
+    @unary_errors
+    async def CreateApiKey(self, request: pb.CreateApiKeyRequest, context: Context) -> pb.CreateApiKeyResponse:
+        application_id = await self._operators_application(request.application_id)
+        key_id, key = await self._credentials.create_api_key(application_id)
+        return pb.CreateApiKeyResponse(id=key_id, key=key)
+
+    @unary_errors
+    async def CreateAccessToken(
+        self, request: pb.CreateAccessTokenRequest, context: Context
+    ) -> pb.CreateAccessTokenResponse:
+        require_operator(current_caller())
+        access_num = request.access_num or DEFAULT_ACCESS_NUM
+        if not 1 <= access_num <= MAX_ACCESS_NUM:
+            raise InvalidRequest(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {access_num}")
+        daily_cap = request.daily_cap or DEFAULT_DAILY_CAP
+        if not 1 <= daily_cap <= MAX_DAILY_CAP:
+            raise InvalidRequest(f"daily_cap must be between 1 and {MAX_DAILY_CAP}, got {daily_cap}")
+        application_id = await self._operators_application(request.application_id)
+        link = await self._credentials.set_access_token(application_id, access_num, daily_cap)
+        return pb.CreateAccessTokenResponse(
+            application_id=application_id,
+            access_token=link.access_token,
+            access_num=link.access_num,
+            daily_cap=link.daily_cap,
+        )
+
+    @unary_errors
+    async def AuthenticateVisitor(
+        self, request: pb.AuthenticateVisitorRequest, context: Context
+    ) -> pb.AuthenticateVisitorResponse:
+        if not request.access_token.strip():
+            raise InvalidRequest("access_token must not be empty")
+        visitor, token = await self._credentials.new_visitor(request.access_token.strip())
+        return pb.AuthenticateVisitorResponse(token=token, application_id=visitor.application_id, visitor_id=visitor.id)
+
+    @unary_errors
+    async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> pb.WhoAmIResponse:
+        caller = current_caller()
+        return pb.WhoAmIResponse(kind=CALLER_KINDS[caller.kind], application_id=caller.application_id)
 
     @unary_errors
     async def ListApiKeys(self, request: pb.ListApiKeysRequest, context: Context) -> pb.ListApiKeysResponse:

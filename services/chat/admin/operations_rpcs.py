@@ -1,0 +1,111 @@
+"""OperationsService: the operator's view of how the applications are used (the conversation
+log, usage figures, the gap report of what the knowledge base lacks, improving an answer into a
+dataset) and anyone's vote on an answer they can see."""
+
+from __future__ import annotations
+
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
+from kbcore.errors import InvalidRequest, PermissionDenied
+from kbcore.paging import checked_page
+from kbcore.rpc.error_mapping import Context, unary_errors
+from kbcore.rpc.stubs import RetrievalStubs
+from kbcore.vocabulary import VOTE
+from services.chat.access.identity import CallerKind, current_caller
+from services.chat.access.rules import hiding_absence, require_operator, visible_chat
+from services.chat.admin.conversation_log import ChatLog, LogQuery, log_query
+from services.chat.admin.days import day_range
+from services.chat.admin.gaps import MAX_TEXTS, gap_items, grouping_request, insufficient_records, report_groups
+from services.chat.admin.improvements import Improver, link_paragraph, paragraph_text
+from services.chat.admin.usage_report import UsageReport
+from services.chat.admin.votes import VoteBook, requested_vote, voter_of
+from services.chat.chat_messages import record_id
+from services.chat.store import ChatStore
+
+# A chart's range: a year (a leap year's every day); a week when the request names none.
+MAX_USAGE_DAYS = 366
+DEFAULT_USAGE_DAYS = 7
+MAX_GAP_DAYS = 366
+DEFAULT_GAP_DAYS = 30
+DEFAULT_GROUPS = 50
+MAX_GROUPS = 200
+# Embedding up to 2,000 texts on the in-process model takes about a minute the first time.
+GROUPING_TIMEOUT = 180.0
+
+
+class OperationsRpcs(pb_grpc.OperationsServiceServicer):
+    def __init__(self, store: ChatStore, retrieval: RetrievalStubs, rpc_timeout: float):
+        """``retrieval`` groups the gap report's texts and takes an improvement's paragraph."""
+        self._store = store
+        self._retrieval = retrieval
+        self._rpc_timeout = rpc_timeout
+
+    async def _log_query(self, message: pb.LogFilter) -> LogQuery:
+        """The log's filter, for the operator only: the log holds every caller's questions."""
+        if current_caller().kind is not CallerKind.OPERATOR:
+            raise PermissionDenied("only the operator may read the conversation log")
+        query = log_query(message)
+        if query.application_id:
+            await self._store.get_application(query.application_id)  # NotFound names the id
+        return query
+
+    @unary_errors
+    async def ListLog(self, request: pb.ListLogRequest, context: Context) -> pb.ListLogResponse:
+        query = await self._log_query(request.filter)
+        page, page_size = checked_page(request.page, request.page_size)
+        return await ChatLog(self._store.sessions).page(query, page, page_size)
+
+    @unary_errors
+    async def ExportLog(self, request: pb.ListLogRequest, context: Context) -> pb.ListLogResponse:
+        query = await self._log_query(request.filter)
+        return await ChatLog(self._store.sessions).export(query)
+
+    @unary_errors
+    async def VoteRecord(self, request: pb.VoteRecordRequest, context: Context) -> pb.VoteRecordResponse:
+        wanted = requested_vote(request.vote, request.reason)
+        number = record_id(request.record_id)
+        chat = await visible_chat(self._store, request.chat_id, request.application_id)
+        caller = current_caller()
+        with hiding_absence(caller):
+            await VoteBook(self._store.sessions).cast(chat.id, number, voter_of(caller), wanted)
+        return pb.VoteRecordResponse(vote=VOTE.value(wanted.vote, default=pb.VOTE_UNSPECIFIED), reason=wanted.reason)
+
+    @unary_errors
+    async def ImproveRecord(self, request: pb.ImproveRecordRequest, context: Context) -> pb.ImproveRecordResponse:
+        require_operator(current_caller())
+        if not request.application_id:
+            raise InvalidRequest("application_id must not be empty")
+        if not request.dataset_id.strip():
+            raise InvalidRequest("dataset_id must name the dataset the improvement is written into")
+        number = record_id(request.record_id)
+        chat = await visible_chat(self._store, request.chat_id, request.application_id)
+        record = await self._store.get_record(chat.id, number)
+        title, content = paragraph_text(request.question, request.answer, record.question)
+        improver = Improver(self._retrieval, self._rpc_timeout)
+        document_id, paragraph_id = await improver.write(request.dataset_id.strip(), title, content)
+        await link_paragraph(self._store.sessions, record.id, paragraph_id)
+        return pb.ImproveRecordResponse(
+            dataset_id=request.dataset_id.strip(), document_id=document_id, paragraph_id=paragraph_id
+        )
+
+    @unary_errors
+    async def GapReport(self, request: pb.GapReportRequest, context: Context) -> pb.GapReportResponse:
+        require_operator(current_caller())
+        max_groups = request.max_groups or DEFAULT_GROUPS
+        if not 1 <= max_groups <= MAX_GROUPS:
+            raise InvalidRequest(f"max_groups must be between 1 and {MAX_GROUPS}, got {max_groups}")
+        days = day_range(request.date_from, request.date_to, MAX_GAP_DAYS, DEFAULT_GAP_DAYS)
+        application = await self._store.get_application(request.application_id)
+        records = await insufficient_records(self._store.sessions, application.id, days, MAX_TEXTS)
+        items, used = gap_items(records)
+        if not items:
+            return pb.GapReportResponse(groups=[], records=0)
+        grouped = await self._retrieval.search.GroupTexts(grouping_request(items), timeout=GROUPING_TIMEOUT)
+        return pb.GapReportResponse(groups=report_groups(items, grouped.groups, max_groups), records=used)
+
+    @unary_errors
+    async def Usage(self, request: pb.UsageRequest, context: Context) -> pb.UsageResponse:
+        require_operator(current_caller())
+        days = day_range(request.date_from, request.date_to, MAX_USAGE_DAYS, DEFAULT_USAGE_DAYS)
+        application = await self._store.get_application(request.application_id)
+        return pb.UsageResponse(days=await UsageReport(self._store.sessions).days(application.id, days))

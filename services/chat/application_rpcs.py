@@ -1,0 +1,95 @@
+"""ApplicationService: the operator's applications, and opening a chat in one."""
+
+from __future__ import annotations
+
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2
+from kbcore.db.tables import Application
+from kbcore.embedding_rule import mixed_models, of_dataset
+from kbcore.errors import InvalidRequest, NotFound
+from kbcore.rpc.error_mapping import Context, unary_errors
+from kbcore.rpc.stubs import RetrievalStubs
+from services.chat.access.identity import CallerKind, current_caller
+from services.chat.access.rules import hiding_absence, require_application_access, require_operator
+from services.chat.admin.model_admin import ModelAdmin
+from services.chat.chat_messages import application_fields, application_message, public_application
+from services.chat.store import ChatStore
+
+
+class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
+    def __init__(self, store: ChatStore, retrieval: RetrievalStubs, rpc_timeout: float, model_admin: ModelAdmin):
+        """``retrieval`` knows the datasets an application may name; ``model_admin`` its models."""
+        self._store = store
+        self._retrieval = retrieval
+        self._rpc_timeout = rpc_timeout
+        self._model_admin = model_admin
+
+    async def _check_datasets(self, dataset_ids: list[str]) -> None:
+        if not dataset_ids:
+            return
+        listed = await self._retrieval.datasets.ListDatasets(
+            retrieval_service_pb2.ListDatasetsRequest(), timeout=self._rpc_timeout
+        )
+        known = {d.id: d for d in listed.datasets}
+        unknown = [d for d in dataset_ids if d not in known]
+        if unknown:
+            raise NotFound(f"unknown dataset(s): {', '.join(unknown)}")
+        refusal = mixed_models([of_dataset(known[d]) for d in dataset_ids])  # one embedding model per application
+        if refusal:
+            raise InvalidRequest(refusal)
+
+    @unary_errors
+    async def CreateApplication(
+        self, request: pb.CreateApplicationRequest, context: Context
+    ) -> pb.CreateApplicationResponse:
+        require_operator(current_caller())
+        fields = application_fields(request.application)
+        await self._check_datasets(fields["dataset_ids"])
+        await self._model_admin.check_choice(fields["model_setting"])
+        row = Application(**fields, **({"id": request.application.id} if request.application.id else {}))
+        saved = await self._store.save_application(row)
+        return pb.CreateApplicationResponse(application=application_message(saved))
+
+    @unary_errors
+    async def GetApplication(self, request: pb.GetApplicationRequest, context: Context) -> pb.GetApplicationResponse:
+        caller = current_caller()
+        with hiding_absence(caller):
+            require_application_access(caller, request.application_id)
+            application = application_message(await self._store.get_application(request.application_id))
+        # A visitor gets what a chat page shows; prompts and search settings are the operator's.
+        if caller.kind is CallerKind.VISITOR:
+            application = public_application(application)
+        return pb.GetApplicationResponse(application=application)
+
+    @unary_errors
+    async def UpdateApplication(
+        self, request: pb.UpdateApplicationRequest, context: Context
+    ) -> pb.UpdateApplicationResponse:
+        require_operator(current_caller())
+        row = await self._store.get_application(request.application.id)
+        fields = application_fields(request.application)
+        await self._check_datasets(fields["dataset_ids"])
+        await self._model_admin.check_choice(fields["model_setting"])
+        for key, value in fields.items():
+            setattr(row, key, value)
+        saved = await self._store.save_application(row)
+        return pb.UpdateApplicationResponse(application=application_message(saved))
+
+    @unary_errors
+    async def ListApplications(
+        self, request: pb.ListApplicationsRequest, context: Context
+    ) -> pb.ListApplicationsResponse:
+        require_operator(current_caller())
+        return pb.ListApplicationsResponse(
+            applications=[application_message(a) for a in await self._store.list_applications()]
+        )
+
+    @unary_errors
+    async def OpenChat(self, request: pb.OpenChatRequest, context: Context) -> pb.OpenChatResponse:
+        caller = current_caller()
+        visitor = caller.visitor_id if caller.kind is CallerKind.VISITOR else None
+        with hiding_absence(caller):
+            require_application_access(caller, request.application_id)
+            chat = await self._store.open_chat(request.application_id, visitor)
+        return pb.OpenChatResponse(chat_id=chat.id)

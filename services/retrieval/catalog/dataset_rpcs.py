@@ -1,0 +1,36 @@
+"""DatasetService: datasets created, listed, changed (their embedding model too) and deleted;
+deleting one detaches it from the applications that named it."""
+
+from __future__ import annotations
+
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from kbcore.rpc.error_mapping import Context, unary_errors
+from services.retrieval.catalog.dataset_admin import DatasetAdmin
+from services.retrieval.catalog.document_desk import DocumentDesk
+
+
+class DatasetRpcs(pb_grpc.DatasetServiceServicer):
+    def __init__(self, datasets: DatasetAdmin, desk: DocumentDesk):
+        """``datasets`` keeps each dataset with its embedding model; ``desk`` deletes one with its documents."""
+        self._datasets = datasets
+        self._desk = desk
+
+    @unary_errors
+    async def CreateDataset(self, request: pb.CreateDatasetRequest, context: Context) -> pb.CreateDatasetResponse:
+        return pb.CreateDatasetResponse(dataset=await self._datasets.create(request))
+
+    @unary_errors
+    async def ListDatasets(self, request: pb.ListDatasetsRequest, context: Context) -> pb.ListDatasetsResponse:
+        return pb.ListDatasetsResponse(datasets=await self._datasets.views())
+
+    @unary_errors
+    async def UpdateDataset(self, request: pb.UpdateDatasetRequest, context: Context) -> pb.UpdateDatasetResponse:
+        return pb.UpdateDatasetResponse(dataset=await self._datasets.update(request))
+
+    @unary_errors
+    async def DeleteDataset(self, request: pb.DeleteDatasetRequest, context: Context) -> pb.DeleteDatasetResponse:
+        detached = await self._desk.delete_dataset(request.dataset_id)
+        return pb.DeleteDatasetResponse(
+            detached_applications=[pb.DetachedApplication(id=a.id, name=a.name) for a in detached]
+        )
