@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -18,10 +20,20 @@ class CliError(Exception):
     """A failure worth one line on stderr and exit code 1 (the gateway's message when it sent one)."""
 
 
-def default_url() -> str:
+# The settings the client uses; the rest are the services' and are not read here.
+CLI_FIELDS = frozenset({"http_host", "http_port", "cli_token"})
+
+
+def cli_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """The client's settings, read through the shared declarations but only the client's own:
+    a variable meant for the services, even an unreadable one, does not stop the client."""
+    env = os.environ if env is None else env
+    names = {field.metadata["spec"].env for field in dataclasses.fields(Settings) if field.name in CLI_FIELDS}
+    return Settings.from_env({name: value for name, value in env.items() if name in names})
+
+
+def default_url(settings: Settings) -> str:
     """Where ``python -m gateway`` listens by default on this machine, from the same settings."""
-    env = {name: os.environ[name] for name in ("KB_HTTP_HOST", "KB_HTTP_PORT") if name in os.environ}
-    settings = Settings.from_env(env)
     host = settings.http_host
     if host in {"0.0.0.0", "::", ""}:  # a listen-on-everything address is not one to connect to
         host = "127.0.0.1"

@@ -4,14 +4,13 @@ Exit codes: 0 done, 1 the gateway or a file failed, 2 usage error."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
 import httpx
 
 from cli.ask import run_ask
-from cli.client import CliError, default_url, make_client
+from cli.client import CliError, cli_settings, default_url, make_client
 from cli.evaluate import run_eval
 from cli.ingest import run_ingest
 from kbcore.settings import SettingsError
@@ -25,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--url", default=None, help="gateway URL (default http://$KB_HTTP_HOST:$KB_HTTP_PORT)")
     parser.add_argument(
         "--token",
-        default=os.environ.get("KB_TOKEN", ""),
+        default=None,
         help="bearer token: the operator token or an application-… API key (default $KB_TOKEN)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -76,13 +75,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        url = (args.url or default_url()).rstrip("/")
+        settings = cli_settings()
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    url = (args.url or default_url(settings)).rstrip("/")
+    token = settings.cli_token if args.token is None else args.token
     commands = {"ask": run_ask, "ingest": run_ingest, "eval": run_eval}
     try:
-        with make_client(url, args.token) as client:
+        with make_client(url, token) as client:
             return commands[args.command](client, args)
     except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Fixed limits of the behaviour we reproduce (seed §9); configurable ones are in settings."""
+"""Fixed limits on what a caller may send; configurable ones are in settings."""
 
 MAX_QUESTION_TOKENS = 4000
 MAX_SEARCH_QUERY_CHARS = 1000

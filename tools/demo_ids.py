@@ -1,7 +1,7 @@
 """The demo data's ids for ``make run``: random on first start, then read back from the data folder.
 
 Fixed (uuid5) ids let a page on another site aim a forged request at the demo dataset without
-learning anything first (issue 17, D3), so the launcher draws random ones, once per data folder,
+learning anything first, so the launcher draws random ones, once per data folder,
 and a restart reuses them: seeding stays idempotent and the banner's application id stays valid.
 Tests and the bench pass the fixed ids of ``tools.seed_demo`` explicitly instead.
 """

@@ -232,7 +232,7 @@ def _banner(info: dict[str, object]) -> str:
 async def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     upgrade(settings.resolved_database_url())
-    run_dir = Path(os.environ.get("KB_RUN_DIR") or tempfile.mkdtemp(prefix="kb-stack-"))
+    run_dir = Path(settings.run_dir or tempfile.mkdtemp(prefix="kb-stack-"))
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in run_dir.glob("*.port"):
         stale.unlink()

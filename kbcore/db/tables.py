@@ -69,7 +69,7 @@ class Dataset(Base):
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
-    # Embeddings per dataset (issue 14): the registered embedding model its vectors were made by
+    # Embeddings per dataset: the registered embedding model its vectors were made by
     # ("" = the deployment's default embedder) and their size (0 = the default's, for datasets
     # older than this column); the model a re-embedding is switching it to (None: no switch
     # running; "" = back to the default), and why the newest switch failed.
@@ -89,7 +89,7 @@ class Document(Base):
     paragraph_count: Mapped[int] = mapped_column(Integer, default=0)
     char_length: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
-    # Ingestion (issue 13): the wire name of kb.retrieval.v1.DocumentStatus, why the newest job
+    # Ingestion: the wire name of kb.retrieval.v1.DocumentStatus, why the newest job
     # failed, the version the vector store serves (0 = none yet), the newest job, and what it was.
     status: Mapped[str] = mapped_column(String(16), default="ready")
     error: Mapped[str] = mapped_column(Text, default="")
@@ -129,7 +129,7 @@ class IngestJob(Base):
 
 
 class EmbeddingJob(Base):
-    """One change of a dataset's embedding model (issue 14): every served paragraph embedded
+    """One change of a dataset's embedding model: every served paragraph embedded
     again by the new model into the new model's vector store, staged, then published and the
     dataset flipped in one transaction. Leased like ``IngestJob``; the newest row per dataset
     is what the dataset shows of its switch."""
@@ -169,7 +169,7 @@ class Application(Base):
 
 
 class ModelEndpoint(Base):
-    """A model endpoint the operator registered (issue 14); applications pick theirs by id in
+    """A model endpoint the operator registered; applications pick theirs by id in
     ``Application.model_setting`` (``chat_model_id``, ``aux_model_id``). The API key is stored
     sealed by ``kbcore.secret_box`` and never leaves the chat service; ``key_hint`` is what
     lists show of it."""
@@ -222,7 +222,7 @@ class ChatRecord(Base):
     in_history: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
-    # The log's filters (issue 16), copied out of ``details`` when the record is saved, because
+    # The log's filters, copied out of ``details`` when the record is saved, because
     # JSON cannot be filtered alike on SQLite and PostgreSQL: the stop reason's wire name,
     # whether the evidence was sufficient (None: retrieval never ran), rounds used, where the
     # question came from (the wire name of kb.chat.v1.LogSource) and who asked (an API key's

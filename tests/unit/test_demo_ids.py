@@ -1,4 +1,4 @@
-"""Issue 17, D3: ``make run`` seeds the demo under random ids, drawn once per data folder."""
+"""``make run`` seeds the demo under random ids, drawn once per data folder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""share-link limits: a link-wide daily cap and fixed-window counters (issue 17, D6)
+"""share-link limits: a link-wide daily cap and fixed-window counters
 
 Revision ID: 0005
 Revises: 0004

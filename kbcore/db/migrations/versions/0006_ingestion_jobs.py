@@ -1,4 +1,4 @@
-"""ingestion jobs: document status and versions, and the job queue with its original files (issue 13)
+"""ingestion jobs: document status and versions, and the job queue with its original files
 
 Revision ID: 0006
 Revises: 0005

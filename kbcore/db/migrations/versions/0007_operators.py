@@ -1,4 +1,4 @@
-"""operators' work: log filter columns on records, votes, credential expiry and use counts (issue 16)
+"""operators' work: log filter columns on records, votes, credential expiry and use counts
 
 Revision ID: 0007
 Revises: 0006

@@ -1,4 +1,4 @@
-"""registered model endpoints, API keys sealed at rest (issue 14)
+"""registered model endpoints, API keys sealed at rest
 
 Applications choose theirs in ``application.model_setting`` (``chat_model_id``, ``aux_model_id``),
 so the application table does not change.

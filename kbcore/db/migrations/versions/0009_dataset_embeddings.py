@@ -1,4 +1,4 @@
-"""embeddings per dataset (issue 14): each dataset's embedding model and dimension, and the
+"""embeddings per dataset: each dataset's embedding model and dimension, and the
 jobs that re-embed a dataset when its model changes
 
 Existing datasets stay on the deployment's default embedder (model id "", dimension 0 = the
