@@ -1,4 +1,4 @@
-"""The CPU target's before figure, measured in the same run on the same machine (issue 18).
+"""The CPU target's before figure, measured in the same run on the same machine.
 
 The issue quotes 49 ms of CPU per question for our four processes, read by revision 009ba69's
 own bench run on the machine of that day. This project's machines differ several times over in

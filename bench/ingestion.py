@@ -9,7 +9,7 @@ embedder alone embeds the very same texts (the job's paragraphs as the store ind
 so background load on the machine weighs on both alike.
 
 Then ``bench.remote_ingestion``: the same job path with a remote embeddings endpoint of fixed
-capacity, against that capacity (issue 18).
+capacity, against that capacity.
 """
 
 from __future__ import annotations

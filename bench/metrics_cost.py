@@ -1,4 +1,4 @@
-"""What metrics cost (issue 18): CPU per question of our four processes at 64 concurrent chats
+"""What metrics cost: CPU per question of our four processes at 64 concurrent chats
 with ``KB_METRICS`` off and on (the default), the same stack and questions as the tracing
 section (``tracing_cost.cpu_ms_per_question``: the pipeline's target configuration).
 

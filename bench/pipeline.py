@@ -52,7 +52,7 @@ WARM_UP_QUESTIONS = 3
 # A prefix per run keeps every question asked of one stack distinct, so no query cache hits.
 PREFIXES = ("", "请问：", "想了解一下：", "麻烦查一下：", "我想确认：", "请帮我查：", "劳驾问下：", "咨询一下：")
 TARGET_1, TARGET_64, TARGET_TTFP = 1.05, 1.20, 0.015
-# Issue 18: CPU per question of the four processes of ours (not the model server, not the driver).
+# CPU per question of the four processes of ours (not the model server, not the driver).
 OUR_PROCESSES = ("context", "retrieval", "chat", "gateway")
 TARGET_OUR_CPU_MS = 25.0
 
@@ -421,7 +421,7 @@ def our_cpu_ms(m: Measured) -> float:
 
 
 def _cpu_rows(config: Config, m: Measured, r1: float, r64: float) -> list[Row]:
-    """Where the CPU went in the 64-chat run, and the two ratios side by side (issue 18)."""
+    """Where the CPU went in the 64-chat run, and the two ratios side by side."""
     per_question = ", ".join(
         f"{name} {seconds * 1000 / max(1, len(m.concurrent)):.0f}" for name, seconds in m.cpu_seconds_concurrent.items()
     )

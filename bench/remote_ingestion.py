@@ -1,4 +1,4 @@
-"""Ingestion with a remote embeddings endpoint, against what the endpoint can serve (issue 18).
+"""Ingestion with a remote embeddings endpoint, against what the endpoint can serve.
 
 The endpoint is ``tests.fakes.embeddings_endpoint`` in a process of its own: it serves ``SLOTS``
 requests at once (later ones wait), each for ``LATENCY`` seconds, of at most ``MAX_BATCH``
@@ -10,7 +10,7 @@ sample knowledge base's, repeated with a counter so that every text differs) thr
 submit to ready is the ingestion rate, the whole job included (queue, embed, stage, publish).
 
 Three runs: the settings as deployed (a batch of ``MAX_BATCH``, ``SLOTS`` requests in flight);
-one request of 16 at a time, the path before issue 18 (which also waited for each store write
+one request of 16 at a time, the path before the throughput work (which also waited for each store write
 before the next request); and an embedder that answers at once, which is the ceiling of the
 rest of the path on this machine: an endpoint faster than that cannot be kept busy by anyone.
 """

@@ -4,8 +4,8 @@ process at 64 concurrent chats, this working tree against a git revision.
 This project's machines are shared and their speed drifts: the pipeline's calibration workload
 took 34 ms on one and 42 to 82 ms within one hour on another, and CPU per question follows it.
 Figures taken one after the other compare only as well as the machine held still; two stacks
-measured at once share whatever the machine does, so their difference is the change's
-(issue 18). Each run starts both stacks at the same time, each measured by its own tree's
+measured at once share whatever the machine does, so their difference is the change's.
+Each run starts both stacks at the same time, each measured by its own tree's
 ``tracing_cost.cpu_ms_per_question`` (the pipeline's target configuration, a warm-up wave, then
 ``--waves`` waves of 64 questions);
 the two loading one 2-core machine is why their figures are higher than a bench run's.

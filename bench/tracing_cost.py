@@ -1,4 +1,4 @@
-"""What tracing costs (issue 18): CPU per question of our four processes at 64 concurrent chats,
+"""What tracing costs: CPU per question of our four processes at 64 concurrent chats,
 with ``KB_OTLP_ENDPOINT`` empty (off, the default) and pointing at an OTLP/HTTP sink.
 
 The same stack, model server and questions as the pipeline section's target configuration

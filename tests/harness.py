@@ -73,7 +73,7 @@ class Stack:
             if deps.endpoints is not None:  # the shared model, store and sessions belong to the caller
                 await deps.endpoints.aclose()
         if self.service_deps is not None and self.service_deps[0].spaces is not None:
-            await self.service_deps[0].spaces.close()  # the embedding models' own stores (issue 14)
+            await self.service_deps[0].spaces.close()  # the embedding models' own stores
 
 
 async def start_stack(

@@ -1,4 +1,4 @@
-"""A search that never finishes, for the tests of Stop during a retrieval round (issue 16): the
+"""A search that never finishes, for the tests of Stop during a retrieval round: the
 real embedder, except that a query is never embedded, so a hybrid or vector search waits until
 its call is cancelled, as a search on an overloaded store would."""
 

@@ -1,4 +1,4 @@
-"""The operator page's embedding model of a dataset (issue 14): a dataset is created on a
+"""The operator page's embedding model of a dataset: a dataset is created on a
 registered embedding model chosen in the form, its list row and panel name the model and its
 dimension, and changing it back to the default runs a change whose end the panel shows."""
 

@@ -1,4 +1,4 @@
-"""The operator page's "模型" section in a real browser (issue 14): a model registered on the
+"""The operator page's "模型" section in a real browser: a model registered on the
 page is listed with only its key's hint, its check reports the endpoint's refusal in words, the
 application form offers it as the chat model and saving the form makes the application use it."""
 

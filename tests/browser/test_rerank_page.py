@@ -1,4 +1,4 @@
-"""Issue 14's rerank on the pages: the application form offers registered rerank models (and
+"""Rerank on the pages: the application form offers registered rerank models (and
 only them) in its own select, saving it makes the application rerank, and the chat page's trace
 labels the rerank model's scores 重排序得分 and says the round was reranked."""
 

@@ -1,4 +1,4 @@
-"""Issue 16 on the pages: Stop during a retrieval round ends the answer at once (no waiting on a
+"""On the pages: Stop during a retrieval round ends the answer at once (no waiting on a
 timeout); the regenerate button under the last answer asks again in its place (the old record
 stays in the log); and a paragraph's score is named by the search that produced it, so a hybrid
 rank-fusion score is never called 相似度."""

@@ -244,7 +244,7 @@ async def test_cors_is_configurable(stack: Stack) -> None:
 
     settings = dataclasses.replace(stack.settings, cors_origins="https://kb.example.org")
     app = create_app(settings, Backends.connect(settings))
-    # 127.0.0.1: a Host name this gateway answers (issue 17, D3)
+    # 127.0.0.1: a Host name this gateway answers
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
         preflight = await client.options(
             "/api/dataset",

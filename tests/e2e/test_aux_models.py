@@ -1,4 +1,4 @@
-"""Issue 14, each application's auxiliary model: the rewrite, the assessment and the summaries of
+"""Each application's auxiliary model: the rewrite, the assessment and the summaries of
 compaction are made by the model the application chose (a registered endpoint), not by the
 deployment's; two applications asking at the same time each reach only their own endpoint; an
 auxiliary model deleted behind the application's back ends its question in a defined error."""

@@ -1,4 +1,4 @@
-"""Issue 5: the chat lease across processes on one PostgreSQL database.
+"""The chat lease across processes on one PostgreSQL database.
 
 Two chat-service processes share one database; each has its own gateway, so a question sent
 through gateway A can only reach chat process A and one sent through B only process B:

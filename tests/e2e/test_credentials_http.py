@@ -1,4 +1,4 @@
-"""Issue 16, credentials over HTTP (MaxKB v1's api_key and access_token routes): a revoked API
+"""Credentials over HTTP (MaxKB v1's api_key and access_token routes): a revoked API
 key gets 401 on its next call, a rotated key's old value fails and the new one works, an
 expired or switched-off share link is refused (401), rotating a link ends its visitors' tokens,
 the key list never holds a key, and bad input is a clear 4xx that changes nothing.

@@ -1,4 +1,4 @@
-"""Issue 17: the SQLite disk fills up mid-answer (D1 on SQLite). The client must get
+"""The SQLite disk fills up mid-answer. The client must get
 ``event:error`` (507, the disk is full, in words) and never ``is_end``; once space is back no
 record is left ``running`` and the next question on the chat is answered.
 

@@ -1,4 +1,4 @@
-"""Documents and paragraphs over HTTP (issue 13), against the running stack with real files made
+"""Documents and paragraphs over HTTP, against the running stack with real files made
 by the libraries that write each format: an upload answers at once with the document
 ``queued`` and the document then reaches ``ready``; what the gateway can judge (size, type,
 limits) is refused before any work, with a message that names the problem; paragraphs are

@@ -1,4 +1,4 @@
-"""Issue 17, D2: the local stack as processes (``python -m tools.stack --ephemeral``, the
+"""The local stack as processes (``python -m tools.stack --ephemeral``, the
 ``make run`` launcher) under kill -9. The retrieval service, then the chat service, then the
 context service is killed mid-answer; for each:
 
@@ -190,7 +190,7 @@ def assessing(fake: FakeOpenAI, marker: str) -> bool:
 async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the_stack_recovers(
     process_stack: ProcessStack,
 ) -> None:
-    """D2 (and D1/D7 across a crash): see the module docstring."""
+    """See the module docstring."""
     stack = process_stack
     figures: dict[str, float] = {}
 
@@ -241,7 +241,7 @@ async def long_chat(stack: ProcessStack) -> str:
 async def test_kill_9_of_context_mid_answer_ends_in_an_error_and_the_stack_recovers(
     process_stack: ProcessStack,
 ) -> None:
-    """D2 for the context service: killed while it compacts a long chat's history (the summary
+    """The context service killed while it compacts a long chat's history (the summary
     call stalls), the answer ends in ``event:error`` 503, its record is closed, and the
     supervisor has the stack answering again within 10 s."""
     stack = process_stack

@@ -1,6 +1,6 @@
-"""Issue 17, the fault part, against the in-process stack over HTTP: an answer is announced
-ended only once it is saved (D1), and a client that leaves at once leaves no ``running`` record
-(D7). The process-level faults (kill -9, the supervisor: D2) are in test_fault_processes.py.
+"""The fault suite, against the in-process stack over HTTP: an answer is announced
+ended only once it is saved, and a client that leaves at once leaves no ``running`` record.
+The process-level faults (kill -9, the supervisor) are in test_fault_processes.py.
 
 Each test prints what the issue asks to measure: records left ``running`` and answers announced
 ended but not saved (both must be 0).
@@ -34,7 +34,7 @@ REFUSED = 'connection to server at "db.internal" (10.0.0.5), port 5432 failed: C
 
 class FailingSaves:
     """ChatStore.finish_record that fails like a refused database connection ``failures`` times,
-    then saves as usual: the injected write failure of D1."""
+    then saves as usual: the injected write failure."""
 
     def __init__(self, failures: int) -> None:
         self.failures = failures
@@ -71,7 +71,7 @@ def ended(frames: list[Frame]) -> bool:
 async def test_a_save_that_fails_briefly_is_retried_and_the_answer_ends_saved(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """D1: two refused writes of the record, then the database is back: the retry saves the
+    """Two refused writes of the record, then the database is back: the retry saves the
     answer, and only then is ``is_end`` sent (before: the error was swallowed, ``is_end`` went
     out and the record stayed ``running`` with no answer)."""
     saves = FailingSaves(2)
@@ -93,7 +93,7 @@ async def test_a_save_that_fails_briefly_is_retried_and_the_answer_ends_saved(
 async def test_an_answer_that_cannot_be_saved_ends_with_an_error_instead_of_is_end(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """D1: the database refuses every write of the record: the client's last frame is
+    """The database refuses every write of the record: the client's last frame is
     ``event:error`` 503 and no ``is_end`` was sent at all (before: ``is_end``, then the record
     stayed ``running`` with an empty answer). The lease is released all the same, so once the
     database is back the chat answers again and the unsaved record reads ``interrupted``."""
@@ -137,7 +137,7 @@ async def _leave_early(url: str, chat_id: str, wait_for_first_bytes: bool) -> No
 
 
 async def test_clients_that_leave_right_after_the_post_leave_no_running_record(stack: Stack, sessions: Any) -> None:
-    """D7: 20 clients at once close their socket right after the POST (half before any byte
+    """20 clients at once close their socket right after the POST (half before any byte
     comes back, half on the first one). Once the dust settles no record is ``running`` and no
     lease is left: each answer either completed and was saved, or was saved ``stopped``
     (before: some stayed ``running`` with no lease, for good)."""

@@ -1,4 +1,4 @@
-"""Hostile input against the running stack (issue 17, D3, D4, D8–D11 and the attack run's
+"""Hostile input against the running stack (operator safety, limits, bounds, one 404 text and the attack run's
 passing results): the gateway refuses what attacks before doing any work, and never answers
 with a 500, an id's owner or the operator's settings.
 
@@ -54,7 +54,7 @@ async def document_names(client: httpx.AsyncClient) -> list[str]:
     return sorted(d["name"] for d in listed.json()["data"])
 
 
-# D3: operator safety without a token -------------------------------------------------------
+# Operator safety without a token -------------------------------------------------------
 
 
 async def test_d3_a_foreign_host_is_refused_before_any_work(stack: Stack, sessions) -> None:
@@ -132,7 +132,7 @@ def test_d3_edge_rules_follow_the_listen_host_and_kb_allowed_hosts() -> None:
     assert trusted.origin_refusal("GET", "https://evil.example", "127.0.0.1:8080") is None
 
 
-# D4: limits before work --------------------------------------------------------------------
+# Limits before work --------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -253,7 +253,7 @@ async def test_d4_json_bodies_and_form_data_are_bounded_and_uploads_keep_their_o
         assert upload.status_code == 415 and "supported types" in upload.json()["message"], upload.text
 
 
-# D8: integers bounded everywhere -----------------------------------------------------------
+# Integers bounded everywhere -----------------------------------------------------------
 
 
 async def test_d8_out_of_range_integers_are_4xx_that_say_so(stack: Stack) -> None:
@@ -308,7 +308,7 @@ async def test_d8_a_grpc_record_id_out_of_range_is_invalid_argument(stack: Stack
             assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, refused.value.details()
 
 
-# D9: one 404 text ---------------------------------------------------------------------------
+# One 404 text ---------------------------------------------------------------------------
 
 
 async def test_d9_every_id_a_caller_may_not_see_answers_the_same_404(stack: Stack, unique: str) -> None:
@@ -339,7 +339,7 @@ async def test_d9_every_id_a_caller_may_not_see_answers_the_same_404(stack: Stac
         assert other_app not in answer.text and other_chat not in answer.text
 
 
-# D10: CSV formula injection ---------------------------------------------------------------
+# CSV formula injection ---------------------------------------------------------------
 
 
 def test_d10_export_rows_neutralise_formula_prefixes() -> None:
@@ -364,7 +364,7 @@ async def test_d10_a_formula_question_is_exported_as_text(stack: Stack) -> None:
     assert exported.headers["x-content-type-options"] == "nosniff"
 
 
-# D11: a visitor's view of an application ---------------------------------------------------
+# A visitor's view of an application ---------------------------------------------------
 
 
 async def test_d11_a_visitor_reads_only_what_the_chat_page_shows(stack: Stack, unique: str) -> None:

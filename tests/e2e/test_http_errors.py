@@ -84,7 +84,7 @@ async def test_operator_token_is_required_when_configured(stack: Stack) -> None:
 
     app = create_app(settings, Backends.connect(settings))
     transport = httpx.ASGITransport(app=app)
-    # 127.0.0.1: a Host name this gateway answers (issue 17, D3)
+    # 127.0.0.1: a Host name this gateway answers
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         assert_envelope(await client.get("/api/dataset"), 401, "token")
         assert_envelope(await client.get("/api/dataset", headers={"Authorization": "Bearer wrong"}), 401)

@@ -1,4 +1,4 @@
-"""Issue 13: a retrieval *process* killed (SIGKILL) in the middle of an ingestion job, and started
+"""A retrieval *process* killed (SIGKILL) in the middle of an ingestion job, and started
 again on the same data folder and database: the job is taken over once its lease expires and
 finishes; the vector store then holds exactly one version of the document's paragraphs, no
 orphan point, and a keyword search finds them.

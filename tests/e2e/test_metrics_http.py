@@ -1,4 +1,4 @@
-"""Issue 18, metrics: the in-process stack (``tests.harness``) asked over HTTP, its ``/metrics``
+"""Metrics: the in-process stack (``tests.harness``) asked over HTTP, its ``/metrics``
 scraped over HTTP and read with Prometheus's own parser.
 
 In this stack the gateway and the three services share one process, so one registry: the

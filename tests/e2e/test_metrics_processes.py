@@ -1,4 +1,4 @@
-"""Issue 18, metrics, with every service a separate process (``python -m tools.stack
+"""Metrics, with every service a separate process (``python -m tools.stack
 --ephemeral``: gRPC and metrics ports all 0, announced in ``KB_RUN_DIR``): one question over
 HTTP, then each process's ``/metrics`` shows what that process did, counted once."""
 

@@ -1,4 +1,4 @@
-"""Issue 14, models as data over HTTP (MaxKB v1's ``/api/model`` routes): two applications on
+"""Models as data over HTTP (MaxKB v1's ``/api/model`` routes): two applications on
 two registered models answer concurrently, each from its own endpoint; an API key saved through
 the API is never read back (routes, CSV export, logs) and is ciphertext in its row; a check
 reports a refused key, an endpoint that does not answer and an unknown model in words; a model

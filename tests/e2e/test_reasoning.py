@@ -1,4 +1,4 @@
-"""A reasoning model's thinking, from the model stream to the wire and the record (issue 14):
+"""A reasoning model's thinking, from the model stream to the wire and the record:
 streamed in MaxKB's chunk field ``reasoning_content`` before the answer, kept in the record's
 details, and never sent back to the model as history — whether the history is the chat's
 stored records or the messages an OpenAI client sends."""

@@ -1,4 +1,4 @@
-"""Issue 14, optional rerank per application: with a rerank model chosen, each round's candidates
+"""Optional rerank per application: with a rerank model chosen, each round's candidates
 reach the evidence in the fake reranker's order and the record's trace shows its scores; without
 one the reranker is never called; a reranker that does not answer leaves the search order and
 says so in the round's trace, the question still answered; only a rerank model can be chosen."""

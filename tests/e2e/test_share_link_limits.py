@@ -1,4 +1,4 @@
-"""Issue 17, D6 (and issue 16): a share link's quota cannot be multiplied by signing in again.
+"""A share link's quota cannot be multiplied by signing in again.
 
 Sign-in was anonymous and unlimited and every fresh visitor token got a fresh daily quota
 (quota 5: 20 of 20 answered with a token per question). Now a link has a daily cap for all its
@@ -54,7 +54,7 @@ async def assert_capped(responses: list[httpx.Response], sessions, app_id: str) 
     assert statuses.count(200) == DAILY_CAP and statuses.count(429) == QUESTIONS - DAILY_CAP, statuses
     refused = next(r for r in responses if r.status_code == 429)
     assert f"{DAILY_CAP} questions per day from all its visitors together" in refused.json()["message"]
-    async with sessions() as session:  # the link's use count (issue 16) counts the answered ones only
+    async with sessions() as session:  # the link's use count counts the answered ones only
         used = await session.scalar(select(AccessToken.use_count).where(AccessToken.application_id == app_id))
     assert used == DAILY_CAP
 

@@ -57,7 +57,7 @@ def test_compound_question_through_separate_processes(
 def test_make_run_seeds_the_demo_under_random_ids_kept_in_the_data_folder(
     process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
 ) -> None:
-    """Issue 17, D3: no guessable (uuid5) demo ids for a forged request to aim at; the ids drawn
+    """No guessable (uuid5) demo ids for a forged request to aim at; the ids drawn
     are stored in the data folder, so a restart seeds the same application again."""
     info, _ = process_stack
     assert info["application_id"] != DEMO_APPLICATION_ID and info["dataset_id"] != DEMO_DATASET_ID

@@ -1,4 +1,4 @@
-"""Issue 14's first must-show, through the whole stack: with the defaults (thinking disabled on
+"""Through the whole stack: with the defaults (thinking disabled on
 auxiliary calls, the provider detected as generic, so ``thinking: {type: disabled}`` is sent)
 and an endpoint that refuses unknown fields the way api.openai.com does, a compound question
 still gets a real assessment, a follow-up is really rewritten and a long chat is really

@@ -1,4 +1,4 @@
-"""Issue 18: one question is one trace across the four processes, its id in the record's
+"""One question is one trace across the four processes, its id in the record's
 details and on its log lines; a collector that goes away costs no question.
 
 The stack runs as separate processes (``python -m tools.stack --ephemeral``) with tracing on

@@ -24,7 +24,7 @@ _TIME = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
 _RUN_TIME = re.compile(rb'"run_time":\s?[0-9.e-]+')
 # The prompt quotes paragraph ids, whose tokens vary with the ids themselves.
 _MESSAGE_TOKENS = re.compile(rb'"message_tokens":\d+')
-# A question's trace id is drawn per question (issue 18).
+# A question's trace id is drawn per question.
 _TRACE_ID = re.compile(rb'"trace_id":"[0-9a-f]{32}"')
 
 

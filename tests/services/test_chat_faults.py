@@ -1,7 +1,7 @@
-"""Issue 17, the fault part, at the chat service over gRPC: what a caller hears when the
-database is away or our code fails (D5), NUL text refused at the entry (D5), records a dead
-process left ``running`` closed when a chat service starts and then periodically (D7), and a
-Stop that says whether it stopped (D7)."""
+"""The fault suite, at the chat service over gRPC: what a caller hears when the
+database is away or our code fails, NUL text refused at the entry, records a dead
+process left ``running`` closed when a chat service starts and then periodically, and a
+Stop that says whether it stopped."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def assert_generic(message: str) -> None:
 async def test_a_database_that_refuses_connections_is_unavailable_not_internal(
     chat_on_dead_database: ChatStubs, settings: Settings
 ) -> None:
-    """D5: every call during a database outage answers UNAVAILABLE (HTTP 503) with a message
+    """Every call during a database outage answers UNAVAILABLE (HTTP 503) with a message
     that names no host, port or database: through the servicer (the operator's call), through
     the token lookup that runs before it (an API key), and for a question (before: INTERNAL, or
     UNKNOWN with the driver's text)."""
@@ -100,7 +100,7 @@ async def test_an_unexpected_exception_is_internal_with_an_error_id_that_the_log
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """D5: a fault of ours is INTERNAL with a generic message carrying an error id; the service
+    """A fault of ours is INTERNAL with a generic message carrying an error id; the service
     log has the same id with the full traceback (before: no id, nothing to find it by)."""
 
     async def broken(*args: Any, **kwargs: Any) -> Any:
@@ -126,7 +126,7 @@ async def test_an_unexpected_exception_is_internal_with_an_error_id_that_the_log
 async def test_nul_characters_are_refused_before_they_reach_the_database(
     chat: ChatStubs, operator: tuple[tuple[str, str], ...]
 ) -> None:
-    """D5: NUL in a question, a chat id, an access token or a name is INVALID_ARGUMENT naming
+    """NUL in a question, a chat id, an access token or a name is INVALID_ARGUMENT naming
     the field, for every method (before: stored on SQLite, the SQL statement on PostgreSQL)."""
     opened = await chat.applications.OpenChat(
         chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
@@ -195,7 +195,7 @@ async def _forget(sessions: Any, chat_ids: list[str]) -> None:
 async def test_a_starting_chat_service_closes_records_a_dead_process_left_running(
     stack: Stack, sessions: Any, offline_model: Any
 ) -> None:
-    """D7: at start, a chat service marks ``interrupted`` (keeping the saved part) the running
+    """At start, a chat service marks ``interrupted`` (keeping the saved part) the running
     records whose holder's lease is gone or expired, and leaves alone one whose holder is alive;
     then it sweeps again once per lease TTL (before: they stayed ``running`` across restarts)."""
     store = ChatStore(sessions)
@@ -231,7 +231,7 @@ async def test_a_starting_chat_service_closes_records_a_dead_process_left_runnin
 async def test_stop_on_a_chat_whose_holder_is_dead_says_it_did_not_stop(
     chat: ChatStubs, operator: tuple[tuple[str, str], ...], sessions: Any
 ) -> None:
-    """D7: the chat's lease is held by a process that died (not yet expired) and its record is
+    """The chat's lease is held by a process that died (not yet expired) and its record is
     ``running``: nothing can honour a stop, so Stop answers ``stopped: false`` (before: true)."""
     opened = await chat.applications.OpenChat(
         chat_pb.OpenChatRequest(application_id=DEMO_APPLICATION_ID), metadata=operator
@@ -275,7 +275,7 @@ async def _closed_properly(sessions: Any, chat_id: str) -> None:
 async def test_a_stream_closed_at_its_first_event_closes_the_record_before_the_lease_goes(
     flow: AskFlow, sessions: Any
 ) -> None:
-    """D7: the answer stream is closed right after its first event (a client that leaves at
+    """The answer stream is closed right after its first event (a client that leaves at
     once: gRPC drops the stream where it stands). By the time the close returns the record is
     ``stopped`` and the lease released (before: the lease went while the inner answer, still
     suspended at its first event, was left for the garbage collector: a ``running`` record with
@@ -294,19 +294,19 @@ async def test_a_stream_closed_at_its_first_event_closes_the_record_before_the_l
 async def test_a_question_cancelled_while_its_record_commits_is_closed_and_its_lease_released(
     flow: AskFlow, sessions: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """D7: the client goes away while the lease and record are being committed (the commit has
+    """The client goes away while the lease and record are being committed (the commit has
     happened, its reply is still on the way: a PostgreSQL round trip). The record is closed
     ``stopped`` and the chat released (before: the cancelled question never reached the block
     that releases the lease: the chat answered 409 for a lease TTL and the record stayed
     ``running``)."""
     store = ChatStore(sessions)
     original = ChatStore.begin_question
-    committed = asyncio.Event()
+    committed, left = asyncio.Event(), asyncio.Event()
 
     async def slow_reply(self: ChatStore, *args: Any, **kwargs: Any) -> Any:
         started = await original(self, *args, **kwargs)
         committed.set()
-        await asyncio.Event().wait()  # the commit's reply, in flight until the question is cancelled
+        await left.wait()  # the commit's reply, in flight until the client has gone
         return started
 
     monkeypatch.setattr(ChatStore, "begin_question", slow_reply)
@@ -315,6 +315,7 @@ async def test_a_question_cancelled_while_its_record_commits_is_closed_and_its_l
     asking = asyncio.ensure_future(anext(flow.run(application, chat_id, Question(QUESTION))))
     await asyncio.wait_for(committed.wait(), 10)
     asking.cancel()
+    left.set()
     with pytest.raises(asyncio.CancelledError):
         await asking
     await eventually(lambda: _closed_properly(sessions, chat_id), passed, timeout=5, interval=0.05)

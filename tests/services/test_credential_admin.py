@@ -1,4 +1,4 @@
-"""Issue 16, credentials, in the chat service's own terms: the operator lists API keys (masked)
+"""Credentials, in the chat service's own terms: the operator lists API keys (masked)
 and share links with their use counts, revokes, re-activates, expires and rotates them, and
 each change holds on the credential's very next call."""
 

@@ -1,4 +1,4 @@
-"""Issue 18, metrics: the gRPC interceptor every service gets from ``build_server``, on a real
+"""Metrics: the gRPC interceptor every service gets from ``build_server``, on a real
 server on port 0. A call is counted once, with the status it ended with; a stream only when it
 ends, however many messages it sent."""
 

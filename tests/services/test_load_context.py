@@ -1,5 +1,5 @@
-"""LoadContext through the real gRPC ContextService, case by case as the seed's
-ConversationContextServiceTest lists them; summaries come from a scripted OpenAI-protocol server."""
+"""LoadContext through the real gRPC ContextService, case by case (summary and recent turns,
+history off, compaction thresholds, clipping, failures); summaries come from a scripted OpenAI-protocol server."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ async def test_failed_summary_does_not_advance_the_watermark(
     assert loaded.phases == ["compacting"], "compaction was tried"
     assert await stored_state(sessions, chat) is None
     assert (loaded.info.compacted_rounds, loaded.info.revision, loaded.info.recent_rounds) == (0, 0, 4)
-    # Still usable: every turn, clipped per the seed. Three whole turns use up the 600 tokens,
+    # Still usable: every turn, clipped. Three whole turns use up the 600 tokens,
     # so the fourth keeps its 10-token question and 64 tokens of its answer.
     assert loaded.summaries == []
     assert loaded.turns == [*turns[:3], (turns[3][0], clip_tokens(turns[3][1], 64))]
@@ -236,7 +236,7 @@ async def test_one_overlong_turn_is_clipped_not_compacted(
     loaded = await context.load(chat)
     assert loaded.phases == [] and fake.chat_bodies == []
     assert (loaded.info.recent_rounds, loaded.info.compacted_rounds, loaded.info.revision) == (1, 0, 0)
-    # The seed's split of a 600-token turn budget: question min(400, max(64, 300)), answer the rest.
+    # The split of a 600-token turn budget: question min(400, max(64, 300)), answer the rest.
     assert loaded.turns == [(clip_tokens(question, 300), clip_tokens(answer, 300))]
     assert count_tokens(loaded.turns[0][0]) == 300 and count_tokens(loaded.turns[0][1]) == 300
 
@@ -258,7 +258,7 @@ async def test_progress_events_arrive_in_order_and_compacting_only_when_compacti
 
 
 def _sent_tokens(loaded: Loaded) -> int:
-    """The seed's estimate of what is sent: the messages as compact JSON."""
+    """The estimate of what is sent: the messages as compact JSON."""
     payload = [{"role": role, "content": content} for role, content in loaded.messages]
     return count_tokens(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
 

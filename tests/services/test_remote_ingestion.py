@@ -1,4 +1,4 @@
-"""Ingestion with a remote embeddings endpoint (issue 18), through a real retrieval server and the
+"""Ingestion with a remote embeddings endpoint, through a real retrieval server and the
 real ``openai`` client against a fake endpoint of fixed capacity: batches are sent several at a
 time but never more than the setting, every paragraph lands once, at its position, with its own
 vector, while the progress only moves forward; a batch the endpoint refuses is retried by the

@@ -1,4 +1,4 @@
-"""The retrieval loop, case by case as the seed lists them, against the real vector store
+"""The retrieval loop, case by case (one per stop reason and more), against the real vector store
 with the sample knowledge base; the assessment comes from a scripted OpenAI-protocol server."""
 
 from __future__ import annotations

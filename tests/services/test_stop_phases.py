@@ -1,4 +1,4 @@
-"""Issue 16: Stop works in every phase. A Stop while a retrieval round searches (a search made
+"""Stop works in every phase. A Stop while a retrieval round searches (a search made
 slow by an embedder that never answers) or while the context loads (a context service that
 never sends its context) ends the question within a second: the stream ends with ``done``, the
 record is ``stopped`` with what exists (the rounds that started), the upstream call is

@@ -1,4 +1,4 @@
-"""Each embedding model's store beside the default one (issue 14), on both backends: another
+"""Each embedding model's store beside the default one, on both backends: another
 vector size, points that never show in the default store, the default store left where it was."""
 
 from __future__ import annotations

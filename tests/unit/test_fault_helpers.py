@@ -1,5 +1,5 @@
-"""Issue 17's small parts, one function at a time: the supervisor's backoff (D2), which database
-errors are an outage (D5) and the NUL check over every string of a request (D5)."""
+"""The fault suite's small parts, one function at a time: the supervisor's backoff, which database
+errors are an outage and the NUL check over every string of a request."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.fault
 
 
 def test_the_restart_backoff_doubles_to_ten_seconds_and_resets_after_a_healthy_minute() -> None:
-    """D2: a service that keeps dying is restarted ever more slowly, never in a tight loop; one
+    """A service that keeps dying is restarted ever more slowly, never in a tight loop; one
     that ran for a minute starts again from the shortest wait."""
     backoff = Backoff()
     assert [backoff.next_delay(ran_for=1.0) for _ in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
@@ -28,7 +28,7 @@ def test_the_restart_backoff_doubles_to_ten_seconds_and_resets_after_a_healthy_m
 
 
 def test_connection_level_database_errors_are_an_outage_and_lose_their_text() -> None:
-    """D5: what a refused or dropped connection raises is Unavailable with a generic message;
+    """What a refused or dropped connection raises is Unavailable with a generic message;
     a constraint or a bug is not an outage."""
     refused = ConnectionRefusedError('connection to server at "db" (10.0.0.5), port 5432 failed')
     outages = [
@@ -47,7 +47,7 @@ def test_connection_level_database_errors_are_an_outage_and_lose_their_text() ->
 
 
 def test_nul_is_found_in_nested_repeated_and_map_fields() -> None:
-    """D5: every string of a request is checked, wherever it sits; the error names the field."""
+    """Every string of a request is checked, wherever it sits; the error names the field."""
     nested = chat_pb.AskRequest(chat_id="c", message="问")
     nested.client_history.messages.add(role=common_pb2.ROLE_USER, content="前\x00文")
     with pytest.raises(InvalidRequest, match=r"^client_history\.messages\.content must not contain NUL"):

@@ -1,4 +1,4 @@
-"""Issue 18: a question's trace id and record id on its log lines, as text or as JSON, and the
+"""A question's trace id and record id on its log lines, as text or as JSON, and the
 trace id every question gets whether tracing is on or not."""
 
 from __future__ import annotations

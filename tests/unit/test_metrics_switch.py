@@ -1,4 +1,4 @@
-"""Issue 18, metrics: ``KB_METRICS`` and the metrics ports switch them on and off, and the
+"""Metrics: ``KB_METRICS`` and the metrics ports switch them on and off, and the
 gateway's ``/metrics`` answers the operator only."""
 
 from __future__ import annotations

@@ -382,7 +382,7 @@ async def test_events_are_decoded_however_the_bytes_are_cut() -> None:
         assert [data async for data in _sse_data(cut(size))] == expected, size
 
 
-# --- provider profiles, refused fields, reasoning, bad input (issue 14) ---------------------
+# --- provider profiles, refused fields, reasoning, bad input ---------------------
 
 SECRET = "sk-live-abcdef0123456789"
 

@@ -1,4 +1,4 @@
-"""Issue 18: tracing is one setting, off by default, and a collector that is down never makes a
+"""Tracing is one setting, off by default, and a collector that is down never makes a
 process buffer without bound."""
 
 from __future__ import annotations
