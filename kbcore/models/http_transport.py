@@ -43,14 +43,23 @@ MAX_CONNECTIONS = 1000
 KEEPALIVE_SECONDS = 4.0
 
 
-def model_http_client() -> httpx2.AsyncClient:
-    """An httpx2 client sending through aiohttp, for ``openai.AsyncOpenAI(http_client=...)``.
+class ModelHttpClient(httpx2.AsyncClient):
+    """An httpx2 client sending through aiohttp, for ``openai.AsyncOpenAI(http_client=...)``, that
+    names its transport: our own requests (``kbcore.models.model_post``) go to it directly.
     Closing the SDK client closes it (and its connections)."""
-    # No cookies: an endpoint's Set-Cookie must not follow one caller's request into another's.
-    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-    client = httpx2.AsyncClient(transport=AiohttpTransport(), follow_redirects=True, cookies=no_cookies)
-    instrument_http_client(client)
-    return client
+
+    def __init__(self) -> None:
+        self.model_transport = AiohttpTransport()
+        # No cookies: an endpoint's Set-Cookie must not follow one caller's request into another's.
+        no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+        super().__init__(transport=self.model_transport, follow_redirects=True, cookies=no_cookies)
+        # Tracing wraps this transport object's method, so the direct requests are traced too.
+        instrument_http_client(self)
+
+
+def model_http_client() -> ModelHttpClient:
+    """The HTTP client of a model endpoint's ``openai`` client."""
+    return ModelHttpClient()
 
 
 @contextlib.contextmanager

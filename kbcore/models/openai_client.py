@@ -45,6 +45,7 @@ from kbcore.models.base import (
 from kbcore.models.failures import FailureKind, status_kind
 from kbcore.models.field_retry import RefusedFields
 from kbcore.models.http_transport import model_http_client
+from kbcore.models.model_post import ModelPost
 from kbcore.models.prompts import (
     ASSESS_SYSTEM,
     REWRITE_SYSTEM,
@@ -54,7 +55,6 @@ from kbcore.models.prompts import (
     summarize_user_content,
 )
 from kbcore.models.providers import provider_profile
-from kbcore.models.sdk_post import SdkPost
 from kbcore.models.usage_estimate import estimate_usage
 from kbcore.sse import SseParser
 from kbcore.telemetry.tracing import model_span
@@ -159,14 +159,15 @@ class OpenAIModelClient:
         self._secret = api_key or None
         self._aux_extra_body: dict[str, Any] = dict(self.profile.no_thinking) if disable_thinking else {}
         self._refused = RefusedFields(_endpoint_label(base_url))
+        http = http_client or model_http_client()
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or _NO_KEY,
             timeout=timeout,
             max_retries=max_retries,
-            http_client=http_client or model_http_client(),
+            http_client=http,
         )
-        self._post_json = SdkPost(self._client).post
+        self._post_json = ModelPost(self._client, http).post
 
     @property
     def refused_fields(self) -> frozenset[str]:
@@ -193,7 +194,7 @@ class OpenAIModelClient:
         """One non-streaming auxiliary call; only a complete, non-empty answer is returned.
 
         Sent and read as plain JSON with the client's request, retry and error rules
-        (``sdk_post.SdkPost``, as the client's raw ``post`` does): the typed ``create`` walks every
+        (``model_post.ModelPost``, as the client's raw ``post`` does): the typed ``create`` walks every
         parameter through its schema and builds a typed reply, which cost more than the rest
         of the call, for two fields of one choice. Reasoning a model sent along is ignored."""
         body: dict[str, Any] = {
@@ -260,7 +261,7 @@ class OpenAIModelClient:
     async def _stream(self, request: GenerationRequest, usage: Usage) -> AsyncIterator[str | ReasoningDelta]:
         """The answer's deltas (thinking as ``ReasoningDelta``), read from the raw event stream.
 
-        The request goes out like ``_complete``'s (``SdkPost``), and the body is
+        The request goes out like ``_complete``'s (``ModelPost``), and the body is
         left to us: the client's own stream builds a typed chunk object per event, which cost
         more than everything else done with that event. Events are decoded as the client
         decodes them; an error payload, a cut connection or a stall ends the answer with a

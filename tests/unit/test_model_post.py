@@ -1,5 +1,5 @@
-"""``SdkPost`` keeps the ``openai`` client's rules for every model call: its headers and our body,
-its retries (statuses, ``x-should-retry``, ``Retry-After``), its exception for each failure; and
+"""``ModelPost`` keeps the rules the ``openai`` client documents for every model call: its headers and
+our body, its retries (statuses, ``x-should-retry``, ``Retry-After``), its exception for each failure; and
 over our transport (``http_transport``) a refused connection is not a timeout and no cookie
 goes back. Every case runs against one scripted endpoint."""
 
@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from kbcore.models.http_transport import model_http_client
-from kbcore.models.sdk_post import SdkPost
+from kbcore.models.model_post import ModelPost
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "云岭县医院几点开门？"}], "temperature": 0}
 OK = (200, {"content-type": "application/json"}, json.dumps({"choices": [{"message": {"content": "八点"}}]}))
@@ -57,22 +57,28 @@ async def endpoint() -> AsyncIterator[Endpoint]:
 Send = Callable[[], Awaitable[httpx2.Response]]
 
 
-def _client(base_url: str, max_retries: int = 2, timeout: float = 5.0) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(
-        base_url=base_url, api_key="sk-test", max_retries=max_retries, timeout=timeout, http_client=model_http_client()
+@dataclass
+class Caller:
+    """What the model clients build: the SDK's client on our HTTP client, and the post through both."""
+
+    client: openai.AsyncOpenAI
+    send: Send
+
+
+def _caller(base_url: str, max_retries: int = 2, timeout: float = 5.0) -> Caller:
+    http = model_http_client()
+    client = openai.AsyncOpenAI(
+        base_url=base_url, api_key="sk-test", max_retries=max_retries, timeout=timeout, http_client=http
     )
-
-
-def _sender(client: openai.AsyncOpenAI) -> Send:
-    post = SdkPost(client).post
-    return lambda: post("/chat/completions", BODY)
+    post = ModelPost(client, http).post
+    return Caller(client, lambda: post("/chat/completions", BODY))
 
 
 @pytest.fixture
 async def send(endpoint: Endpoint) -> AsyncIterator[Send]:
-    client = _client(endpoint.base_url)
-    yield _sender(client)
-    await client.close()
+    caller = _caller(endpoint.base_url)
+    yield caller.send
+    await caller.client.close()
 
 
 async def test_the_request_carries_the_clients_headers_and_the_body(endpoint: Endpoint, send: Send) -> None:
@@ -122,11 +128,11 @@ async def test_a_client_error_is_raised_at_once_as_its_own_class(endpoint: Endpo
 
 
 async def test_a_status_error_is_the_sdks_class_with_the_endpoints_words(endpoint: Endpoint) -> None:
-    client = _client(endpoint.base_url, max_retries=0)
+    caller = _caller(endpoint.base_url, max_retries=0)
     endpoint.replies = [(429, {"content-type": "application/json"}, '{"error": {"message": "slow down"}}')]
     with pytest.raises(openai.RateLimitError) as caught:
-        await _sender(client)()
-    await client.close()
+        await caller.send()
+    await caller.client.close()
     assert caught.value.body == {"message": "slow down"}
     assert "slow down" in caught.value.message
 
@@ -142,12 +148,12 @@ async def test_a_redirect_is_followed_with_the_body(endpoint: Endpoint, send: Se
 
 async def test_a_cookie_the_endpoint_sets_is_not_sent_back(endpoint: Endpoint) -> None:
     """One client serves every chat: a cookie from one caller's answer must not go out with the next."""
-    client = _client(endpoint.base_url)
+    caller = _caller(endpoint.base_url)
     endpoint.replies = [(200, {**OK[1], "set-cookie": "session=one-caller; Path=/"}, OK[2]), OK]
-    post = _sender(client)
+    post = caller.send
     await post()
     await post()
-    await client.close()
+    await caller.client.close()
     assert [headers.get("cookie") for headers, _ in endpoint.seen] == [None, None]
 
 
@@ -158,10 +164,10 @@ def _refusing_port() -> int:
 
 
 async def test_an_endpoint_that_is_down_is_a_connection_error() -> None:
-    client = _client(f"http://127.0.0.1:{_refusing_port()}/v1", max_retries=1)
+    caller = _caller(f"http://127.0.0.1:{_refusing_port()}/v1", max_retries=1)
     with pytest.raises(openai.APIConnectionError) as caught:
-        await _sender(client)()
-    await client.close()
+        await caller.send()
+    await caller.client.close()
     assert not isinstance(caught.value, openai.APITimeoutError)
 
 
@@ -169,7 +175,7 @@ async def test_an_endpoint_that_never_answers_is_a_timeout() -> None:
     with socket.socket() as silent:  # accepts connections, never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen()
-        client = _client(f"http://127.0.0.1:{silent.getsockname()[1]}/v1", max_retries=0, timeout=0.3)
+        caller = _caller(f"http://127.0.0.1:{silent.getsockname()[1]}/v1", max_retries=0, timeout=0.3)
         with pytest.raises(openai.APITimeoutError):
-            await _sender(client)()
-        await client.close()
+            await caller.send()
+        await caller.client.close()
