@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -29,6 +30,21 @@ from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.server import RetrievalDeps
 from services.retrieval.server import create_server as create_retrieval_server
 from services.retrieval.store.base import VectorStore
+from tests.eventually import eventually
+
+
+class SteppedClock:
+    """The real monotonic clock plus however far a test has moved it on: what the stack's
+    cached answers expire by, so a test steps past an expiry instead of sleeping through it."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.ahead
+
+    def advance(self, seconds: float) -> None:
+        self.ahead += seconds
 
 
 @dataclass
@@ -41,6 +57,7 @@ class Stack:
     url: str
     # Retrieval's and context's dependencies: their registered models' clients close at stop.
     service_deps: tuple[RetrievalDeps, ContextDeps] | None = None
+    clock: SteppedClock = field(default_factory=SteppedClock)  # what retrieval's cached answers expire by
 
     @property
     def credential(self) -> str:
@@ -88,7 +105,9 @@ async def start_stack(
     from kbcore.rpc.client import open_channel
 
     host = settings.grpc_host
-    retrieval_deps, context_deps = RetrievalDeps(sessions, store, embedder, model), ContextDeps(sessions, model)
+    clock = SteppedClock()
+    retrieval_deps = RetrievalDeps(sessions, store, embedder, model, clock=clock)
+    context_deps = ContextDeps(sessions, model)
     retrieval = await create_retrieval_server(settings, retrieval_deps, port=0)
     context = await create_context_server(settings, context_deps, port=0)
     settings = dataclasses.replace(
@@ -110,10 +129,13 @@ async def start_stack(
     app = create_app(settings, Backends.connect(settings))
     server = uvicorn.Server(http_config(app, settings, log_level="warning", access_log=False, lifespan="on"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
+
+    def started() -> bool:
         if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
+            task.result()  # the gateway's own failure, at once
+        return server.started
+
+    await eventually(started, timeout=60, interval=0.01, what="the gateway starting")
     servers = [retrieval, context, chat]
     url = f"http://127.0.0.1:{port}"
-    return Stack(settings, servers, server, task, chat_deps, url, (retrieval_deps, context_deps))
+    return Stack(settings, servers, server, task, chat_deps, url, (retrieval_deps, context_deps), clock)

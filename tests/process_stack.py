@@ -10,14 +10,17 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tests.eventually import eventually_sync, passed
 from tools.seed_demo import SAMPLE_DOCS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,16 +73,44 @@ def stack_processes(
     with log.open("wb") as out:
         process = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=out)
     try:
-        deadline = time.monotonic() + START_LIMIT
-        while not (run_dir / "stack.json").exists():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("the stack did not start:\n" + log.read_text(errors="replace"))
-            time.sleep(0.2)
+
+        def announced() -> bool:
+            if process.poll() is not None:
+                pytest.fail("the stack exited while starting:\n" + log.read_text(errors="replace"))
+            return (run_dir / "stack.json").exists()
+
+        try:
+            eventually_sync(announced, timeout=START_LIMIT, interval=0.05, what="the stack announcing itself")
+        except AssertionError as late:
+            raise AssertionError(f"{late}:\n{log.read_text(errors='replace')}") from None
         yield StackProcesses(process, data_dir, run_dir, log)
     finally:
         if process.poll() is None:
             process.send_signal(stop)
             process.wait(timeout=60)
+
+
+def listening_port(
+    process: subprocess.Popen[bytes], port_file: Path, *, timeout: float, output: Callable[[], str] = lambda: ""
+) -> int:
+    """The port a server process announces in ``port_file``, once it accepts connections there
+    (the file is written before the server listens); fails at once if the process exits, and
+    either way with its ``output``."""
+
+    def listening() -> int:
+        if process.poll() is not None:
+            pytest.fail(f"{port_file.stem} exited while starting:\n{output()}")
+        try:
+            port = int(port_file.read_text())
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except (OSError, ValueError) as not_yet:
+            raise AssertionError(f"not listening yet: {not_yet}") from not_yet
+        return port
+
+    try:
+        return eventually_sync(listening, passed, timeout=timeout, interval=0.05, what=f"{port_file.stem} listening")
+    except AssertionError as late:
+        raise AssertionError(f"{late}:\n{output()}") from None
 
 
 def pid_alive(pid: int) -> bool:

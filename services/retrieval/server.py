@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
@@ -60,6 +62,8 @@ class RetrievalDeps:
     # Each embedding model's embedder and store, made by ``create_server``; the
     # default's are ``embedder`` and ``store``.
     spaces: EmbeddingSpaces | None = None
+    # What cached answers expire by: the real clock, or one a test moves on instead of waiting.
+    clock: Callable[[], float] = time.monotonic
 
     async def close(self) -> None:
         if self.spaces is not None:

@@ -29,6 +29,7 @@ from services.retrieval.store.maintenance import (
     IndexMaintainer,
     rebuild_index,
 )
+from tests.eventually import eventually
 from tests.process_stack import pid_alive
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -265,10 +266,7 @@ async def test_the_maintainer_builds_once_enough_points_are_outside_hnsw(loaded:
     assert await maintainer.due(loaded)
     task = asyncio.create_task(maintainer.run())
     try:
-        for _ in range(1200):
-            if maintainer.runs:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: maintainer.runs, timeout=60, interval=0.05, what="the maintainer's first run")
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

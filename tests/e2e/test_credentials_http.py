@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import time
 from typing import Any
 
 import httpx
@@ -19,6 +18,7 @@ from sqlalchemy import update
 
 from kbcore.db.tables import AccessToken
 from kbcore.rpc.caller_token import bearer
+from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
 from tests.sse_client import ask, parse_frames
@@ -244,10 +244,13 @@ async def test_an_answer_streaming_when_its_key_is_revoked_finishes_and_the_next
             return response.status_code
 
         answering = asyncio.create_task(read_answer())
-        deadline = time.monotonic() + 10
-        while "第一段".encode() not in received:
-            assert time.monotonic() < deadline and not answering.done(), bytes(received)[-300:]
-            await asyncio.sleep(0.02)
+
+        def first_part_or_end() -> bool:
+            assert answering.done() or "第一段".encode() in received, bytes(received)[-300:]
+            return True
+
+        await eventually(first_part_or_end, what="the answer's first part arriving")
+        assert not answering.done(), bytes(received)[-300:]
         async with remote_stack.http() as operator:
             revoked = await operator.delete(f"/api/application/{DEMO_APPLICATION_ID}/api_key/{key['id']}")
         assert revoked.status_code == 200

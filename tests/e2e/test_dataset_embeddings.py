@@ -8,7 +8,6 @@ of model is a clear 400."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -150,7 +149,7 @@ async def test_switching_to_a_registered_model_serves_the_old_vectors_until_it_p
     assert changed.json()["data"]["embedding_model_id"] == ""  # not yet: a job runs
     assert changed.json()["data"]["embedding_switch"]["status"] in RUNNING
     await eventually(lambda: fake.waiting, timeout=30, what="the job embedding, held half-way")
-    await asyncio.sleep(SEARCH_CACHE_SECONDS)  # looked up afresh: the dataset still names its old model
+    stack.clock.advance(SEARCH_CACHE_SECONDS)  # looked up afresh: the dataset still names its old model
     during = await vector_hits(client, created["id"], similarity=0.0)
     assert [(h["id"], h["similarity"]) for h in during] == [(h["id"], h["similarity"]) for h in before]
     refused = await client.post(f"/api/dataset/{created['id']}/document", json={"name": "新", "paragraphs": PARAGRAPHS})
@@ -161,7 +160,7 @@ async def test_switching_to_a_registered_model_serves_the_old_vectors_until_it_p
     assert switched["embedding_switch"]["status"] == "ready", switched
     assert switched["embedding_model_id"] == model_id and switched["embedding_dimension"] == 64
     assert switched["embedding_switch"]["progress"] == {"done": len(PARAGRAPHS), "total": len(PARAGRAPHS)}
-    await asyncio.sleep(SEARCH_CACHE_SECONDS)  # a search a moment ago may still use the old space
+    stack.clock.advance(SEARCH_CACHE_SECONDS)  # a search a moment ago may still use the old space
     after = await vector_hits(client, created["id"], similarity=0.0)
     assert after[0]["content"] == PARAGRAPHS[0]["content"]
     assert {h["id"] for h in after} == {h["id"] for h in before}  # the same paragraphs, ids kept

@@ -12,10 +12,8 @@ import csv
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from kbcore.settings import Settings
 from services.chat.access.rules import NOT_VISIBLE
 from tests.document_jobs import wait_for_documents
 from tests.harness import Stack
+from tests.process_stack import listening_port
 from tests.sse_client import ask
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
@@ -150,21 +149,8 @@ def gateway_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
         "KB_LOG_LEVEL": "WARNING",
     }
     process = subprocess.Popen([sys.executable, "-m", "gateway"], cwd=REPO, env=env)
-    port_file = run_dir / "gateway.port"
     try:
-        deadline = time.monotonic() + 60
-        while not port_file.exists():
-            assert process.poll() is None and time.monotonic() < deadline, "the gateway did not start"
-            time.sleep(0.05)
-        port = int(port_file.read_text())
-        while True:  # the port is bound before uvicorn listens on it
-            assert process.poll() is None and time.monotonic() < deadline, "the gateway did not listen"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield process.pid, port
+        yield process.pid, listening_port(process, run_dir / "gateway.port", timeout=60)
     finally:
         process.terminate()
         process.wait(timeout=20)

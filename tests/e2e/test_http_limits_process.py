@@ -8,10 +8,8 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from gateway.edge.descriptors import connection_cap
+from tests.eventually import eventually
+from tests.process_stack import listening_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_database]  # a process of its own, no database
 
@@ -66,16 +66,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess
             preexec_fn=_low_descriptor_limit,
         )
     try:
-        deadline = time.monotonic() + DEADLINE
-        port_file = run_dir / "gateway.port"
-        while True:  # the port is announced, then bound before uvicorn listens on it
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            try:
-                port = int(port_file.read_text())
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except (OSError, ValueError):
-                time.sleep(0.05)
+        port = listening_port(process, run_dir / "gateway.port", timeout=DEADLINE, output=log.read_text)
         yield GatewayProcess(process.pid, port, log)
     finally:
         process.terminate()
@@ -105,6 +96,20 @@ async def status_of(port: int, wire: bytes) -> int:
 REQUEST = b"GET /ui/labels.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
+async def answers_become(port: int, expected: int, meanwhile: int) -> None:
+    """Ask until the gateway answers ``expected``; any answer but that or ``meanwhile`` fails at once."""
+
+    async def status() -> int:
+        found = await status_of(port, REQUEST)
+        if found not in (expected, meanwhile):
+            pytest.fail(f"answered {found}: neither {expected} nor, until then, {meanwhile}")
+        return found
+
+    await eventually(
+        status, lambda found: found == expected, timeout=DEADLINE, interval=0.05, what=f"an answer of {expected}"
+    )
+
+
 def test_the_gateway_raises_its_soft_open_file_limit_to_the_hard_one(gateway: GatewayProcess) -> None:
     assert soft_limit(gateway.pid) == HARD
     cap = connection_cap(4096, HARD)
@@ -121,17 +126,11 @@ async def test_a_flood_of_connections_gets_503_not_resets_and_leaves_descriptors
         for _ in range(FLOOD):
             held.append(await asyncio.open_connection("127.0.0.1", gateway.port))
             held[-1][1].write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never finish
-        deadline = time.monotonic() + DEADLINE
-        while (status := await status_of(gateway.port, REQUEST)) != 503:  # accepted, answered, closed
-            assert status == 200 and time.monotonic() < deadline, status
-            await asyncio.sleep(0.05)
+        await answers_become(gateway.port, 503, meanwhile=200)  # accepted, answered, closed
         held_by_gateway = open_files(gateway.pid)
         print(f"open files with the flood held: {held_by_gateway} (cap {cap})")
         assert cap <= held_by_gateway < HARD - 100
     finally:
         for _, writer in held:
             writer.close()
-    deadline = time.monotonic() + DEADLINE
-    while (status := await status_of(gateway.port, REQUEST)) != 200:
-        assert status == 503 and time.monotonic() < deadline, status
-        await asyncio.sleep(0.05)
+    await answers_become(gateway.port, 200, meanwhile=503)

@@ -12,12 +12,10 @@ process has stopped, to count what is really stored.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
 from services.retrieval.store.factory import open_vector_store
+from tests.eventually import eventually
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -84,11 +83,16 @@ class Launcher:
         service = RetrievalProcess(process, run_dir, log)
         self.started.append(service)
         port_file = run_dir / "retrieval.port"
-        deadline = time.monotonic() + START_TIMEOUT
-        while not port_file.exists():
-            assert process.poll() is None, f"{label} exited while starting:\n{service.output()}"
-            assert time.monotonic() < deadline, f"{label} did not announce its port:\n{service.output()}"
-            await asyncio.sleep(0.05)
+
+        def announced() -> bool:
+            if process.poll() is not None:
+                pytest.fail(f"{label} exited while starting:\n{service.output()}")
+            return port_file.exists()
+
+        try:
+            await eventually(announced, timeout=START_TIMEOUT, interval=0.05, what=f"{label} announcing its port")
+        except AssertionError as late:
+            raise AssertionError(f"{late}:\n{service.output()}") from None
         service.port = int(port_file.read_text())
         channel = open_channel(service.target, service_credential(Settings.from_env(self.env)))
         try:
@@ -151,16 +155,17 @@ def paragraph_list() -> pb.ParagraphList:
 
 
 async def watch(stub: RetrievalStubs, dataset_id: str, document_id: str, until, timeout: float) -> pb.Document:
-    deadline = time.monotonic() + timeout
-    while True:
-        document = await stub.documents.GetDocument(
-            pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id)
-        )
-        if until(document):
-            return document  # type: ignore[no-any-return]
-        assert document.status != pb.DOCUMENT_STATUS_FAILED, document
-        assert time.monotonic() < deadline, f"the document never reached the expected state: {document}"
-        await asyncio.sleep(0.05)
+    """The document once ``until`` holds for it; one that fails first fails the test."""
+    request = pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id)
+    document = await eventually(
+        lambda: stub.documents.GetDocument(request),
+        lambda found: until(found) or found.status == pb.DOCUMENT_STATUS_FAILED,
+        timeout=timeout,
+        interval=0.05,
+        what="the document reaching the expected state",
+    )
+    assert until(document), document
+    return document  # type: ignore[no-any-return]
 
 
 async def open_store(tmp_path: Path) -> VectorStore:

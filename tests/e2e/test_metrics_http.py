@@ -19,6 +19,7 @@ from kbcore.metrics.catalog import Purpose
 from kbcore.metrics.http_server import serve_metrics
 from kbcore.models.offline.model import OFFLINE_MODEL_NAME
 from kbcore.vocabulary import RECORD_STATUS, STOP_REASON
+from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
 from tests.metrics_scrape import ASK_ROUTE, Scrape, grew, increments, scrape
@@ -154,9 +155,11 @@ async def test_a_busy_chat_and_the_remote_model_calls_are_counted(remote_stack: 
         chat_id = await open_chat(client)
         before = await scrape(client, "/metrics")
         first = asyncio.ensure_future(ask(client, chat_id, QUESTION))
-        while not any(request_kind(b) == "generate" for b in fake_model.chat_bodies):
-            assert not first.done(), "the first question ended before its answer started"
-            await asyncio.sleep(0.02)
+        await eventually(
+            lambda: first.done() or any(request_kind(b) == "generate" for b in fake_model.chat_bodies),
+            what="the first answer starting",
+        )
+        assert not first.done(), "the first question ended before its answer started"
         refused, _ = await ask(client, chat_id, "另一个问题")
         answered, frames = await first
         after = await scrape(client, "/metrics")

@@ -15,6 +15,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionContentPartTextParam, ChatCompletionMessageParam
 
+from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
@@ -298,10 +299,10 @@ async def test_a_client_system_message_follows_the_applications_prompt_and_a_bus
     running = asyncio.create_task(
         client.chat.completions.create(model=DEMO_APPLICATION_ID, messages=ask, extra_body={"chat_id": chat_id})  # type: ignore[arg-type]
     )
-    deadline = time.monotonic() + 10
-    while sum(request_kind(b) == "generate" for b in fake_model.chat_bodies) == generations:
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.02)
+    await eventually(
+        lambda: sum(request_kind(b) == "generate" for b in fake_model.chat_bodies) > generations,
+        what="the second question's answer starting",
+    )
     with pytest.raises(openai.ConflictError) as busy:
         await client.chat.completions.create(model=DEMO_APPLICATION_ID, messages=ask, extra_body={"chat_id": chat_id})  # type: ignore[arg-type]
     assert "already answering" in busy.value.message

@@ -4,10 +4,11 @@ provider runs, so real clients reach it over real HTTP from synchronous and asyn
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import uvicorn
+
+from tests.eventually import eventually_sync
 
 
 class ThreadedServer:
@@ -29,15 +30,17 @@ class ThreadedServer:
             loop="asyncio",
             timeout_graceful_shutdown=1,
         )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name=self._name, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the {self._name} server did not start")
-            time.sleep(0.01)
-        return int(self._server.servers[0].sockets[0].getsockname()[1])
+        server = self._server = uvicorn.Server(config)
+        thread = self._thread = threading.Thread(target=server.run, name=self._name, daemon=True)
+        thread.start()
+
+        def started() -> bool:
+            if not thread.is_alive():
+                raise RuntimeError(f"the {self._name} server stopped while starting")
+            return server.started
+
+        eventually_sync(started, interval=0.01, what=f"the {self._name} server starting")
+        return int(server.servers[0].sockets[0].getsockname()[1])
 
     def stop(self) -> None:
         """Stop serving (forcefully if a stream does not end within five seconds); idempotent."""

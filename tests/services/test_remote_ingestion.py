@@ -6,7 +6,6 @@ client with backoff, and one it keeps refusing fails the job with the endpoint's
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
 from services.retrieval.store.layout import indexed_text
+from tests.eventually import eventually
 from tests.fakes.embeddings_endpoint import Capacity, EmbeddingsEndpoint, FakeEmbeddings
 
 # The endpoint could take 8 requests at once: what limits the client is its own setting.
@@ -93,17 +93,22 @@ async def submit_and_follow(node: Node, unique: str, doc: pb.ParagraphList) -> t
     created = await node.stub.datasets.CreateDataset(pb.CreateDatasetRequest(name=f"remote-{unique}"))
     request = pb.SubmitDocumentsRequest(dataset_id=created.dataset.id, name=NAME, paragraphs=doc)
     (document,) = (await node.stub.documents.SubmitDocuments(request)).documents
+    get = pb.GetDocumentRequest(dataset_id=created.dataset.id, document_id=document.id)
     done: list[int] = []
-    deadline = asyncio.get_running_loop().time() + 60
-    while document.status in RUNNING:
-        assert asyncio.get_running_loop().time() < deadline, f"the job never ended: {document}"
-        await asyncio.sleep(0.02)
-        document = await node.stub.documents.GetDocument(
-            pb.GetDocumentRequest(dataset_id=created.dataset.id, document_id=document.id)
-        )
-        if document.status == pb.DOCUMENT_STATUS_EMBEDDING:
-            done.append(document.progress_done)
-    return document, done
+
+    async def sampled() -> pb.Document:
+        """The document now, its progress noted on the way: every poll is a sample."""
+        found: pb.Document = await node.stub.documents.GetDocument(get)
+        if found.status == pb.DOCUMENT_STATUS_EMBEDDING:
+            done.append(found.progress_done)
+        return found
+
+    ended = await eventually(sampled, ended_job, timeout=60, what="the end of the job")
+    return ended, done
+
+
+def ended_job(document: pb.Document) -> bool:
+    return document.status not in RUNNING
 
 
 def requests_with_marker(endpoint: EmbeddingsEndpoint) -> int:
@@ -159,14 +164,17 @@ async def test_a_cancel_stops_the_requests_in_flight_and_drops_what_was_staged(n
     request = pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=NAME, paragraphs=long_doc)
     (document,) = (await node.stub.documents.SubmitDocuments(request)).documents
     get = pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document.id)
-    while document.progress_done < 2 * BATCH:
-        assert document.status in RUNNING, document
-        await asyncio.sleep(0.02)
-        document = await node.stub.documents.GetDocument(get)
+    document = await eventually(
+        lambda: node.stub.documents.GetDocument(get),
+        lambda d: d.progress_done >= 2 * BATCH or ended_job(d),
+        timeout=60,
+        what="two batches embedded",
+    )
+    assert document.status in RUNNING, document
     await node.stub.documents.CancelIngestion(pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document.id))
-    while document.status in RUNNING:
-        await asyncio.sleep(0.02)
-        document = await node.stub.documents.GetDocument(get)
+    document = await eventually(
+        lambda: node.stub.documents.GetDocument(get), ended_job, what="the cancelled job ending"
+    )
     assert document.status == pb.DOCUMENT_STATUS_CANCELLED and "cancel" in document.error, document
     assert sum(node.endpoint.batch_sizes) < len(long_doc.paragraphs), "the rest was never sent"
     assert await node.store.count(dataset_id, document.id) == 0

