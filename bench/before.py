@@ -63,7 +63,7 @@ def _rows(before: dict[str, float], now: dict[str, float]) -> list[Row]:
     return [
         Row(
             SECTION,
-            f"CPU per question at {chats} chats, our four processes, revision {BEFORE} (before issue 18: "
+            f"CPU per question at {chats} chats, our four processes, revision {BEFORE} (before the throughput work: "
             f"{BEFORE_IN_ITS_OWN_RUN_MS} ms in its own run), measured in this run",
             _figure(before),
         ),
