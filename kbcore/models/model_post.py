@@ -23,6 +23,7 @@ through it.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import logging
@@ -102,16 +103,12 @@ def status_error(response: httpx2.Response) -> openai.APIStatusError:
     message = f"Error code: {response.status_code}"
     text = response.text.strip()
     body: object = text
-    try:
+    with contextlib.suppress(ValueError):  # a body that is not JSON is kept as its text
         body = json.loads(text)
-    except ValueError:
-        pass
-    else:
-        error = body.get("error", body) if isinstance(body, Mapping) else None
-        said = error.get("message") if isinstance(error, Mapping) else None
-        if isinstance(said, str) and said:
-            message += f" - {said}"
     data = body.get("error", body) if isinstance(body, Mapping) else body
+    said = data.get("message") if isinstance(data, Mapping) else None
+    if isinstance(said, str) and said:
+        message += f" - {said}"
     default = openai.InternalServerError if response.status_code >= 500 else openai.APIStatusError
     return _STATUS_ERRORS.get(response.status_code, default)(message, response=response, body=data)
 
