@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 
 from kbcore.models.base import GenerationRequest
-from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer, unverified_parts
+from kbcore.models.offline.answer_text import unverified_parts
+from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer
 from services.retrieval.search.evidence_matcher import EmbeddingMatcher
 from services.retrieval.search.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
 from services.retrieval.search.query import Searcher, SearchSettings

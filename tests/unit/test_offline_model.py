@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, HistoryTurn
-from kbcore.models.offline.model import OFFLINE_LABEL, OfflineExtractiveModel
+from kbcore.models.offline.answer_text import OFFLINE_LABEL
+from kbcore.models.offline.model import OfflineExtractiveModel
 from kbcore.models.offline.question_parts import split_question
 from kbcore.models.prompts import SUMMARY_PREFIX
 from kbcore.text.tokens import count_tokens
