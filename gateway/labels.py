@@ -10,7 +10,8 @@ from typing import Any
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kbcore.vocabulary import DOCUMENT_STATUS, LOG_SOURCE, RECORD_STATUS, SEARCH_MODE, STOP_REASON
+from kbcore.models.offline.answer_text import FORMER_LABELS, OFFLINE_LABEL
+from kbcore.vocabulary import DOCUMENT_STATUS, LOG_SOURCE, PART_VERDICT, RECORD_STATUS, SEARCH_MODE, STOP_REASON
 
 # Every stop reason of the retrieval loop, in the words the trace and the CLI show.
 _STOP_REASONS = {
@@ -34,6 +35,12 @@ _SEARCH_MODES = {
     common_pb2.SEARCH_MODE_HYBRID: "混合",
     common_pb2.SEARCH_MODE_VECTOR: "向量",
     common_pb2.SEARCH_MODE_KEYWORD: "关键词",
+}
+# What the offline model found for one part of the question (the record's ``parts``).
+_PART_VERDICTS = {
+    common_pb2.PART_VERDICT_VERIFIED: "已核实",
+    common_pb2.PART_VERDICT_NEAREST: "仅最接近的资料",
+    common_pb2.PART_VERDICT_UNVERIFIABLE: "无法核实",
 }
 _DOCUMENT_STATUSES = {
     retrieval_pb.DOCUMENT_STATUS_QUEUED: "排队中",
@@ -63,6 +70,7 @@ _SOURCE_TYPES = {
 STOP_REASON_LABELS = {STOP_REASON.name(value): label for value, label in _STOP_REASONS.items()}
 RECORD_STATUS_LABELS = {RECORD_STATUS.name(value): label for value, label in _RECORD_STATUSES.items()}
 SEARCH_MODE_LABELS = {SEARCH_MODE.name(value): label for value, label in _SEARCH_MODES.items()}
+PART_VERDICT_LABELS = {PART_VERDICT.name(value): label for value, label in _PART_VERDICTS.items()}
 DOCUMENT_STATUS_LABELS = {DOCUMENT_STATUS.name(value): label for value, label in _DOCUMENT_STATUSES.items()}
 SOURCE_TYPE_LABELS = dict(_SOURCE_TYPES)
 STOP_REASON_FALLBACK = "已完成"
@@ -240,6 +248,9 @@ LOG_WORDS = {
     "empty": "没有符合条件的记录。",
     "export_done": "已导出 {exported} 条记录。",
     "export_cut": "符合条件的记录共 {total} 条，超过导出上限：已导出最新的 {exported} 条。",
+    # The offline model's notice an answer opens with: the answer column leaves it out (the
+    # record's model already says which answered), the record itself keeps it.
+    "answer_notices": [OFFLINE_LABEL, *FORMER_LABELS],
 }
 
 # The operator page's knowledge-gap report and its "improve this answer" form
@@ -305,6 +316,7 @@ def labels_json() -> dict[str, Any]:
         "stop_reason_fallback": STOP_REASON_FALLBACK,
         "record_statuses": RECORD_STATUS_LABELS,
         "search_modes": SEARCH_MODE_LABELS,
+        "part_verdicts": PART_VERDICT_LABELS,
         "scores": {"labels": SCORE_LABELS, "hints": SCORE_HINTS, "fallback": SCORE_FALLBACK},
         "regenerate": REGENERATE_WORDS,
         "thinking": THINKING_WORDS,

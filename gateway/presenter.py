@@ -20,6 +20,7 @@ from kbcore.vocabulary import (
     DOCUMENT_STATUS,
     EMBEDDING_SWITCH_STATE,
     LOG_SOURCE,
+    PART_VERDICT,
     RECORD_SOURCE,
     RECORD_STATUS,
     SEARCH_MODE,
@@ -191,6 +192,7 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "missing": retrieval.missing,
         "rewrite_error": retrieval.rewrite_error,
         "paragraph_list": [paragraph_json(p) for p in retrieval.paragraphs],
+        "parts": parts_json(record.details),
         "context_info": _plain(record.details.context) if record.details.HasField("context") else {},
         "search_step": {"step_type": "iterative_search", "run_time": round(retrieval.run_time, 3)},
         "chat_step": {
@@ -203,6 +205,22 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "source": RECORD_SOURCE.name(record.source) or DEFAULT_SOURCE,
         **vote_json(record.vote, record.vote_reason),  # the reader's own vote (MaxKB's vote_status)
     }
+
+
+def parts_json(details: chat_pb.RecordDetails) -> list[dict[str, Any]]:
+    """Per part of the question, its verdict and the paragraphs its quotes come from (in quote
+    order, each once): what readers check instead of parsing the answer's wording. Only the
+    offline model judges parts; any other model's record has none."""
+    if not details.chat.offline_model:
+        return []
+    return [
+        {
+            "part": part.part,
+            "verdict": PART_VERDICT.name(part.verdict),
+            "paragraph_ids": list(dict.fromkeys(q.paragraph_id for q in part.quotes)),
+        }
+        for part in details.retrieval.part_support
+    ]
 
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

@@ -48,6 +48,7 @@ RECORD_STATUS: EnumNames[common_pb2.RecordStatus] = EnumNames(common_pb2.RecordS
 RECORD_SOURCE: EnumNames[common_pb2.RecordSource] = EnumNames(common_pb2.RecordSource)
 SEARCH_MODE: EnumNames[common_pb2.SearchMode] = EnumNames(common_pb2.SearchMode)
 ROLE: EnumNames[common_pb2.Role] = EnumNames(common_pb2.Role)
+PART_VERDICT: EnumNames[common_pb2.PartVerdict] = EnumNames(common_pb2.PartVerdict)
 DOCUMENT_STATUS: EnumNames[retrieval_service_pb2.DocumentStatus] = EnumNames(retrieval_service_pb2.DocumentStatus)
 EMBEDDING_SWITCH_STATE: EnumNames[retrieval_service_pb2.EmbeddingSwitchState] = EnumNames(
     retrieval_service_pb2.EmbeddingSwitchState

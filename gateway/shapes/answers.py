@@ -74,6 +74,17 @@ class ChatStepOut(Shape):
     run_time: float
 
 
+class PartOut(Shape):
+    """One part of the question as the offline model judged it, and the paragraphs it quotes."""
+
+    part: str
+    verdict: Literal["verified", "nearest", "unverifiable"] = Field(
+        description="verified: the quotes answer the part; nearest: they are only the closest evidence;"
+        " unverifiable: nothing to quote"
+    )
+    paragraph_ids: list[str] = Field(description="the quoted paragraphs, in quote order, each once")
+
+
 class RecordOut(Shape):
     """One question and its answer: MaxKB's record fields plus the details at top level."""
 
@@ -98,6 +109,10 @@ class RecordOut(Shape):
     missing: str
     rewrite_error: str
     paragraph_list: list[ParagraphOut]
+    parts: list[PartOut] = Field(
+        description="per part of the question, the offline model's verdict; empty for any other model"
+        " or when retrieval did not run"
+    )
     context_info: ContextInfoOut
     search_step: SearchStepOut
     chat_step: ChatStepOut

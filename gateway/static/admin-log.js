@@ -76,11 +76,19 @@ function sufficientText(entry) {
   return WORDS.sufficient[String(entry.sufficient)];
 }
 
+/** The answer as its column shows it: without the offline model's notice, which every such
+ * answer opens with and the record's model already says; opening the record shows it whole. */
+function answerColumn(answer) {
+  const notice = WORDS.answer_notices.find((n) => answer.startsWith(n));
+  return notice ? answer.slice(notice.length).trimStart() : answer;
+}
+
 function row(entry) {
+  const answer = answerColumn(entry.answer_text || "");
   const cells = [
     formatTime(entry.create_time),
     h("span", { class: "clip", title: entry.problem_text }, entry.problem_text),
-    h("span", { class: "clip", title: entry.answer_text }, entry.answer_text),
+    h("span", { class: "clip", title: answer, testid: "log-answer" }, answer),
     RECORD_STATUS_LABELS[entry.status] || entry.status,
     entry.agent_stop_reason ? stopReasonLabel(entry.agent_stop_reason) : "—",
     sufficientText(entry),

@@ -6,6 +6,7 @@ import LABELS from "/ui/labels.json" with { type: "json" };
 export const STOP_REASON_LABELS = LABELS.stop_reasons;
 export const RECORD_STATUS_LABELS = LABELS.record_statuses;
 export const SEARCH_MODE_LABELS = LABELS.search_modes;
+export const PART_VERDICT_LABELS = LABELS.part_verdicts;
 
 export function stopReasonLabel(reason) {
   return STOP_REASON_LABELS[reason] || LABELS.stop_reason_fallback;

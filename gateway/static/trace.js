@@ -1,7 +1,7 @@
 // How one answer was found: the retrieval trace, context statistics and cited documents.
 // Shared by the chat page (records) and the operator page (multi-round hit test).
 import { h, formatSeconds } from "./dom.js";
-import { RERANK_WORDS, scoreLabel, stopReasonLabel, yesNo } from "./labels.js";
+import { PART_VERDICT_LABELS, RERANK_WORDS, scoreLabel, stopReasonLabel, yesNo } from "./labels.js";
 
 const docName = (p) => p.document_name || p.document_id || "未命名文档";
 
@@ -126,6 +126,29 @@ function citations(record) {
   );
 }
 
+/** Each part of the question with the offline model's verdict on it (the record's parts), one line each. */
+function partsNode(record) {
+  const parts = record.parts || [];
+  if (!parts.length) return null;
+  return h(
+    "div",
+    { class: "parts", testid: "parts" },
+    h("div", { class: "section-label" }, "问题分项"),
+    h(
+      "ul",
+      { class: "part-list" },
+      parts.map((p) =>
+        h(
+          "li",
+          { class: "part", testid: "part", "data-verdict": p.verdict },
+          h("span", { class: `verdict verdict-${p.verdict}`, testid: "part-verdict" }, PART_VERDICT_LABELS[p.verdict] || p.verdict),
+          h("span", { class: "part-text" }, p.part),
+        ),
+      ),
+    ),
+  );
+}
+
 /** <details data-testid="trace">, collapsed; summary like "检索轨迹 · 2 轮 · 未发现新增资料". */
 export function traceNode(record) {
   const rounds = record.agent_trace || [];
@@ -144,6 +167,7 @@ export function traceNode(record) {
         : null,
       record.rewrite_error ? labelled("问题改写未完成：", h("span", { class: "muted" }, record.rewrite_error)) : null,
       rounds.length && !record.sufficient && record.missing ? labelled("仍缺资料：", h("span", {}, record.missing)) : null,
+      partsNode(record),
       rounds.length
         ? h("ol", { class: "rounds" }, rounds.map((r) => roundNode(r)))
         : h("p", { class: "muted" }, "本次回答没有进行检索。"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from kbcore.errors import Unavailable
@@ -41,6 +42,15 @@ class SupportQuote:
     score: float
 
 
+class PartVerdict(StrEnum):
+    """What the evidence says about one part of the question; the values are the wire names
+    of ``kb.common.v1.PartVerdict``."""
+
+    VERIFIED = "verified"  # the quotes answer the part
+    NEAREST = "nearest"  # not verified: the quotes are only the closest evidence
+    UNVERIFIABLE = "unverifiable"  # not verified, and nothing to quote
+
+
 @dataclass(frozen=True)
 class PartSupport:
     """A part of the question and the sentences that answer it (or, unverified, come nearest).
@@ -51,6 +61,15 @@ class PartSupport:
     part: str
     quotes: tuple[SupportQuote, ...]
     verified: bool = True  # False: the quotes are only the nearest evidence, and the part is unverifiable
+
+    @property
+    def verdict(self) -> PartVerdict:
+        """The part's verdict, decided here only, so the record, the pages and the API read it
+        instead of the answer's wording. Verified with nothing quoted has nothing to show for it,
+        so it reads as unverifiable."""
+        if not self.quotes:
+            return PartVerdict.UNVERIFIABLE
+        return PartVerdict.VERIFIED if self.verified else PartVerdict.NEAREST
 
 
 @dataclass(frozen=True)
@@ -111,6 +130,12 @@ class EvidenceMatcher(Protocol):
 
     async def similarities(self, parts: Sequence[str], evidence: Sequence[EvidenceParagraph]) -> list[list[float]]:
         """One row per part, one cosine per paragraph; a paragraph without a vector scores 0."""
+        ...
+
+    async def affinities(self, terms: Sequence[str], names: Sequence[str]) -> list[list[float]]:
+        """One row per short term (a thing a question asks about), one cosine per document name:
+        how near the thing is to what the document is about ("高寿补助" to "高龄老人生活津贴发放
+        实施办法", unlike "咖啡厅" to the library's lending rules)."""
         ...
 
 

@@ -18,7 +18,7 @@ from kbcore.limits import (
 )
 from kbcore.models.base import PartSupport, SupportQuote
 from kbcore.settings import clamp
-from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
+from kbcore.vocabulary import PART_VERDICT, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
 from services.chat.answering.details import loaded
 from services.chat.answering.prompt import DEFAULT_SYSTEM
 
@@ -110,13 +110,15 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
 
 
 def record_message(row: ChatRecord) -> pb.ChatRecord:
+    details = loaded(row.details)
+    fill_verdicts(details.retrieval)
     return pb.ChatRecord(
         id=str(row.id),
         chat_id=row.chat_id,
         question=row.question,
         answer=row.answer,
         status=RECORD_STATUS.value(row.status, default=common_pb2.RECORD_STATUS_UNSPECIFIED),
-        details=loaded(row.details),
+        details=details,
         source=RECORD_SOURCE.value(row.source, default=common_pb2.RECORD_SOURCE_UNSPECIFIED),
         message_tokens=row.message_tokens,
         answer_tokens=row.answer_tokens,
@@ -137,6 +139,15 @@ def part_support(result: common_pb2.RetrievalResult) -> list[PartSupport]:
         )
         for part in result.part_support
     ]
+
+
+def fill_verdicts(result: common_pb2.RetrievalResult) -> None:
+    """Parts saved before their verdict was kept get it from their quotes, decided as the
+    retrieval service decides it (``PartSupport.verdict``), so readers of a record never see
+    a part without one."""
+    for message, support in zip(result.part_support, part_support(result), strict=True):
+        if message.verdict == common_pb2.PART_VERDICT_UNSPECIFIED:
+            message.verdict = PART_VERDICT.value(support.verdict)
 
 
 def with_system_addendum(row: Application, addendum: str) -> Application:

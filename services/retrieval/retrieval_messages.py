@@ -8,7 +8,7 @@ from kbcore.db.tables import Dataset, Document, EmbeddingJob, IngestJob
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_TOP_N
 from kbcore.models.base import ChatMessage, PartSupport
-from kbcore.vocabulary import DOCUMENT_STATUS, EMBEDDING_SWITCH_STATE, ROLE, SEARCH_MODE
+from kbcore.vocabulary import DOCUMENT_STATUS, EMBEDDING_SWITCH_STATE, PART_VERDICT, ROLE, SEARCH_MODE
 from services.retrieval.ingestion.jobs.states import ACTIVE
 from services.retrieval.search.loop import Assessed, LoopResult, Retrieving
 from services.retrieval.search.query import SearchSettings
@@ -94,6 +94,7 @@ def part_support(support: PartSupport) -> common_pb2.PartSupport:
     return common_pb2.PartSupport(
         part=support.part,
         verified=support.verified,
+        verdict=PART_VERDICT.value(support.verdict),
         quotes=[
             common_pb2.SupportQuote(
                 paragraph_id=q.paragraph_id, document_name=q.document_name, sentence=q.sentence, score=q.score

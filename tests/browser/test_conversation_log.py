@@ -9,6 +9,7 @@ from pathlib import Path
 from playwright.async_api import expect
 
 from kbcore.db.tables import RecordVote
+from kbcore.models.offline.answer_text import OFFLINE_LABEL
 from tests.browser.conftest import NewPage
 from tests.harness import Stack
 from tests.sse_client import ask
@@ -47,6 +48,11 @@ async def test_filter_the_log_and_open_a_record(
     rows = page.get_by_test_id("log-row")
     await expect(rows).to_have_count(2)
     await expect(page.get_by_test_id("log-page")).to_contain_text("共 2 条")
+    # The answer column leaves out the offline model's notice; the record keeps it.
+    await expect(rows.get_by_test_id("log-answer")).to_have_count(2)
+    for answer in await rows.get_by_test_id("log-answer").all():
+        await expect(answer).not_to_be_empty()
+        await expect(answer).not_to_contain_text(OFFLINE_LABEL)
 
     await page.get_by_test_id("log-source").select_option("share_link")
     await page.get_by_test_id("log-search").click()
@@ -70,7 +76,7 @@ async def test_filter_the_log_and_open_a_record(
     await rows.first.get_by_test_id("log-open").click()
     detail = page.get_by_test_id("log-detail")
     await expect(detail.get_by_test_id("record-question")).to_have_text(VISITOR_QUESTION)
-    await expect(detail.get_by_test_id("answer")).not_to_be_empty()
+    await expect(detail.get_by_test_id("answer")).to_contain_text(OFFLINE_LABEL)
     await expect(detail.get_by_test_id("trace")).to_be_visible()
     assert (await detail.get_by_test_id("stop-reason").inner_text()).strip()
     await expect(detail.get_by_test_id("trace-round").first).to_be_visible()

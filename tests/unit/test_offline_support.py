@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from kbcore.models.base import EvidenceParagraph, GenerationRequest, PartSupport
+from kbcore.models.offline.answer_text import OFFLINE_LABEL, unverified_parts
 from kbcore.models.offline.evidence import need, prepare
 from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer
 from kbcore.models.offline.support import judge_parts
@@ -24,6 +25,8 @@ BED = EvidenceParagraph("p2", HOSPITAL, "", "第八条 医院为陪护人员提�
 PETS = EvidenceParagraph("p3", HOSPITAL, "", "第九条 陪护人员不得携带宠物进入病区。")
 EVIDENCE = [ESCORT, BED, PETS]
 QUESTION = "我爸在县医院刚做完手术，头几天能多留一个家里人陪床吗？"
+# Asks no kind of value (no amount, duration…): meaning and words alone judge it.
+OPEN_QUESTION = "我爸在县医院刚做完手术，家里人陪床有什么讲究？"
 
 
 class FixedMatcher:
@@ -34,6 +37,10 @@ class FixedMatcher:
 
     async def similarities(self, parts: Sequence[str], evidence: Sequence[EvidenceParagraph]) -> list[list[float]]:
         return [self.row[: len(evidence)] for _ in parts]
+
+    async def affinities(self, terms: Sequence[str], names: Sequence[str]) -> list[list[float]]:
+        """Every asked thing near every document: these tests judge sentences, not subjects."""
+        return [[1.0] * len(names) for _ in terms]
 
 
 def request(question: str, evidence: list[EvidenceParagraph], support: Sequence[PartSupport] = ()) -> GenerationRequest:
@@ -52,14 +59,32 @@ async def test_a_paraphrase_that_stands_out_in_its_document_is_verified_and_quot
 
 
 async def test_a_best_paragraph_that_barely_leads_is_only_the_nearest_evidence() -> None:
+    """A part that asks no kind of value is judged by meaning: a bare lead verifies nothing."""
+    model = OfflineExtractiveModel(matcher=FixedMatcher([0.899, 0.895, 0.893]))
+    support = await model.support(OPEN_QUESTION, [], EVIDENCE)
+    assert support[0].quotes and not support[0].verified
+    text = "".join(compose_answer(request(OPEN_QUESTION, EVIDENCE, support)))
+    assert "最接近的内容" in text
+    assert "家里人陪床有什么讲究" in unverified_parts(text)
+    decision = json.loads(await model.assess(OPEN_QUESTION, [], EVIDENCE, [OPEN_QUESTION]))
+    assert decision["sufficient"] is False and decision["missing"]
+
+
+async def test_a_sentence_holding_the_asked_kind_of_value_verifies_a_paraphrase() -> None:
+    """ "头几天能多留一个" asks a duration and a count: the sentence holding 72小时 and 1名 about
+    the hospital's escorts answers it, though the cosines barely tell the paragraphs apart."""
     model = OfflineExtractiveModel(matcher=FixedMatcher([0.899, 0.895, 0.893]))
     support = await model.support(QUESTION, [], EVIDENCE)
-    assert support[0].quotes and not support[0].verified
-    text = "".join(compose_answer(request(QUESTION, EVIDENCE, support)))
-    assert "最接近的内容" in text
-    assert "头几天能多留一个家里人陪床吗" in text.split("以下部分无法根据资料核实：", 1)[1]
-    decision = json.loads(await model.assess(QUESTION, [], EVIDENCE, [QUESTION]))
-    assert decision["sufficient"] is False and decision["missing"]
+    assert support[0].verified
+    assert "72小时" in support[0].quotes[0].sentence
+
+
+async def test_a_paraphrase_without_a_sentence_of_the_asked_kind_stays_nearest() -> None:
+    """The same question over evidence whose sentences hold no duration is not verified."""
+    no_duration = [BED, PETS, EvidenceParagraph("p4", HOSPITAL, "", "陪护人员应当遵守病区管理制度。")]
+    model = OfflineExtractiveModel(matcher=FixedMatcher([0.899, 0.895, 0.893]))
+    support = await model.support(QUESTION, [], no_duration)
+    assert not support[0].verified
 
 
 async def test_a_lone_paragraph_of_its_document_is_not_verified_by_meaning() -> None:
@@ -67,7 +92,7 @@ async def test_a_lone_paragraph_of_its_document_is_not_verified_by_meaning() -> 
     other = EvidenceParagraph("q1", "云岭县图书馆借阅服务规则", "", "读者证可免费办理。")
     evidence = [ESCORT, other, EvidenceParagraph("q2", "云岭县图书馆借阅服务规则", "", "每次借书10册。")]
     model = OfflineExtractiveModel(matcher=FixedMatcher([0.95, 0.80, 0.80]))
-    support = await model.support(QUESTION, [], evidence)
+    support = await model.support(OPEN_QUESTION, [], evidence)
     assert not support[0].verified
 
 
@@ -88,7 +113,7 @@ async def test_bad_questions_get_a_defined_answer(question: str) -> None:
     assert isinstance(decision["sufficient"], bool)
     support = await model.support(question, [], EVIDENCE)
     text = "".join(compose_answer(request(question, EVIDENCE, support)))
-    assert text.startswith("（离线抽取式模型")
+    assert text.startswith(OFFLINE_LABEL)
 
 
 async def test_empty_and_foreign_evidence_get_a_defined_answer() -> None:
@@ -98,7 +123,7 @@ async def test_empty_and_foreign_evidence_get_a_defined_answer() -> None:
     english = [EvidenceParagraph("e1", "Visiting rules", "", "Visitors may stay until 8 pm. One escort per patient.")]
     support = await model.support(QUESTION, [], english)
     text = "".join(compose_answer(request(QUESTION, english, support)))
-    assert "无法根据资料核实" in text
+    assert "头几天能多留一个家里人陪床吗" in unverified_parts(text)
     assert json.loads(await model.assess(QUESTION, [], english, []))["sufficient"] is False
 
 

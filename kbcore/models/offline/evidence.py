@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from kbcore.models.base import EvidenceParagraph
+from kbcore.models.offline.table_rows import table_segments
 from kbcore.models.offline.terms import Term, contains, match_credit, normalise, terms_of
 
 # A part counts as covered when one paragraph holds this share of its weighted content words.
@@ -148,6 +149,12 @@ def is_instruction(sentence: str) -> bool:
 
 
 def sentences(text: str) -> list[str]:
+    """Sentences of ``text``: a Markdown table row is one, its cells named by its header row
+    ("字段：值；…", ``table_rows``); prose as ``_prose_sentences``."""
+    return [s for chunk, row in table_segments(text) for s in ([chunk] if row else _prose_sentences(chunk))]
+
+
+def _prose_sentences(text: str) -> list[str]:
     """Sentences of ``text``; a long one is cut into its clauses, so a quote stays on point."""
     result: list[str] = []
     for sentence in (s.strip() for s in _SENTENCE.findall(text)):

@@ -30,7 +30,7 @@ def _full_name(name: str, evidence: Sequence[EvidenceParagraph]) -> str:
     return name
 
 
-def _sibling(part: str, name: str, supports: Sequence[PartSupport]) -> tuple[PartSupport, str] | None:
+def sibling(part: str, name: str, supports: Sequence[PartSupport]) -> tuple[PartSupport, str] | None:
     """Another part that asks the same as ``part`` of another subject, and that subject's name."""
     for other in supports:
         other_name = leading_name(other.part)
@@ -45,11 +45,11 @@ def query_by_example(part: str, supports: Sequence[PartSupport], evidence: Seque
     """The sibling part's nearest paragraph rewritten for this part's subject; "" when ``part``
     has no sibling (no other part asks the same of another subject)."""
     name = leading_name(part)
-    found = _sibling(part, name, supports) if name else None
+    found = sibling(part, name, supports) if name else None
     if found is None:
         return ""
-    sibling, sibling_name = found
-    example = next((p for p in evidence if p.id == sibling.quotes[0].paragraph_id), None)
+    other, sibling_name = found
+    example = next((p for p in evidence if p.id == other.quotes[0].paragraph_id), None)
     if example is None:
         return ""
     old, new = _full_name(sibling_name, evidence), _full_name(name, evidence)

@@ -27,7 +27,8 @@ from kbcore.models.base import (
     Usage,
 )
 from kbcore.models.offline.answer_text import OFFLINE_LABEL, answer_pieces
-from kbcore.models.offline.evidence import Need, need, prepare, sentences
+from kbcore.models.offline.answering import unplaced_things
+from kbcore.models.offline.evidence import Need, Passage, need, prepare, sentences
 from kbcore.models.offline.followup import query_by_example
 from kbcore.models.offline.question_parts import normalise_query, split_question
 from kbcore.models.offline.rewrite import lent_context, standalone_question, with_subject_of
@@ -64,13 +65,31 @@ class OfflineExtractiveModel:
     ) -> list[PartSupport]:
         """Per part of the standalone question, the evidence sentences that answer it."""
         parts, needs, queries = await asyncio.to_thread(_parts_of, question, history)
+        passages = prepare(evidence)
         cosines = None
+        affinity: dict[tuple[str, str], float] | None = None
         if self._matcher is not None and evidence:
             try:
                 cosines = await self._matcher.similarities(queries, evidence)
             except Exception as exc:
                 log.warning("evidence matching by meaning failed, matching words only: %s", exc)
-        return await asyncio.to_thread(judge_parts, parts, needs, prepare(evidence), cosines, queries)
+            try:
+                affinity = await self._affinity(queries, passages) if cosines is not None else None
+            except Exception as exc:
+                log.warning("matching asked things to documents failed, matching their characters: %s", exc)
+        return await asyncio.to_thread(judge_parts, parts, needs, passages, cosines, queries, affinity)
+
+    async def _affinity(self, queries: Sequence[str], passages: Sequence[Passage]) -> dict[tuple[str, str], float]:
+        """How near each thing the parts ask about in words no evidence uses is to each document."""
+        assert self._matcher is not None
+        things = await asyncio.to_thread(unplaced_things, queries, passages)
+        names = list(dict.fromkeys(p.paragraph.document_name for p in passages))
+        rows = await self._matcher.affinities(things, names)
+        return {
+            (thing, name): cosine
+            for thing, row in zip(things, rows, strict=True)
+            for name, cosine in zip(names, row, strict=True)
+        }
 
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
         with ModelCall(OFFLINE_MODEL_NAME, Purpose.AUXILIARY):

@@ -53,11 +53,16 @@ def _merge_contentless(parts: list[str]) -> list[str]:
     evidence for that part answers it, and it has no evidence of its own to look for."""
     merged: list[str] = []
     for part in parts:
-        if merged and (not terms_of(part) or _COMPARISON.match(part)):
+        if merged and (not terms_of(part) or is_comparison(part)):
             merged[-1] += part
         else:
             merged.append(part)
     return merged
+
+
+def is_comparison(clause: str) -> bool:
+    """Whether ``clause`` only asks to compare what came before it ("哪家掏得多？", "比一比谁多。")."""
+    return _COMPARISON.match(clause.strip()) is not None
 
 
 def asks_each(part: str) -> bool:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 
 from kbcore.models.base import ChatMessage
-from kbcore.models.offline.terms import has_names, leading_name, proper_subject, terms_of
+from kbcore.models.offline.terms import has_names, has_own_noun, leading_name, proper_subject, terms_of
 from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_MARKER, SUMMARY_QUESTION
 
 FOLLOWUP_DEPTH = 3  # how many earlier questions may lend a subject to an elliptical follow-up
@@ -25,6 +25,11 @@ _CLAUSE = re.compile(r"[^，,、；;：:？?。！!]+")
 _TRAILING = "？?。！!；;，,、 "
 _ASKING = re.compile(r"几|多少|多长|多久|多大|哪|什么|怎么|怎样|如何|是否|能否|能不能|可不可以|有没有|吗|呢")
 _DANGLING = "是有的在要得能可会需应该为了 "
+# How a question says it continues the one before: "那…", "如果…", "和上一年相比…".
+_CONTINUES = re.compile(r"^(?:那|那么|要是|如果|假如|万一|若是|还有|另外|再问|比起|(?:和|跟|同|与).{0,8}?(?:相比|比))")
+# Words that point back at something named earlier ("这个期限", "那些材料"), or add to it
+# ("…之前还得先弄点啥").
+_POINTS_BACK = re.compile(r"这个|那个|这些|那些|这种|那种|这项|那项|该项|上述|它们|它的|这样的话|还得|还要|还需")
 
 
 def earlier_questions(history: Sequence[ChatMessage]) -> list[str]:
@@ -95,6 +100,22 @@ def lent_context(history: Sequence[ChatMessage], question: str) -> str:
     return subject_source(earlier)
 
 
+def stands_alone(question: str) -> bool:
+    """Whether ``question`` is complete without the chat before it: it names its own subject,
+    or it has enough content words, a noun of its own, and nothing that says it continues or
+    points back. A complete question borrowed from would be glued to an unrelated one ("青禾乡
+    政府今年公车要花，在县城中心商圈路边停车怎么收费？"), so only the incomplete ones borrow."""
+    elliptical = len(terms_of(question)) < ELLIPTICAL_TERMS
+    if elliptical:
+        return False
+    if has_names(question):
+        return True
+    text = question.strip()
+    if _CONTINUES.match(text) or _POINTS_BACK.search(text):
+        return False
+    return has_own_noun(text)
+
+
 def standalone_question(history: Sequence[ChatMessage], question: str) -> str:
     """``question`` with the subject it leaves out taken from the questions before it.
 
@@ -105,12 +126,11 @@ def standalone_question(history: Sequence[ChatMessage], question: str) -> str:
     earlier = earlier_questions(history)[:FOLLOWUP_DEPTH]
     if not earlier:
         return question
-    source = subject_source(earlier)
-    elliptical = len(terms_of(question)) < ELLIPTICAL_TERMS
-    if elliptical and proper_subject(question):
-        return with_subject_of(source, question)
-    if has_names(question) and not elliptical:
+    if stands_alone(question):
         return question
+    source = subject_source(earlier)
+    if len(terms_of(question)) < ELLIPTICAL_TERMS and proper_subject(question):
+        return with_subject_of(source, question)
     topic = topic_clause(source)
     if not topic or topic in question:
         return question

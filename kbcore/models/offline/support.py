@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from kbcore.models.base import PartSupport, SupportQuote
+from kbcore.models.offline.answer_kinds import AnswerKind, asked_kinds, carries_any
+from kbcore.models.offline.answering import Affinity, about_what_is_asked, answering_sentences, characters
 from kbcore.models.offline.evidence import (
     COVER_THRESHOLD,
     Need,
@@ -33,8 +35,9 @@ from kbcore.models.offline.evidence import (
     sentence_score,
     sentences,
 )
+from kbcore.models.offline.followup import sibling
 from kbcore.models.offline.question_parts import asks_each
-from kbcore.models.offline.terms import contains, normalise
+from kbcore.models.offline.terms import contains, leading_name
 
 # Margin over the median score of its document's other paragraphs that verifies a paragraph by
 # meaning: above the nearest paragraph of every absent part in tests/services/absent_parts.jsonl
@@ -46,11 +49,16 @@ LEXICAL_BONUS = 0.03
 # answering the same part: "白石和青禾各…").
 NEAR_BEST = 0.004
 MAX_PARAGRAPHS = 3
+# Paragraphs searched for a sentence holding the asked-for kind of value: the best few by score.
+MAX_CANDIDATES = 4
 MAX_QUOTES = 4  # nearest evidence: the reader judges, so show a little more of it
 VERIFIED_QUOTES = 2  # a verified part: its best sentence and the next best
 MIN_SAME_DOCUMENT = 2  # other paragraphs of the best one's document needed to judge it by meaning
 SECOND_SENTENCE_RATIO = 0.6
 CHARACTER_WEIGHT = 0.3
+# Character overlap (Jaccard, names and numbers left out) of two sibling parts' verifying
+# sentences below which they are not parallel answers.
+PARALLEL_LIKENESS = 0.5
 
 
 def judge_parts(
@@ -59,46 +67,112 @@ def judge_parts(
     passages: Sequence[Passage],
     cosines: Sequence[Sequence[float]] | None = None,
     focus: Sequence[str] | None = None,
+    affinity: Affinity | None = None,
 ) -> list[PartSupport]:
     """Per part, the quotes that support it, or the nearest evidence (``verified`` False).
 
     ``focus`` is each part in the user's own words (a rewrite's lent topic left out): the
-    characters a quoted sentence should share."""
+    characters a quoted sentence should share. ``affinity`` says by meaning whether a thing a
+    part asks about, in words no evidence uses, is what a document is about."""
     supports = []
     for index, (part, wanted) in enumerate(zip(parts, needs, strict=True)):
         row = cosines[index] if cosines is not None else None
-        chosen, verified = _supporting_paragraphs(wanted, passages, row)
+        chosen, verified, candidates = _supporting_paragraphs(wanted, passages, row)
         own = focus[index] if focus is not None else part
-        limit = VERIFIED_QUOTES if verified else MAX_QUOTES
-        quotes = _best_sentences(own, wanted, [passages[j] for j in chosen])[:limit]
+        ranked = _best_sentences(own, wanted, [passages[j] for j in chosen])
+        kinds = asked_kinds(own)
+        decided_by_words = verified and _on_subject(own, part, ranked[:VERIFIED_QUOTES], kinds, passages, affinity)
+        if kinds and not decided_by_words and row is not None:
+            # What the part asks for decides: a sentence holding that kind of value, about this
+            # subject, sharing the part's own words verifies it; words matched without such a
+            # value (a fee question met by the zone definitions) do not. Only with meaning
+            # known (the retrieval service's matcher): by words alone a paraphrase stays nearest.
+            answering = answering_sentences(own, kinds, [passages[j] for j in candidates], passages, affinity, part)
+            verified = bool(answering)
+            if answering:
+                shown = {(q.paragraph_id, q.sentence) for q in answering}
+                ranked = answering + [q for q in ranked if (q.paragraph_id, q.sentence) not in shown]
+        quotes = ranked[: VERIFIED_QUOTES if verified else MAX_QUOTES]
         # A part still asking "each" of several subjects (its split failed) needs more than one
         # document behind it: one subject's answer does not verify the other's.
         if asks_each(part) and len({q.document_name for q in quotes}) < 2:
             verified = False
         supports.append(PartSupport(part, tuple(quotes), verified and bool(quotes)))
-    return supports
+    return _parallel(supports)
+
+
+def _parallel(supports: list[PartSupport]) -> list[PartSupport]:
+    """Parts that ask the same of two subjects ("白石和青禾…各…") are answered by sentences
+    written alike: the two townships' reports say the same thing in the same words. A part
+    verified by a sentence unlike the one that verified its sibling is only nearest evidence
+    (the 青禾 part met "共有车辆3辆", the 白石 part "公务用车购置及运行维护费9.50万元")."""
+    checked = list(supports)
+    for index, support in enumerate(supports):
+        name = leading_name(support.part)
+        found = sibling(support.part, name, supports) if name and support.verified else None
+        if found is None or not found[0].verified:
+            continue
+        other, other_name = found
+        mine = _skeleton(support.quotes[0].sentence, name)
+        theirs = _skeleton(other.quotes[0].sentence, other_name)
+        if _likeness(mine, theirs) < PARALLEL_LIKENESS:
+            checked[index] = replace(support, verified=False)
+    return checked
+
+
+def _skeleton(sentence: str, name: str) -> set[str]:
+    """A sentence's characters without its subject's name and its numbers: what two parallel
+    sentences share."""
+    return {ch for ch in characters(sentence.replace(name, "")) if not ch.isdigit()}
+
+
+def _likeness(first: set[str], second: set[str]) -> float:
+    return len(first & second) / len(first | second) if first | second else 0.0
+
+
+def _on_subject(
+    own: str,
+    part: str,
+    quotes: Sequence[SupportQuote],
+    kinds: frozenset[AnswerKind],
+    passages: Sequence[Passage],
+    affinity: Affinity | None,
+) -> bool:
+    """Whether the words' verdict stands: a quote holds the asked-for kind of value, and its
+    document is about what the part asks about (shared words also come from another subject's
+    document: a hospital question meeting the library's opening hours)."""
+    by_id = {p.paragraph.id: p for p in passages}
+    return any(
+        carries_any(kinds, q.sentence)
+        and q.paragraph_id in by_id
+        and about_what_is_asked(own, part, by_id[q.paragraph_id], passages, affinity)
+        for q in quotes
+    )
 
 
 def _supporting_paragraphs(
     wanted: Need, passages: Sequence[Passage], row: Sequence[float] | None
-) -> tuple[list[int], bool]:
-    """Indexes of the paragraphs that answer the part (best first), and whether that is verified."""
+) -> tuple[list[int], bool, list[int]]:
+    """Indexes of the paragraphs that answer the part (best first), whether that is verified by
+    words or meaning, and the paragraphs worth looking in for a sentence of the asked-for kind."""
     if not wanted.terms or not passages:
-        return [], False  # a part with no content word ("？？", emoji) cannot be checked against anything
+        return [], False, []  # a part with no content word ("？？", emoji) cannot be checked against anything
     shares = [paragraph_share(wanted, p) for p in passages]
     covered = sorted((j for j, s in enumerate(shares) if s >= COVER_THRESHOLD), key=lambda j: -shares[j])
     if row is None or len(row) != len(passages):
-        return covered[:MAX_PARAGRAPHS], bool(covered)
+        sharing = sorted((j for j, s in enumerate(shares) if s > 0), key=lambda j: -shares[j])
+        return covered[:MAX_PARAGRAPHS], bool(covered), sharing[:MAX_CANDIDATES]
     scores = [row[j] + LEXICAL_BONUS * shares[j] for j in range(len(passages))]
     loose = _without_unknown_names(wanted, passages)
-    allowed = [j for j, p in enumerate(passages) if plausible(loose, p)]
+    allowed = sorted((j for j, p in enumerate(passages) if plausible(loose, p)), key=lambda j: -scores[j])
     if not allowed:
-        return covered[:MAX_PARAGRAPHS], bool(covered)
-    best = max(scores[j] for j in allowed)
-    near = sorted((j for j in allowed if scores[j] >= best - NEAR_BEST), key=lambda j: -scores[j])
+        return covered[:MAX_PARAGRAPHS], bool(covered), covered[:MAX_CANDIDATES]
+    best = scores[allowed[0]]
+    near = [j for j in allowed if scores[j] >= best - NEAR_BEST]
+    candidates = list(dict.fromkeys(covered + allowed))[:MAX_CANDIDATES]
     if covered:
-        return list(dict.fromkeys(covered + near))[:MAX_PARAGRAPHS], True
-    return near[:MAX_PARAGRAPHS], _stands_out(scores, passages, near[0])
+        return list(dict.fromkeys(covered + near))[:MAX_PARAGRAPHS], True, candidates
+    return near[:MAX_PARAGRAPHS], _stands_out(scores, passages, near[0]), candidates
 
 
 def _without_unknown_names(wanted: Need, passages: Sequence[Passage]) -> Need:
@@ -127,21 +201,17 @@ def _stands_out(scores: Sequence[float], passages: Sequence[Passage], best: int)
     return scores[best] - statistics.median(same) >= SEMANTIC_MARGIN
 
 
-def _characters(text: str) -> set[str]:
-    return {ch for ch in normalise(text) if ch.isalnum()}
-
-
 def _best_sentences(own: str, wanted: Need, chosen: Sequence[Passage]) -> list[SupportQuote]:
     """The chosen paragraphs' sentences that best answer the part, best first: its words, its
     characters, a number when it asks "how much"; a paraphrase shares few words, so ties keep
     the paragraphs' order."""
-    asked = _characters(own)
+    asked = characters(own)
     scored: list[tuple[float, int, Passage, str]] = []
     for passage in chosen:
         for sentence in sentences(passage.paragraph.content):
             if is_instruction(sentence):
                 continue
-            overlap = len(asked & _characters(sentence)) / len(asked) if asked else 0.0
+            overlap = len(asked & characters(sentence)) / len(asked) if asked else 0.0
             score = sentence_score(wanted, passage.heading, sentence) + CHARACTER_WEIGHT * overlap
             scored.append((score, len(scored), passage, sentence))
     if not scored:

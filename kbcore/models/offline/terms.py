@@ -203,6 +203,39 @@ def proper_subject(text: str) -> str:
     return ""
 
 
+# Noun tags a question's own subject can carry; time and place-word tags (t, s, f) say when or
+# where, not what.
+_NOUN_TAGS = frozenset({"n", "nz", "nt", "ns", "nr", "nrt", "nrfg", "vn", "eng", "j"})
+_NOT_A_SUBJECT = frozenset({"时候", "人", "人家", "事", "情况", "问题", "东西", "地方", "家里", "家里人"})
+
+
+@functools.lru_cache(maxsize=1024)
+def has_own_noun(text: str) -> bool:
+    """Whether ``text`` has a noun that can be what it asks about (a "吗" question without one,
+    "头一回开机之前还得先弄点啥", leaves its subject to the chat before it)."""
+    import jieba.posseg
+
+    return any(p.flag in _NOUN_TAGS and p.word not in _NOT_A_SUBJECT for p in jieba.posseg.lcut(text))
+
+
+# Tags of a common noun: what a question asks about, unlike a name (which must be matched as
+# written, see ``Term.anchor``).
+_THING_TAGS = frozenset({"n", "nz", "vn", "j"})
+
+
+@functools.lru_cache(maxsize=1024)
+def asked_things(text: str) -> tuple[str, ...]:
+    """The dictionary nouns of ``text`` (two characters or more, not filler), normalised. Words
+    jieba's HMM glues from colloquial pieces ("办张", "子爆") are not things."""
+    import jieba.posseg
+
+    return tuple(
+        normalise(p.word)
+        for p in jieba.posseg.lcut(text, HMM=False)
+        if p.flag in _THING_TAGS and len(p.word) >= 2 and p.word not in _NOT_A_SUBJECT and is_informative(p.word)
+    )
+
+
 def has_names(text: str) -> bool:
     """True when ``text`` names its own subject (a place, organisation or product)."""
     return any(t.anchor and not t.numeric for t in terms_of(text))
