@@ -57,7 +57,11 @@ FILLER_CHARACTERS = frozenset(
     "多少几么什怎咋啥哪吗呢啊吧呀的了是在有和与及或个我你他她它们要能会可以请问得还就都也又再这那一上下去来到给把被让对从向想"
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_BAND = re.compile(r"(\d+(?:\.\d+)?)[^\d，,；;。]{0,4}?(?:至|到|~|～|-|—|不满)[^\d，,；;。]{0,3}?(\d+(?:\.\d+)?)")
+# "80周岁至89周岁", "已满10年不满20年"; a clock time ("9:00至12:00") is no band.
+_BAND = re.compile(
+    r"(?<![\d:：.])(\d+(?:\.\d+)?)(?![\d:：])[^\d，,；;。]{0,4}?(?:至|到|~|～|-|—|不满)"
+    r"[^\d，,；;。]{0,3}?(?<![:：])(\d+(?:\.\d+)?)(?![\d:：])"
+)
 _CHINESE_NUMBER = re.compile(r"[零一二两三四五六七八九十百]+")
 _DIGIT_OF = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
@@ -158,7 +162,7 @@ def _names(part: str, evidence: Sequence[Passage]) -> list[str]:
         written = _as_written(term.text, texts)
         if written:
             names.append(written)
-        elif term.text.isascii() or normalise(proper_subject(part)) == term.text:
+        elif term.text.isascii() or term.text in normalise(proper_subject(part)):
             names.append(term.text)  # a real subject no retrieved document has: none answers for it
     return names
 
@@ -280,6 +284,7 @@ def _rarity(evidence: Sequence[Passage]) -> dict[str, float]:
 
 def _numbers(text: str) -> list[float]:
     """The numbers of ``text``, in digits or in Chinese numerals up to the hundreds ("八十三")."""
+    text = _WEEKDAY.sub(" ", text)  # 礼拜三 names a day, not the number 3
     found = [float(n) for n in _NUMBER.findall(text)]
     found.extend(v for v in (_chinese_value(m) for m in _CHINESE_NUMBER.findall(text)) if v is not None)
     return found

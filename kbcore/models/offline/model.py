@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from collections.abc import AsyncIterator, Sequence
 
 from kbcore.metrics.catalog import ModelCall, Purpose, stream_outcome
@@ -26,7 +25,7 @@ from kbcore.models.base import (
     PartSupport,
     Usage,
 )
-from kbcore.models.offline.answer_text import OFFLINE_LABEL, answer_pieces
+from kbcore.models.offline.answer_text import answer_pieces, summary_lines
 from kbcore.models.offline.answering import unplaced_things
 from kbcore.models.offline.evidence import Need, Passage, need, prepare, sentences
 from kbcore.models.offline.followup import query_by_example
@@ -46,7 +45,6 @@ _GIST_CHARS = 120
 _REWRITE_TERMS = 5
 _ELLIPTICAL_TERMS = 3  # a part with fewer content words borrows the first part's subject
 _TRAILING_PUNCTUATION = "？?。！!；;，, "
-_PART_HEADER = re.compile(r"^\d+\. ")  # "1. 青禾乡…？": repeats the question, says nothing new
 
 
 class OfflineExtractiveModel:
@@ -243,12 +241,9 @@ def assessment_json(
 
 
 def _gist(answer: str) -> str:
-    """The answer's first sentences, up to about 120 characters, without the offline label or part headers."""
-    lines = [
-        line.strip()
-        for line in answer.splitlines()
-        if line.strip() and not line.startswith(OFFLINE_LABEL) and not _PART_HEADER.match(line)
-    ]
+    """The answer's first sentences, up to about 120 characters, without the notice, part
+    headers or quote marks."""
+    lines = summary_lines(answer)
     gist = ""
     for sentence in sentences(" ".join(" ".join(lines).split())):
         if gist and len(gist) + len(sentence) > _GIST_CHARS:

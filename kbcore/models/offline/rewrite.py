@@ -105,15 +105,22 @@ def stands_alone(question: str) -> bool:
     or it has enough content words, a noun of its own, and nothing that says it continues or
     points back. A complete question borrowed from would be glued to an unrelated one ("青禾乡
     政府今年公车要花，在县城中心商圈路边停车怎么收费？"), so only the incomplete ones borrow."""
+    if not any(ch.isalnum() for ch in question):
+        return True  # emoji or punctuation only: nothing to complete, nothing to glue it to
     elliptical = len(terms_of(question)) < ELLIPTICAL_TERMS
     if elliptical:
         return False
-    if has_names(question):
+    if proper_subject(question) or _names_a_subject(question):
         return True
     text = question.strip()
     if _CONTINUES.match(text) or _POINTS_BACK.search(text):
         return False
     return has_own_noun(text)
+
+
+def _names_a_subject(question: str) -> bool:
+    """A name that is not a latin code: "E05" names a fault of something said before."""
+    return any(t.anchor and not t.numeric and not t.text.isascii() for t in terms_of(question))
 
 
 def standalone_question(history: Sequence[ChatMessage], question: str) -> str:

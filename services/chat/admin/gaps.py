@@ -2,9 +2,10 @@
 without sufficient evidence, grouped by meaning and ranked by how many records share a group.
 
 Grouping is the retrieval service's (``GroupTexts``, where the embedder is); this module picks
-the texts and turns index groups back into gaps, examples and record links. A record's gap is
-split into the parts the assessment quoted ("缺少“A”、“B”的资料" names two things, often from two
-documents), so each part joins its own group. A record without a usable gap — no evidence at
+the texts and turns index groups back into gaps, examples and record links. A record's gaps
+are the parts of its question the offline model could not verify, as the visitor asked them;
+for another model, the parts the assessment quoted ("缺少“A”、“B”的资料" names two things,
+often from two documents). Each part joins its own group. A record without a usable gap — no evidence at
 all, no datasets, a failed assessment — is grouped by its question: the whole question is then
 what the knowledge base lacked.
 """
@@ -49,9 +50,16 @@ class GapItem:
 
 
 def gap_parts(result: common_pb2.RetrievalResult) -> list[str]:
-    """The things a record's final assessment said were missing; [] when it named nothing usable."""
+    """The parts of a record's question its evidence did not verify, as the visitor asked them
+    (the offline model judges each part); otherwise the things the final assessment said were
+    missing; [] when it named nothing usable."""
+    if result.sufficient or not result.paragraphs or result.stop_reason in WITHOUT_FINDING:
+        return []
+    judged = [support.part.strip() for support in result.part_support if not support.verified]
+    if any(judged):
+        return list(dict.fromkeys(part for part in judged if part))
     missing = result.missing.strip()
-    if result.sufficient or not missing or not result.paragraphs or result.stop_reason in WITHOUT_FINDING:
+    if not missing:
         return []
     quoted = [part.strip() for part in QUOTED.findall(missing) if part.strip()]
     return list(dict.fromkeys(quoted)) or [missing]
