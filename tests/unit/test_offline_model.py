@@ -317,7 +317,7 @@ async def test_a_colloquial_word_is_not_taken_for_a_new_subject() -> None:
 
 async def test_each_of_two_named_subjects_becomes_its_own_part_and_a_comparison_joins_the_last() -> None:
     assert split_question("白石和青禾两边今年给公车加油、修车的钱各安排了多少？哪边花得多？") == [
-        "白石两边今年给公车加油、修车的钱安排了多少？",
-        "青禾两边今年给公车加油、修车的钱安排了多少？哪边花得多？",
+        "白石今年给公车加油、修车的钱安排了多少？",
+        "青禾今年给公车加油、修车的钱安排了多少？哪边花得多？",
     ]
     assert split_question("各级部门的预算是多少？") == ["各级部门的预算是多少？"]

@@ -127,8 +127,8 @@ async def test_empty_and_foreign_evidence_get_a_defined_answer() -> None:
     assert json.loads(await model.assess(QUESTION, [], english, []))["sufficient"] is False
 
 
-async def test_a_part_asking_each_of_two_subjects_is_not_verified_by_one_document() -> None:
-    """The split into one part per subject failed here; one product's warranty must not verify both."""
+async def test_a_question_asking_each_of_two_subjects_is_not_answered_by_one_document() -> None:
+    """One part per subject phrase; one product's warranty answers its own part, never both."""
     manual = "澄风AP-360空气净化器使用说明书"
     evidence = [
         EvidenceParagraph("w1", manual, "", "整机保修1年，电机保修2年。"),
@@ -137,6 +137,7 @@ async def test_a_part_asking_each_of_two_subjects_is_not_verified_by_one_documen
     ]
     question = "驰骋电驴的大架子，跟澄风空气净化器整台机器，质保期各是几年？"
     model = OfflineExtractiveModel(matcher=FixedMatcher([0.95, 0.85, 0.85]))
-    [support] = await model.support(question, [], evidence)
-    assert support.quotes and not support.verified
+    bike, purifier = await model.support(question, [], evidence)
+    assert bike.part.startswith("驰骋电驴的大架子") and purifier.part.startswith("澄风空气净化器")
+    assert bike.quotes and not bike.verified
     assert json.loads(await model.assess(question, [], evidence, [question]))["sufficient"] is False

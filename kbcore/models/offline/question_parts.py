@@ -27,6 +27,8 @@ _RESPECTIVELY = "分别"
 # 各 as "each" before a verb, not 各项/各级/各类/各地… (a determiner).
 _EACH = re.compile(r"分别|各(?![项级类种个地界位自部单样])")
 _PAIR_JOINER = r"(?:和|与|及|跟|同)"
+# Words that count the two subjects, meaningless once each part has one: "这俩地方", "两边".
+_PAIR_WORD = re.compile(r"这?(?:俩|两)个?(?:地方|边|家|处|个)?[，,]?")
 _COMPARISON = re.compile(
     r"^(?:那|再)?(?:比一比|比比|比较一下|对比一下)?[，,]?\s*(?:哪|谁)[家边个位样]?(?:更|比较)?[^\s，,。？?！!]{0,4}[？?。！!]?$"
 )
@@ -88,10 +90,34 @@ def _split_each(clause: str) -> list[str]:
         joiner_end = pair.end() - len(second)
         base = clause[: trigger.start()] + clause[trigger.end() :]
         return [
-            base[: pair.start() + len(first)] + base[pair.end() :],
-            base[: pair.start()] + base[joiner_end:],
+            _without_pair_word(base[: pair.start() + len(first)] + base[pair.end() :]),
+            _without_pair_word(base[: pair.start()] + base[joiner_end:]),
         ]
-    return [clause]
+    return _split_each_phrase(clause, trigger)
+
+
+def _split_each_phrase(clause: str, trigger: re.Match[str]) -> list[str]:
+    """ "驰骋电驴的大架子，跟澄风空气净化器整台机器，质保期各是几年" → one part per subject
+    phrase, each with the shared predicate: the subjects are whole phrases, separated by a
+    comma and a joiner, one of them at least with a name ("驰骋" is also a dictionary word)."""
+    head, tail = clause[: trigger.start()], clause[trigger.end() :]
+    pieces = [piece.strip("，, ") for piece in re.split(rf"[，,、]\s*{_PAIR_JOINER}", head)]
+    if len(pieces) < 2:
+        return [clause]
+    last = pieces[-1]
+    cut = max(last.rfind("，"), last.rfind(","))
+    if cut < 0:
+        return [clause]
+    subjects = [*pieces[:-1], last[:cut]]
+    named = [any(t.anchor and not t.numeric for t in terms_of(subject)) for subject in subjects]
+    if not any(named) or not all(terms_of(subject) for subject in subjects):
+        return [clause]
+    return [f"{subject}，{last[cut + 1 :]}{tail}" for subject in subjects]
+
+
+def _without_pair_word(part: str) -> str:
+    """A split part without the word that counted the pair ("白石这俩地方，今年…" → "白石今年…")."""
+    return _PAIR_WORD.sub("", part, count=1)
 
 
 def _split_respectively(clause: str) -> list[str]:

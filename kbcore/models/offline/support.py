@@ -18,6 +18,8 @@ Only verified parts make the evidence sufficient.
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import replace
@@ -59,6 +61,9 @@ CHARACTER_WEIGHT = 0.3
 # Character overlap (Jaccard, names and numbers left out) of two sibling parts' verifying
 # sentences below which they are not parallel answers.
 PARALLEL_LIKENESS = 0.5
+# Characters two parts have alike in a run (their shared predicate, "质保期是几年") that make
+# them one question asked of two subjects.
+SHARED_PREDICATE = 4
 
 
 def judge_parts(
@@ -117,6 +122,26 @@ def _parallel(supports: list[PartSupport]) -> list[PartSupport]:
         theirs = _skeleton(other.quotes[0].sentence, other_name)
         if _likeness(mine, theirs) < PARALLEL_LIKENESS:
             checked[index] = replace(support, verified=False)
+    return _one_answer_one_subject(checked)
+
+
+def _one_answer_one_subject(supports: list[PartSupport]) -> list[PartSupport]:
+    """Two parts that ask the same of two subjects ("驰骋电驴的大架子，…质保期是几年？" and
+    "澄风空气净化器整台机器，…质保期是几年？") are not both answered by one sentence: it
+    stays verified for the part whose subject its document's name shares more of."""
+    checked = list(supports)
+    for first, second in itertools.combinations(range(len(supports)), 2):
+        one, other = checked[first], checked[second]
+        if not (one.verified and other.verified and one.quotes[0].sentence == other.quotes[0].sentence):
+            continue
+        run = difflib.SequenceMatcher(None, one.part, other.part, autojunk=False).find_longest_match()
+        if run.size < SHARED_PREDICATE:
+            continue  # two different questions may well share an answer
+        title = characters(one.quotes[0].document_name)
+        predicate = one.part[run.a : run.a + run.size]
+        ones, others = (len(characters(s.part.replace(predicate, "")) & title) for s in (one, other))
+        loser = second if ones >= others else first
+        checked[loser] = replace(checked[loser], verified=False)
     return checked
 
 
