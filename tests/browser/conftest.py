@@ -11,11 +11,14 @@ import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Locator, Page, async_playwright
 
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, plausible_route
+from tests.harness import Stack
+from tools.seed_demo import DEMO_APPLICATION_ID
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -88,3 +91,13 @@ slow_route = plausible_route(lambda: ChatReply.stream(SLOW_ANSWER, chunk_delay=0
 def fake_model() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(default=slow_route) as server:
         yield server
+
+
+async def saved_record(page: Page, record: Locator, stack: Stack) -> dict[str, Any]:
+    """The record a chat page shows, as the HTTP API returns it: what the page must agree with."""
+    record_id = await record.get_attribute("data-record-id")
+    chat_id = await page.evaluate("() => Object.entries(localStorage).find(([k]) => k.startsWith('kb.chat.'))[1]")
+    async with stack.http() as client:
+        reply = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/{record_id}")
+    saved: dict[str, Any] = reply.json()["data"]
+    return saved

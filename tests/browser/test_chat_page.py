@@ -10,7 +10,7 @@ from pathlib import Path
 from playwright.async_api import Locator, Page, expect
 
 from gateway.labels import STOP_REASON_LABELS
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import NewPage, saved_record
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -73,12 +73,7 @@ async def test_compound_question_shows_each_round_then_the_answer_and_a_trace_th
     assert any("探视" in s for s in sources) and any("医疗保险" in s for s in sources), sources
     await page.screenshot(path=artifacts / "answered-chat.png", full_page=True)
 
-    record_id = await record.get_attribute("data-record-id")
-    chat_id = await page.evaluate("() => Object.entries(localStorage).find(([k]) => k.startsWith('kb.chat.'))[1]")
-    async with stack.http() as client:
-        saved = (
-            await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/{record_id}")
-        ).json()["data"]
+    saved = await saved_record(page, record, stack)
     trace = await open_trace(record)
     live = await trace_texts(trace)
     assert live["stop"] == STOP_REASON_LABELS[saved["agent_stop_reason"]]
@@ -86,7 +81,7 @@ async def test_compound_question_shows_each_round_then_the_answer_and_a_trace_th
     await trace.screenshot(path=artifacts / "expanded-trace.png")
 
     await page.reload()
-    restored = page.locator(f'[data-testid=record][data-record-id="{record_id}"]')
+    restored = page.locator(f'[data-testid=record][data-record-id="{saved["id"]}"]')
     await expect(restored).to_have_attribute("data-status", "answered")
     assert await restored.get_by_test_id("answer").inner_text() == answer
     assert await trace_texts(await open_trace(restored)) == live

@@ -8,7 +8,7 @@ from pathlib import Path
 from playwright.async_api import expect
 
 from gateway.labels import PART_VERDICT_LABELS
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import NewPage, saved_record
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
@@ -24,12 +24,7 @@ async def test_the_trace_shows_each_part_with_its_verdict(stack: Stack, new_page
     record = page.get_by_test_id("record").last
     await expect(record).to_have_attribute("data-status", "answered", timeout=60_000)
 
-    record_id = await record.get_attribute("data-record-id")
-    chat_id = await page.evaluate("() => Object.entries(localStorage).find(([k]) => k.startsWith('kb.chat.'))[1]")
-    async with stack.http() as client:
-        saved = (
-            await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/{record_id}")
-        ).json()["data"]
+    saved = await saved_record(page, record, stack)
     assert len(saved["parts"]) == 2, saved["parts"]
 
     trace = record.get_by_test_id("trace")

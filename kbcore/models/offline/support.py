@@ -95,8 +95,13 @@ def judge_parts(
             answering = answering_sentences(own, kinds, [passages[j] for j in candidates], passages, affinity, part)
             verified = bool(answering)
             if answering:
+                # What answers it, then its paragraphs' next sentences (a procedure's next step),
+                # never another paragraph that merely stands near.
                 shown = {(q.paragraph_id, q.sentence) for q in answering}
-                ranked = answering + [q for q in ranked if (q.paragraph_id, q.sentence) not in shown]
+                places = {q.paragraph_id for q in answering}
+                ranked = answering + [
+                    q for q in ranked if q.paragraph_id in places and (q.paragraph_id, q.sentence) not in shown
+                ]
         quotes = ranked[: VERIFIED_QUOTES if verified else MAX_QUOTES]
         # A part still asking "each" of several subjects (its split failed) needs more than one
         # document behind it: one subject's answer does not verify the other's.

@@ -206,7 +206,11 @@ def proper_subject(text: str) -> str:
 # Noun tags a question's own subject can carry; time and place-word tags (t, s, f) say when or
 # where, not what.
 _NOUN_TAGS = frozenset({"n", "nz", "nt", "ns", "nr", "nrt", "nrfg", "vn", "eng", "j"})
-_NOT_A_SUBJECT = frozenset({"时候", "人", "人家", "事", "情况", "问题", "东西", "地方", "家里", "家里人"})
+_NOT_A_SUBJECT = frozenset(
+    {"时候", "人", "人家", "事", "情况", "问题", "东西", "地方", "家里", "家里人"}
+    # When, not what: the asked-for kind of value covers these ("几点", "多久").
+    | {"时间", "工作日", "周末", "节假日", "上午", "下午", "晚上", "早上", "中午", "今年", "去年", "明年", "期间"}
+)
 
 
 @functools.lru_cache(maxsize=1024)
