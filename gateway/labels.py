@@ -10,7 +10,7 @@ from typing import Any
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
-from kbcore.models.offline.answer_text import FORMER_LABELS, OFFLINE_LABEL
+from kbcore.answer_notice import FORMER_LABELS, OFFLINE_LABEL
 from kbcore.vocabulary import DOCUMENT_STATUS, LOG_SOURCE, PART_VERDICT, RECORD_STATUS, SEARCH_MODE, STOP_REASON
 
 # Every stop reason of the retrieval loop, in the words the trace and the CLI show.

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
+from kbcore.answer_notice import OFFLINE_LABEL
 from kbcore.db.tables import RecordVote
-from kbcore.models.offline.answer_text import OFFLINE_LABEL
 from tests.browser.conftest import NewPage
 from tests.harness import Stack
 from tests.sse_client import ask

@@ -5,10 +5,9 @@ short, and the parts that stay unverified named where ``unverified_parts`` finds
 from __future__ import annotations
 
 from gateway.labels import labels_json
+from kbcore.answer_notice import FORMER_LABELS, OFFLINE_LABEL
 from kbcore.models.base import EvidenceParagraph, GenerationRequest, PartSupport, SupportQuote
 from kbcore.models.offline.answer_text import (
-    FORMER_LABELS,
-    OFFLINE_LABEL,
     answer_pieces,
     summary_lines,
     unverified_parts,

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from kbcore.answer_notice import OFFLINE_LABEL
 from kbcore.models.base import ChatMessage, EvidenceParagraph, GenerationRequest, HistoryTurn
-from kbcore.models.offline.answer_text import OFFLINE_LABEL, unverified_parts
+from kbcore.models.offline.answer_text import unverified_parts
 from kbcore.models.offline.model import OfflineExtractiveModel
 from kbcore.models.offline.question_parts import split_question
 from kbcore.models.prompts import SUMMARY_PREFIX

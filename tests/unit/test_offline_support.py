@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from kbcore.answer_notice import OFFLINE_LABEL
 from kbcore.models.base import EvidenceParagraph, GenerationRequest, PartSupport
-from kbcore.models.offline.answer_text import OFFLINE_LABEL, unverified_parts
+from kbcore.models.offline.answer_text import unverified_parts
 from kbcore.models.offline.evidence import need, prepare
 from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer
 from kbcore.models.offline.support import judge_parts

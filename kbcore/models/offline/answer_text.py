@@ -26,11 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from kbcore.answer_notice import FORMER_LABELS, OFFLINE_LABEL
 from kbcore.models.base import PartSupport, PartVerdict
 
-OFFLINE_LABEL = "（未配置大模型：以下为资料原文摘录）"
-# What earlier versions opened an answer with: stored records and history still carry it.
-FORMER_LABELS = ("（离线抽取式模型：未配置大模型，以下内容直接摘自检索资料）",)
 QUOTE_MARK = "> "
 UNVERIFIED_LEAD = "无法根据资料核实"
 NEAREST_AT_MOST = 2  # nearest evidence: enough to judge by, not a wall of quotes
