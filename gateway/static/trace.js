@@ -103,47 +103,44 @@ function contextStats(record) {
 function citations(record) {
   const groups = groupByDocument(record.paragraph_list);
   if (!groups.size) return h("div", { class: "citations muted", testid: "citations" }, "没有引用文档。");
-  return h(
-    "div",
+  return listSection(
     { class: "citations", testid: "citations" },
-    h("div", { class: "section-label" }, "引用文档"),
-    h(
-      "ul",
-      { class: "citation-list" },
-      [...groups].map(([name, paragraphs]) =>
+    "引用文档",
+    "citation-list",
+    [...groups].map(([name, paragraphs]) =>
+      h(
+        "li",
+        { class: "citation-item", "data-document": name },
         h(
-          "li",
-          { class: "citation-item", "data-document": name },
-          h(
-            "details",
-            {},
-            h("summary", {}, h("span", { class: "citation-name", testid: "citation" }, name), h("small", { class: "muted" }, ` · ${paragraphs.length} 段`)),
-            paragraphs.map((p) => paragraphNode(p, { mode: record.search_mode })),
-          ),
+          "details",
+          {},
+          h("summary", {}, h("span", { class: "citation-name", testid: "citation" }, name), h("small", { class: "muted" }, ` · ${paragraphs.length} 段`)),
+          paragraphs.map((p) => paragraphNode(p, { mode: record.search_mode })),
         ),
       ),
     ),
   );
 }
 
+/** A labelled section of the trace holding one list: its label above, its items below. */
+function listSection(attributes, label, listClass, items) {
+  return h("div", attributes, h("div", { class: "section-label" }, label), h("ul", { class: listClass }, items));
+}
+
 /** Each part of the question with the offline model's verdict on it (the record's parts), one line each. */
 function partsNode(record) {
   const parts = record.parts || [];
   if (!parts.length) return null;
-  return h(
-    "div",
+  return listSection(
     { class: "parts", testid: "parts" },
-    h("div", { class: "section-label" }, "问题分项"),
-    h(
-      "ul",
-      { class: "part-list" },
-      parts.map((p) =>
-        h(
-          "li",
-          { class: "part", testid: "part", "data-verdict": p.verdict },
-          h("span", { class: `verdict verdict-${p.verdict}`, testid: "part-verdict" }, PART_VERDICT_LABELS[p.verdict] || p.verdict),
-          h("span", { class: "part-text" }, p.part),
-        ),
+    "问题分项",
+    "part-list",
+    parts.map((p) =>
+      h(
+        "li",
+        { class: "part", testid: "part", "data-verdict": p.verdict },
+        h("span", { class: `verdict verdict-${p.verdict}`, testid: "part-verdict" }, PART_VERDICT_LABELS[p.verdict] || p.verdict),
+        h("span", { class: "part-text" }, p.part),
       ),
     ),
   );
