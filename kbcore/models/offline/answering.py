@@ -76,7 +76,7 @@ def characters(text: str) -> set[str]:
 
 def unplaced_things(parts: Sequence[str], evidence: Sequence[Passage]) -> list[str]:
     """The things the parts ask about that no evidence text mentions: the asker's own words
-    for something ("高寿补助", "电驴") or something the knowledge base lacks ("咖啡厅"). Which
+    for something ("公车" for 公务用车) or something the knowledge base lacks ("咖啡厅"). Which
     of the two is told by meaning, against the documents' names (``Affinity``)."""
     texts = [p.document_text for p in evidence]
     things = (t for part in parts for t in topic_of(part, part, evidence).things)
