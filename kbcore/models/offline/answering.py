@@ -90,12 +90,14 @@ def answering_sentences(
     evidence: Sequence[Passage],
     affinity: Affinity | None = None,
     part: str = "",
+    weights: Mapping[str, float] | None = None,
 ) -> list[SupportQuote]:
     """The best sentences (at most two) of ``candidates`` (best paragraph first) that answer
-    ``own`` and together hold every kind that decides; empty when there are none."""
+    ``own`` and together hold every kind that decides; empty when there are none. ``weights``
+    is ``rarity(evidence)``, passed in when several parts are judged against one evidence."""
     asking = asking_clauses(own)
     topic = topic_of(own, part, evidence)
-    weights = _rarity(evidence)
+    weights = weights if weights is not None else rarity(evidence)
     numbers = _numbers(own)
     codes = _codes(own)
     days = _weekdays(own)
@@ -281,7 +283,7 @@ def _about(topic: Topic, passage: Passage, evidence: Sequence[Passage], affinity
     return sum(map(term_weight, elsewhere)) <= sum(map(term_weight, here))
 
 
-def _rarity(evidence: Sequence[Passage]) -> dict[str, float]:
+def rarity(evidence: Sequence[Passage]) -> dict[str, float]:
     """Each evidence character's weight: the log of how few of the evidence's sentences hold it."""
     counts: dict[str, int] = {}
     total = 0

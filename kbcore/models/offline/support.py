@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from kbcore.models.base import PartSupport, SupportQuote
 from kbcore.models.offline.answer_kinds import AnswerKind, asked_kinds, carries_any
-from kbcore.models.offline.answering import Affinity, about_what_is_asked, answering_sentences, characters
+from kbcore.models.offline.answering import Affinity, about_what_is_asked, answering_sentences, characters, rarity
 from kbcore.models.offline.evidence import (
     COVER_THRESHOLD,
     Need,
@@ -80,6 +80,7 @@ def judge_parts(
     characters a quoted sentence should share. ``affinity`` says by meaning whether a thing a
     part asks about, in words no evidence uses, is what a document is about."""
     supports = []
+    weights: dict[str, float] | None = None  # the evidence's character rarity, once, when needed
     for index, (part, wanted) in enumerate(zip(parts, needs, strict=True)):
         row = cosines[index] if cosines is not None else None
         chosen, verified, candidates = _supporting_paragraphs(wanted, passages, row)
@@ -92,7 +93,9 @@ def judge_parts(
             # subject, sharing the part's own words verifies it; words matched without such a
             # value (a fee question met by the zone definitions) do not. Only with meaning
             # known (the retrieval service's matcher): by words alone a paraphrase stays nearest.
-            answering = answering_sentences(own, kinds, [passages[j] for j in candidates], passages, affinity, part)
+            weights = weights if weights is not None else rarity(passages)
+            looked_in = [passages[j] for j in candidates]
+            answering = answering_sentences(own, kinds, looked_in, passages, affinity, part, weights)
             verified = bool(answering)
             if answering:
                 # What answers it, then its paragraphs' next sentences (a procedure's next step),
