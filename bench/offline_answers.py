@@ -19,7 +19,8 @@ import re
 import statistics
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,11 +51,27 @@ STRUCTURE = re.compile(r"^\d+\. |见第\d+部分", re.MULTILINE)
 
 
 class TimedOfflineModel(OfflineExtractiveModel):
-    """The offline model, adding up the time its calls take (the model's share of a question)."""
+    """The offline model, adding up the time its calls take (the model's share of a question).
 
-    def __init__(self, matcher: EvidenceMatcher) -> None:
+    ``assess`` judges the evidence through ``support``: only the outermost call is counted, so
+    that time is not added twice."""
+
+    def __init__(self, matcher: EvidenceMatcher | None, clock: Callable[[], float] = time.perf_counter) -> None:
         super().__init__(matcher=matcher)
         self.seconds = 0.0
+        self._clock = clock
+        self._depth = 0
+
+    @contextmanager
+    def _timed(self) -> Iterator[None]:
+        started = self._clock()
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self.seconds += self._clock() - started
 
     async def assess(
         self,
@@ -63,20 +80,14 @@ class TimedOfflineModel(OfflineExtractiveModel):
         evidence: Sequence[EvidenceParagraph],
         searched: Sequence[str],
     ) -> str:
-        started = time.perf_counter()
-        try:
+        with self._timed():
             return await super().assess(question, history, evidence, searched)
-        finally:
-            self.seconds += time.perf_counter() - started
 
     async def support(
         self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
     ) -> list[PartSupport]:
-        started = time.perf_counter()
-        try:
+        with self._timed():
             return await super().support(question, history, evidence)
-        finally:
-            self.seconds += time.perf_counter() - started
 
 
 @dataclass

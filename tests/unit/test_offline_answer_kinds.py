@@ -105,6 +105,11 @@ def test_working_days_in_digits_or_numerals_are_a_duration() -> None:
     assert carries(AnswerKind.DURATION, "在三个工作日内上门")
 
 
+def test_an_age_in_full_years_is_no_duration() -> None:
+    assert not carries(AnswerKind.DURATION, "12周岁以下儿童不得进入病区探视")
+    assert carries(AnswerKind.DURATION, "每2周补电一次")
+
+
 def test_a_clock_time_and_a_weekday_are_times() -> None:
     assert carries(AnswerKind.TIME, "8:30至17:30开放")
     assert carries(AnswerKind.TIME, "周一闭馆")
@@ -242,6 +247,18 @@ def test_a_document_of_the_named_subject_is_used() -> None:
 
 def test_another_subjects_document_is_never_used() -> None:
     assert answer("我奶奶今年83，户口在白石镇，每个月能领多少高寿补助？", ALLOWANCE_EVIDENCE) == []
+
+
+SICK_PAY = "星澜科技员工考勤与休假管理办法"
+SICK_PAY_EVIDENCE = [
+    EvidenceParagraph("s1", SICK_PAY, "", "一个自然年度内累计病假超过30天的，超过部分按本人基本工资的60%发放。")
+]
+
+
+def test_a_place_the_tagger_reads_into_everyday_words_does_not_veto_the_named_subject() -> None:
+    # jieba tags 里加 (Riga) in "一年里加起来"; beside 星澜, which the evidence has, it is no subject.
+    found = answer("在星澜因为生病在家歇着，一年里加起来一个多月，多出来那些天工资按几成发？", SICK_PAY_EVIDENCE)
+    assert found == ["一个自然年度内累计病假超过30天的，超过部分按本人基本工资的60%发放。"]
 
 
 def test_a_thing_the_document_lacks_entirely_gets_no_answer() -> None:

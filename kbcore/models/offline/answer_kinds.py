@@ -30,7 +30,7 @@ class AnswerKind(Enum):
     YES_NO = "yes/no"
 
 
-_DURATION_UNIT = r"(?:个)?(?:工作日|日|天|小时|钟头|分钟|秒|周|星期|个月|月|年)"
+_DURATION_UNIT = r"(?:个)?(?:工作日|日|天|小时|钟头|分钟|秒|周(?!岁)|星期|个月|月|年)"
 _COUNT_UNIT = r"(?:个|名|人|本|册|台|次|张|辆|口|件|所|家|套|间|床|项|类|档|级|位)"
 _MEASURE_UNIT = r"(?:公斤|千克|kg|克|吨|平方米|平米|㎡|立方米|立方|米|厘米|毫米|公里|千米|瓦|W|伏|V|升)"
 
@@ -54,7 +54,7 @@ _ASKS: dict[AnswerKind, re.Pattern[str]] = {
         r"|几类|第几|几档|多少张|多少辆|多少台|多少本"
     ),
     AnswerKind.MEASURE: re.compile(r"多重|多大|多高|多远|多宽|多长(?!时间)|面积|几平|多少平|多少度|多少瓦|驮多"),
-    AnswerKind.PHONE: re.compile(r"电话|热线|号码|打哪个"),
+    AnswerKind.PHONE: re.compile(r"电话|热线|号码|打哪个号?"),
     AnswerKind.PROCEDURE: re.compile(
         r"怎么办|咋办|怎么弄|咋弄|怎么处理|如何|怎样|流程|手续|要带什么|带啥|什么材料|准备什么|准备啥|啥证明|变回来|先弄"
     ),

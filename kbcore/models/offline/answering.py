@@ -163,14 +163,21 @@ def _names(part: str, evidence: Sequence[Passage]) -> list[str]:
     dictionary word) names the subject as well."""
     texts = [p.document_text for p in evidence]
     names: list[str] = []
+    unknown: list[str] = []
     for term in terms_of(part):
         if not term.anchor or term.numeric:
             continue
         written = _as_written(term.text, texts)
         if written:
             names.append(written)
-        elif term.text.isascii() or term.text in normalise(proper_subject(part)):
-            names.append(term.text)  # a real subject no retrieved document has: none answers for it
+        elif term.text.isascii():
+            names.append(term.text)  # a code no retrieved document has (E2 asked, E5 found)
+        elif term.text in normalise(proper_subject(part)):
+            unknown.append(term.text)
+    # A place or organisation no document has is the subject when the part names no other
+    # ("白石镇中学"); beside a name the evidence has ("在星澜…一年里加起来"), it is the tagger
+    # reading a place into everyday words ("里加").
+    names.extend(unknown if not names else [])
     titles = [normalise(p.paragraph.document_name) for p in evidence]
     titled = (
         t.text
