@@ -19,7 +19,9 @@ class Answer:
 
 
 async def ask_once(client: httpx.AsyncClient, chat_id: str, question: str) -> Answer:
-    async with client.stream("POST", f"/api/application/chat_message/{chat_id}", json={"message": question}) as reply:
+    async with client.stream(
+        "POST", f"/api/application/chat_message/{chat_id}", json={"message": question, "progress": "named"}
+    ) as reply:
         body = await reply.aread()
     if reply.status_code != 200:
         return Answer(f"HTTP {reply.status_code}", [])

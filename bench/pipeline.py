@@ -144,7 +144,7 @@ async def ask(client: httpx.AsyncClient, chat_id: str, sample: Sample) -> Sample
     started = time.perf_counter()
     buffer = bytearray()
     async with client.stream(
-        "POST", f"/api/application/chat_message/{chat_id}", json={"message": sample.question}
+        "POST", f"/api/application/chat_message/{chat_id}", json={"message": sample.question, "progress": "named"}
     ) as response:
         if response.status_code != 200:
             body = await response.aread()

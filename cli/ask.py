@@ -67,7 +67,7 @@ def stream_answer(client: httpx.Client, chat_id: str, question: str, out: TextIO
     state = AnswerState()
     path = f"/api/application/chat_message/{chat_id}"
     try:
-        with client.stream("POST", path, json={"message": question, "re_chat": False}) as response:
+        with client.stream("POST", path, json={"message": question, "re_chat": False, "progress": "named"}) as response:
             if response.is_error:
                 response.read()
                 raise CliError(error_message(response))

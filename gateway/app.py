@@ -16,7 +16,9 @@ from gateway.edge.body_limits import BodyLimit, BodyTooLarge, body_too_large
 from gateway.edge.host_rules import EdgeGuard
 from gateway.edge.rules import EdgeRules
 from gateway.errors import ApiError, error_response
-from gateway.openai_wire import OpenAIError
+from gateway.openai import routes as openai
+from gateway.openai.asking import CHAT_ID_HEADER
+from gateway.openai.wire import OpenAIError
 from gateway.pages import mount_pages
 from gateway.routes import (
     access,
@@ -29,7 +31,7 @@ from gateway.routes import (
     knowledge,
     log,
     models,
-    openai,
+    profiles,
 )
 from gateway.routes import metrics as metrics_route
 from gateway.signin_limit import SignInLimiter
@@ -38,7 +40,21 @@ from kbcore.rpc.caller_token import operator_token
 from kbcore.settings import Settings
 
 # Every route module, in the order its routes are matched.
-ROUTES = (datasets, chat, log, feedback, knowledge, access, credentials, applications, evaluation, models, openai)
+# ``profiles`` before ``applications``: /api/application/profile is not an application's id.
+ROUTES = (
+    datasets,
+    chat,
+    log,
+    feedback,
+    knowledge,
+    access,
+    profiles,
+    credentials,
+    applications,
+    evaluation,
+    models,
+    openai,
+)
 
 
 def _describe(error: RequestValidationError) -> str:
@@ -48,6 +64,20 @@ def _describe(error: RequestValidationError) -> str:
         location = ".".join(str(p) for p in problem.get("loc", ()))
         parts.append(f"{location}: {problem.get('msg', 'invalid')}")
     return "; ".join(parts) or "invalid request"
+
+
+def _allow_origins(app: FastAPI, settings: Settings) -> None:
+    """CORS for the origins ``KB_CORS_ORIGINS`` names (none: same-origin pages only)."""
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            allow_credentials=False,
+            expose_headers=[CHAT_ID_HEADER],  # a page continues an OpenAI-protocol chat by it
+        )
 
 
 def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
@@ -93,11 +123,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
             return body_too_large(request)
         return error_response(exc.status_code, str(exc.detail))
 
-    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
-    if origins:
-        app.add_middleware(
-            CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["*"], allow_credentials=False
-        )
+    _allow_origins(app, settings)
     # Outermost, before CORS and routing: the edge rules, then the body limit.
     app.add_middleware(BodyLimit)
     app.add_middleware(EdgeGuard, rules=EdgeRules.from_settings(settings))

@@ -12,6 +12,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from gateway.labels import progress_line
+from gateway.progress_forms import progress_form
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
@@ -92,6 +94,11 @@ def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
         "content": paragraph.content,
         "similarity": round(paragraph.score, 4),
         "round": paragraph.round,
+        # What MaxKB's page shows with a source: the dataset's name, the paragraph as in use
+        # (a card it shows greyed out otherwise), and the document's metadata (none kept yet).
+        "dataset_name": paragraph.dataset_name,
+        "is_active": True,
+        "meta": {},
         **rerank,
     }
 
@@ -172,6 +179,9 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "problem_text": record.question,
         "padding_problem_text": retrieval.problem_text,
         "answer_text": record.answer,
+        # MaxKB's answer by node, as its page renders a record: one card with the answer, and as
+        # its thinking the rounds (as the stream showed them) and the model's own reasoning.
+        "answer_text_list": [[{"content": record.answer, "reasoning_content": _thinking(record)}]],
         # The answering model's thinking ("" when it does not reason; MaxKB's chunk and node
         # details call it so), never part of ``answer_text`` nor of later turns' history.
         "reasoning_content": record.details.chat.reasoning,
@@ -205,6 +215,17 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "source": RECORD_SOURCE.name(record.source) or DEFAULT_SOURCE,
         **vote_json(record.vote, record.vote_reason),  # the reader's own vote (MaxKB's vote_status)
     }
+
+
+def _thinking(record: chat_pb.ChatRecord) -> str:
+    """The retrieval rounds in the progress stream's words, then the model's own thinking: what a
+    page that shows a record's reasoning shows after a reload, as it did while the answer came."""
+    lines: list[str | None] = []
+    for trace in record.details.retrieval.rounds:
+        lines.extend(progress_line({"phase": "retrieving", "round": trace.round, "query": q}) for q in trace.queries)
+        assessed = {"phase": "assessed", "round": trace.round, "sufficient": trace.sufficient, "missing": trace.missing}
+        lines.append(progress_line(assessed))
+    return "".join(f"{line}\n" for line in lines if line) + record.details.chat.reasoning
 
 
 def parts_json(details: chat_pb.RecordDetails) -> list[dict[str, Any]]:
@@ -260,7 +281,7 @@ def application_json(a: chat_pb.Application) -> dict[str, Any]:
     """The whole application; a visitor's view (no search settings: the chat service keeps the
     prompts and settings to the operator and the application's keys) has only what a page shows."""
     if not a.HasField("search"):
-        return {"id": a.id, "name": a.name, "desc": a.description}
+        return {"id": a.id, "name": a.name, "desc": a.description, **page_json(a.page)}
     return {
         "id": a.id,
         "name": a.name,
@@ -281,6 +302,63 @@ def application_json(a: chat_pb.Application) -> dict[str, Any]:
         },
         "create_time": a.created_at,
         "update_time": a.updated_at,
+        **page_json(a.page),
+    }
+
+
+def default_prologue(a: chat_pb.Application) -> str:
+    """The opening message of an application whose operator wrote none: who it is and how it
+    answers, so a visitor does not face an empty page."""
+    about = f"{a.description.strip()}\n\n" if a.description.strip() else ""
+    return f"您好，我是「{a.name}」。{about}我会在知识库里多轮检索后作答，并注明依据的资料；资料里没有的，我会直说。"
+
+
+def visitor_profile_json(a: chat_pb.Application) -> dict[str, Any]:
+    """MaxKB's application profile, as its chat page reads it: the page's own features (voice,
+    uploads, a password gate, a disclaimer) are all off; ``icon`` is the value that makes it draw
+    the name's first letter."""
+    return {
+        "id": a.id,
+        "name": a.name,
+        "desc": a.description,
+        "prologue": a.page.prologue or default_prologue(a),
+        "icon": "/ui/favicon.ico",
+        "type": "SIMPLE",
+        "show_source": not a.page.hide_sources,
+        "show_history": True,
+        "language": None,
+        "multiple_rounds_dialogue": True,
+        "stt_model_enable": False,
+        "tts_model_enable": False,
+        "tts_type": "BROWSER",
+        "tts_autoplay": False,
+        "stt_autosend": False,
+        "file_upload_enable": False,
+        "file_upload_setting": {},
+        "disclaimer": False,
+        "disclaimer_value": "",
+        "progress_mode": progress_form(a.page.progress),
+    }
+
+
+def chat_summary_json(chat: chat_pb.ChatSummary) -> dict[str, Any]:
+    """A chat as MaxKB's history list shows it (``abstract`` is its title)."""
+    return {
+        "id": chat.id,
+        "application_id": chat.application_id,
+        "abstract": chat.abstract,
+        "chat_record_count": chat.record_count,
+        "create_time": chat.created_at,
+        "update_time": chat.updated_at,
+    }
+
+
+def page_json(page: chat_pb.PageSetting) -> dict[str, Any]:
+    """An application's share-page settings, under MaxKB's names where it has them."""
+    return {
+        "prologue": page.prologue,
+        "show_source": not page.hide_sources,
+        "progress_mode": progress_form(page.progress),
     }
 
 

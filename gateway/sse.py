@@ -63,3 +63,20 @@ class ChunkFrames:
 
 def error(code: int, message: str) -> bytes:
     return event("error", {"code": code, "message": message})
+
+
+def failed_chunk(chat_id: str, record_id: str, code: int, message: str) -> bytes:
+    """The last chunk of an answer that failed after it started, for clients that read no event
+    names: the failure in words in ``content`` (what such a page shows), and in ``error``."""
+    frame = {
+        "chat_id": chat_id,
+        "chat_record_id": record_id,
+        "id": record_id,
+        "operate": True,
+        "content": f"（回答失败：{message}）",
+        "reasoning_content": "",
+        "is_end": True,
+        "node_is_end": True,
+        "error": {"code": code, "message": message},
+    }
+    return data(frame)

@@ -3,7 +3,7 @@
 Each entry says, once, what a refusal is as a gRPC status (code, and the trailing-metadata reason
 where the code alone is shared), as an HTTP status, as an OpenAI error (type and code), and in
 words when the error itself carries none. The servicer decorators (``kbcore.rpc.error_mapping``)
-read it from the domain side, the gateway (``gateway.errors``, ``gateway.openai_wire``) from the
+read it from the domain side, the gateway (``gateway.errors``, ``gateway.openai.wire``) from the
 gRPC side, so the surfaces cannot drift apart. Statuses no domain error has (gRPC's own: a
 deadline, a cancelled call, an unknown method; and a fault of ours) have an HTTP status and
 words only; their OpenAI shape is the one for their HTTP status.

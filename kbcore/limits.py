@@ -3,6 +3,7 @@
 MAX_QUESTION_TOKENS = 4000
 MAX_SEARCH_QUERY_CHARS = 1000
 MAX_NAME_CHARS = 200
+MAX_PROLOGUE_CHARS = 4000  # an application's opening message on its share page
 
 # Integers a client sends, bounded so an out-of-range one is a 4xx that says so, never a
 # protobuf int32 overflow or an SQL integer overflow (a 500).

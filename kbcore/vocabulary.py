@@ -55,3 +55,4 @@ EMBEDDING_SWITCH_STATE: EnumNames[retrieval_service_pb2.EmbeddingSwitchState] = 
 )
 LOG_SOURCE: EnumNames[chat_service_pb2.LogSource] = EnumNames(chat_service_pb2.LogSource)
 VOTE: EnumNames[chat_service_pb2.Vote] = EnumNames(chat_service_pb2.Vote)
+PROGRESS_MODE: EnumNames[chat_service_pb2.ProgressMode] = EnumNames(chat_service_pb2.ProgressMode)

@@ -43,11 +43,11 @@ async def ask(
     client: httpx.AsyncClient, chat_id: str, message: str, *, received: bytearray | None = None, **extra: Any
 ) -> tuple[httpx.Response, list[Frame]]:
     """Ask and read the whole answer; ``received``, when given, fills as the bytes arrive (for a
-    test that acts mid-answer)."""
+    test that acts mid-answer). Progress comes as named events unless ``extra`` asks otherwise:
+    the form this reader tells apart from answer chunks."""
     body = bytearray() if received is None else received
-    async with client.stream(
-        "POST", f"/api/application/chat_message/{chat_id}", json={"message": message, **extra}
-    ) as r:
+    asked = {"message": message, "progress": "named", **extra}
+    async with client.stream("POST", f"/api/application/chat_message/{chat_id}", json=asked) as r:
         if r.status_code != 200:  # a refusal is one JSON body: kept on the response for .json()
             await r.aread()
             return r, []

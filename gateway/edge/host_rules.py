@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.edge.rules import EdgeRules, body_type_refusal
 from gateway.errors import envelope
-from gateway.openai_wire import OpenAIError
+from gateway.openai.wire import OpenAIError
 
 NOSNIFF = (b"x-content-type-options", b"nosniff")
 # The HTTP request's own refusals, answered before any route or service: no domain error stands
@@ -27,9 +27,9 @@ OPENAI_ERROR_CODES = {413: "request_too_large", 415: "unsupported_media_type"}
 
 
 def is_openai_path(path: str) -> bool:
-    """The OpenAI-compatible routes (``/v1/…`` and ``/api/application/{id}/chat/completions``
-    or ``…/models``), whose clients expect OpenAI's error object."""
-    return path.startswith("/v1/") or path.endswith(("/chat/completions", "/models"))
+    """The OpenAI-compatible routes (``/v1/…``, and under ``/api/application/{id}/`` the chat and
+    text ``…/completions`` and ``…/models[/{model}]``), whose clients expect OpenAI's error object."""
+    return path.startswith("/v1/") or path.endswith(("/completions", "/models")) or "/models/" in path
 
 
 def refusal_body(path: str, status: int, message: str) -> dict[str, Any]:

@@ -6,14 +6,15 @@ from __future__ import annotations
 import csv
 import io
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from gateway.backends import AnonymousBackend, CallerBackend
+from gateway.caller import presented_token
 from gateway.errors import ok
 from gateway.presenter import EXPORT_COLUMNS, export_row
-from gateway.shapes.applications import NewAccessTokenOut, NewApiKeyOut, VisitorOut
+from gateway.shapes.applications import NewAccessTokenOut, NewApiKeyOut
 from gateway.shapes.envelope import REFUSALS, Envelope, download
 from gateway.signin_limit import signin_admitted
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
@@ -32,14 +33,18 @@ class AuthenticationIn(BaseModel):
     access_token: str = Field(min_length=1, max_length=64)
 
 
-@router.post("/authentication", dependencies=[Depends(signin_admitted)], response_model=Envelope[VisitorOut])
-async def authenticate(body: AuthenticationIn, backend: AnonymousBackend) -> JSONResponse:
-    """A share-link holder becomes a visitor; the token it gets sees only its own chats. Limited
-    per client address here and per share link in the chat service (429 past either)."""
+@router.post("/authentication", dependencies=[Depends(signin_admitted)], response_model=Envelope[str])
+async def authenticate(body: AuthenticationIn, request: Request, backend: AnonymousBackend) -> JSONResponse:
+    """A share-link holder becomes a visitor; ``data`` is the visitor's token (MaxKB's shape), which
+    sees only its own chats. A page that sends the token it already holds (``Authorization``, with
+    or without ``Bearer``) keeps its visitor and chats while that token lives. Limited per client
+    address here and per share link in the chat service (429 past either)."""
+    held = presented_token(request) or ""
     reply = await backend.unary(
-        backend.chat.access.AuthenticateVisitor, pb.AuthenticateVisitorRequest(access_token=body.access_token)
+        backend.chat.access.AuthenticateVisitor,
+        pb.AuthenticateVisitorRequest(access_token=body.access_token, visitor_token=held),
     )
-    return ok({"token": reply.token, "application_id": reply.application_id, "visitor_id": reply.visitor_id})
+    return ok(reply.token)
 
 
 @router.post("/{app_id}/api_key", response_model=Envelope[NewApiKeyOut])

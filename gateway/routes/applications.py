@@ -11,11 +11,12 @@ from pydantic import BaseModel, Field
 from gateway.backends import CallerBackend
 from gateway.errors import ok
 from gateway.presenter import application_json, search_mode
+from gateway.progress_forms import ProgressForm, progress_mode
 from gateway.shapes.applications import ApplicationOut, VisitorApplicationOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
-from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_TOP_N
+from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_PROLOGUE_CHARS, MAX_TOP_N
 
 router = APIRouter(prefix="/api/application", tags=["application"], responses=REFUSALS)
 Application = Envelope[ApplicationOut | VisitorApplicationOut]
@@ -50,9 +51,30 @@ class ApplicationIn(BaseModel):
     dialogue_number: int = Field(default=5, ge=0, le=MAX_DIALOGUE_NUMBER)
     dataset_setting: DatasetSetting = Field(default_factory=DatasetSetting)
     model_setting: ModelSettingIn = Field(default_factory=ModelSettingIn)
+    # The share page: sent together (one sent, the others take their defaults); none sent, an
+    # update keeps them as they are.
+    prologue: str | None = Field(
+        default=None,
+        max_length=MAX_PROLOGUE_CHARS,
+        description="the opening message; its '- ' lines are suggested questions",
+    )
+    show_source: bool | None = Field(default=None, description="visitors see the paragraphs an answer quotes")
+    progress_mode: ProgressForm | None = Field(
+        default=None, description="how the chat route shows progress when a request does not say (docs/http.md)"
+    )
+
+    def page(self) -> pb.PageSetting | None:
+        if self.prologue is None and self.show_source is None and self.progress_mode is None:
+            return None
+        return pb.PageSetting(
+            prologue=self.prologue or "",
+            hide_sources=self.show_source is False,
+            progress=progress_mode(self.progress_mode),
+        )
 
     def message(self, application_id: str = "") -> pb.Application:
         return pb.Application(
+            page=self.page(),
             id=application_id,
             name=self.name,
             description=self.desc,

@@ -1,4 +1,6 @@
-"""Asking (SSE), stopping, and reading the conversation log."""
+"""Asking (SSE), stopping, and reading the conversation log; a share-link visitor's own chats
+(MaxKB's routes for its chat page's history: listed newest first, renamed, deleted — deleting
+hides the chat from its visitor, the operator's log keeps its records)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,12 @@ from gateway import sse
 from gateway.backends import CallerBackend
 from gateway.edge.body_limits import MAX_FORM_DATA_BYTES
 from gateway.errors import ApiError, ok
-from gateway.presenter import progress_payload, record_json
+from gateway.labels import progress_line
+from gateway.presenter import chat_summary_json, progress_payload, record_json
+from gateway.progress_forms import ProgressForm, progress_form
 from gateway.relay import AskStream, batches, started
 from gateway.shapes.answers import RecordOut, RecordPageOut, StoppedOut
+from gateway.shapes.applications import ChatPageOut
 from gateway.shapes.envelope import REFUSALS, Envelope, event_stream
 from gateway.shapes.streams import ANSWER_EVENT
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
@@ -30,6 +35,8 @@ class AskBody(BaseModel):
     message: str = Field(max_length=200_000)
     re_chat: bool = False
     form_data: dict[str, Any] = Field(default_factory=dict)
+    # Ours: how progress goes out for this answer; unset, the application's choice (docs/http.md).
+    progress: ProgressForm | None = None
 
     @field_validator("form_data")
     @classmethod
@@ -45,35 +52,55 @@ PageSize = Annotated[int, Path(ge=1, le=MAX_PAGE_SIZE)]
 RecordId = Annotated[int, Path(ge=1, le=MAX_RECORD_ID)]
 
 
-def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, chat_id: str, record_id: str) -> bytes:
+def _progress(status: dict[str, Any], chunk: sse.ChunkFrames, form: ProgressForm) -> bytes:
+    if form == "named":
+        return sse.event("agent_status", status)
+    line = progress_line(status) if form == "reasoning" else None
+    return chunk.reasoning(line + "\n") if line else b""
+
+
+def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, form: ProgressForm, chat_id: str, record_id: str) -> bytes:
     kind = item.WhichOneof("event")
     if kind == "delta":
         return chunk.reasoning(item.delta.reasoning) if item.delta.reasoning else chunk(item.delta.content)
     if kind == "deltas":  # deltas that went together: one answer chunk per entry, in one write
         return b"".join([chunk.reasoning(d.reasoning) if d.reasoning else chunk(d.content) for d in item.deltas.deltas])
     if kind == "progress":
-        return sse.event("agent_status", progress_payload(item.progress))
+        return _progress(progress_payload(item.progress), chunk, form)
     if kind == "done":
         return sse.chunk(chat_id, record_id, "", is_end=True)
     return b""
 
 
-async def _frames(stream: AskStream, chat_id: str, record_id: str) -> AsyncIterator[bytes]:
+def _failure(failure: ApiError, form: ProgressForm, chat_id: str, record_id: str) -> bytes:
+    """A failure after the answer started: an ``event:error`` frame for clients that read event
+    names; for those that do not, a last chunk that says it in ``content`` and ends the answer."""
+    if form == "named":
+        return sse.error(failure.status, failure.message)
+    return sse.failed_chunk(chat_id, record_id, failure.status, failure.message)
+
+
+async def _frames(stream: AskStream, form: ProgressForm, chat_id: str, record_id: str) -> AsyncIterator[bytes]:
     chunk = sse.ChunkFrames(chat_id, record_id)
+    # A client that reads only data: lines may mis-read a comment between two chunks (MaxKB's
+    # page shows their text twice): outside the named form, keep-alive is an empty chunk.
+    keep_alive = sse.KEEP_ALIVE if form == "named" else chunk("")
     async with contextlib.aclosing(batches(stream)) as events:
         try:
             async for batch in events:
                 if batch is None:
-                    yield sse.KEEP_ALIVE
+                    yield keep_alive
                 else:
-                    yield b"".join([_frame(item, chunk, chat_id, record_id) for item in batch])
+                    yield b"".join([_frame(item, chunk, form, chat_id, record_id) for item in batch])
         except ApiError as failure:
-            yield sse.error(failure.status, failure.message)
+            yield _failure(failure, form, chat_id, record_id)
 
 
 ANSWER_STREAM = event_stream(
-    "the answer as MaxKB's chunks, an agent_status event for each stage, keep-alive comments, and an "
-    "error event if the answer fails after it started",
+    "the answer as MaxKB's chunks, keep-alive comments, and each stage's progress as the request's "
+    "`progress` (or the application's) says: `reasoning` (default) a chunk with the stage's line in "
+    "reasoning_content, `named` an agent_status event, `off` none; a failure after the answer "
+    "started is an error event (`named`) or a last chunk saying so (the others)",
     ANSWER_EVENT,
 )
 
@@ -91,8 +118,9 @@ async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend) -> S
         ),
     )
     first = await started(stream)
+    form = body.progress or progress_form(first.progress)
     return StreamingResponse(
-        _frames(stream, chat_id, first.record_id),
+        _frames(stream, form, chat_id, first.record_id),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
@@ -122,3 +150,34 @@ async def get_record(app_id: str, chat_id: str, record_id: RecordId, backend: Ca
         pb.GetRecordRequest(chat_id=chat_id, record_id=str(record_id), application_id=app_id),
     )
     return ok(record_json(reply.record))
+
+
+class ChatRename(BaseModel):
+    abstract: str  # its length and characters are checked by the chat service, with a sentence that says why
+
+
+@router.get("/{app_id}/chat/client/{page}/{size}", response_model=Envelope[ChatPageOut])
+async def list_chats(app_id: str, page: PageNumber, size: PageSize, backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(
+        backend.chat.applications.ListChats,
+        pb.ListChatsRequest(application_id=app_id, page=page, page_size=size),
+    )
+    records = [chat_summary_json(c) for c in reply.chats]
+    return ok({"records": records, "current": page, "size": size, "total": reply.total})
+
+
+@router.put("/{app_id}/chat/client/{chat_id}", response_model=Envelope[bool])
+async def rename_chat(app_id: str, chat_id: str, body: ChatRename, backend: CallerBackend) -> JSONResponse:
+    await backend.unary(
+        backend.chat.applications.RenameChat,
+        pb.RenameChatRequest(application_id=app_id, chat_id=chat_id, abstract=body.abstract),
+    )
+    return ok(True)
+
+
+@router.delete("/{app_id}/chat/client/{chat_id}", response_model=Envelope[bool])
+async def delete_chat(app_id: str, chat_id: str, backend: CallerBackend) -> JSONResponse:
+    await backend.unary(
+        backend.chat.applications.DeleteChat, pb.DeleteChatRequest(application_id=app_id, chat_id=chat_id)
+    )
+    return ok(True)

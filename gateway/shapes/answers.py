@@ -22,6 +22,9 @@ class ParagraphOut(Shape):
     content: str
     similarity: float
     round: int
+    dataset_name: str = Field(description="empty for a record saved before it was kept")
+    is_active: bool
+    meta: dict[str, str]
     rerank_score: float = Field(default=0.0, description="present only when a rerank model scored the paragraph")
 
 
@@ -85,6 +88,13 @@ class PartOut(Shape):
     paragraph_ids: list[str] = Field(description="the quoted paragraphs, in quote order, each once")
 
 
+class AnswerCardOut(Shape):
+    """One card of MaxKB's answer list: the answer and the model's thinking."""
+
+    content: str
+    reasoning_content: str
+
+
 class RecordOut(Shape):
     """One question and its answer: MaxKB's record fields plus the details at top level."""
 
@@ -93,6 +103,7 @@ class RecordOut(Shape):
     problem_text: str
     padding_problem_text: str
     answer_text: str
+    answer_text_list: list[list[AnswerCardOut]]
     reasoning_content: str
     status: str
     error: str

@@ -22,7 +22,16 @@ class ModelSettingOut(Shape):
     rerank_model_id: str
 
 
-class ApplicationOut(Shape):
+class PageSettingOut(Shape):
+    """An application's share page: the opening message, whether visitors see sources, and how
+    the chat route shows progress when a request does not say."""
+
+    prologue: str
+    show_source: bool
+    progress_mode: Literal["named", "reasoning", "off"]
+
+
+class ApplicationOut(PageSettingOut):
     """The whole application, as its operator (or its own API key) sees it."""
 
     id: str
@@ -36,7 +45,7 @@ class ApplicationOut(Shape):
     update_time: str
 
 
-class VisitorApplicationOut(Shape):
+class VisitorApplicationOut(PageSettingOut):
     """What a share-link visitor sees of an application: what a page shows."""
 
     id: str
@@ -44,10 +53,55 @@ class VisitorApplicationOut(Shape):
     desc: str
 
 
-class VisitorOut(Shape):
-    token: str
+class ServerProfileOut(Shape):
+    """What MaxKB's pages read about the server: not an enterprise edition."""
+
+    version: str
+    IS_XPACK: bool
+    XPACK_LICENSE_IS_VALID: bool
+
+
+class ApplicationProfileOut(Shape):
+    """A share-link visitor's application as MaxKB's chat page reads it."""
+
+    id: str
+    name: str
+    desc: str
+    prologue: str
+    icon: str
+    type: Literal["SIMPLE"]
+    show_source: bool
+    show_history: bool
+    language: str | None
+    multiple_rounds_dialogue: bool
+    stt_model_enable: bool
+    tts_model_enable: bool
+    tts_type: str
+    tts_autoplay: bool
+    stt_autosend: bool
+    file_upload_enable: bool
+    file_upload_setting: dict[str, object]
+    disclaimer: bool
+    disclaimer_value: str
+    progress_mode: Literal["named", "reasoning", "off"]
+
+
+class ChatSummaryOut(Shape):
+    """A chat in a visitor's history list."""
+
+    id: str
     application_id: str
-    visitor_id: str
+    abstract: str
+    chat_record_count: int
+    create_time: str
+    update_time: str
+
+
+class ChatPageOut(Shape):
+    records: list[ChatSummaryOut]
+    current: int
+    size: int
+    total: int
 
 
 class NewApiKeyOut(Shape):

@@ -9,9 +9,18 @@ from typing import Any
 from gateway.shapes.envelope import Shape
 
 
+class StreamError(Shape):
+    """A failure after the answer started: the HTTP status it would have had, and why."""
+
+    code: int
+    message: str
+
+
 class AnswerChunk(Shape):
-    """MaxKB's answer chunk: the answer's text in ``content``, the model's thinking in
-    ``reasoning_content``; the last one has ``is_end`` true."""
+    """MaxKB's answer chunk: the answer's text in ``content``, the model's thinking (and, in the
+    ``reasoning`` progress form, each stage's line) in ``reasoning_content``; the last one has
+    ``is_end`` true, and ``error`` when the answer failed after it started (forms other than
+    ``named``)."""
 
     chat_id: str
     chat_record_id: str
@@ -21,13 +30,7 @@ class AnswerChunk(Shape):
     reasoning_content: str
     is_end: bool
     node_is_end: bool
-
-
-class StreamError(Shape):
-    """A failure after the answer started: the HTTP status it would have had, and why."""
-
-    code: int
-    message: str
+    error: StreamError | None = None
 
 
 # A stage of the answer: ``phase`` and that phase's own fields (they differ by phase).

@@ -170,7 +170,7 @@ async function ask(question, { replace = null } = {}) {
   state.abort = controller;
 
   try {
-    await postStream(`/api/application/chat_message/${encodeURIComponent(state.chatId)}`, { message: question, re_chat: Boolean(replace) }, {
+    await postStream(`/api/application/chat_message/${encodeURIComponent(state.chatId)}`, { message: question, re_chat: Boolean(replace), progress: "named" }, {
       session: state.session,
       signal: controller.signal,
       onFrame: (name, payload) => {

@@ -41,11 +41,12 @@ export function tokenTag(token) {
 export async function shareSession(accessToken) {
   const tokenKey = `kb.visitor.${accessToken}`;
   const appKey = `kb.visitor.${accessToken}.app`;
+  // The sign-in answers MaxKB's way, with the token alone; the application is the token's profile.
   const signIn = async () => {
-    const data = await api("/api/application/authentication", { method: "POST", body: { access_token: accessToken }, session: NO_SESSION });
-    local.setItem(tokenKey, data.token);
-    local.setItem(appKey, data.application_id);
-    return data;
+    const token = await api("/api/application/authentication", { method: "POST", body: { access_token: accessToken }, session: NO_SESSION });
+    const profile = await api("/api/application/profile", { session: { token: () => token } });
+    local.setItem(tokenKey, token);
+    local.setItem(appKey, profile.id);
   };
   if (!local.getItem(tokenKey) || !local.getItem(appKey)) await signIn();
   let reauthed = false;

@@ -164,6 +164,8 @@ class Application(Base):
     dialogue_number: Mapped[int] = mapped_column(Integer, default=5)
     search_setting: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     model_setting: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The share page's settings (prologue, sources shown, progress mode): see PageSetting in the proto.
+    page_setting: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
@@ -194,6 +196,8 @@ class Chat(Base):
     application_id: Mapped[str] = mapped_column(ForeignKey("application.id", ondelete="CASCADE"), index=True)
     visitor_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
     abstract: Mapped[str] = mapped_column(String(200), default="")
+    # When its visitor deleted it from their list: hidden from them for good, kept in the log.
+    hidden_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 

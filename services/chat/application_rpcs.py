@@ -7,14 +7,30 @@ from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2
 from kbcore.db.tables import Application
 from kbcore.embedding_rule import mixed_models, of_dataset
-from kbcore.errors import InvalidRequest, NotFound
+from kbcore.errors import InvalidRequest, NotFound, PermissionDenied
+from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE
 from kbcore.rpc.error_mapping import Context, unary_errors
 from kbcore.rpc.stubs import RetrievalStubs
-from services.chat.access.identity import CallerKind, current_caller
-from services.chat.access.rules import hiding_absence, require_application_access, require_operator
+from services.chat.access.identity import Caller, CallerKind, current_caller
+from services.chat.access.rules import hiding_absence, require_application_access, require_operator, visible_chat
 from services.chat.admin.model_admin import ModelAdmin
-from services.chat.chat_messages import application_fields, application_message, public_application
+from services.chat.chat_list import ChatList, chat_title
+from services.chat.chat_messages import application_fields, application_message, chat_summary, public_application
 from services.chat.store import ChatStore
+
+# Said to anyone but a share-link visitor asking for a chat list: it is a visitor's own history.
+NO_CHAT_LIST = (
+    "only a share-link visitor has a chat list; an API key's or the operator's chats are in the conversation log"
+)
+
+
+def _chat_list_owner(caller: Caller, application_id: str) -> str:
+    """The visitor whose chats the list holds: a share-link visitor's own, nobody else's."""
+    with hiding_absence(caller):
+        require_application_access(caller, application_id)
+    if caller.kind is not CallerKind.VISITOR:
+        raise PermissionDenied(NO_CHAT_LIST)
+    return caller.visitor_id
 
 
 class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
@@ -24,6 +40,7 @@ class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
         self._retrieval = retrieval
         self._rpc_timeout = rpc_timeout
         self._model_admin = model_admin
+        self._chats = ChatList(store.sessions)
 
     async def _check_datasets(self, dataset_ids: list[str]) -> None:
         if not dataset_ids:
@@ -93,3 +110,27 @@ class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
             require_application_access(caller, request.application_id)
             chat = await self._store.open_chat(request.application_id, visitor)
         return pb.OpenChatResponse(chat_id=chat.id)
+
+    @unary_errors
+    async def ListChats(self, request: pb.ListChatsRequest, context: Context) -> pb.ListChatsResponse:
+        owner = _chat_list_owner(current_caller(), request.application_id)
+        if not 1 <= request.page <= MAX_PAGE:
+            raise InvalidRequest(f"page must be between 1 and {MAX_PAGE}, got {request.page}")
+        if not 1 <= request.page_size <= MAX_PAGE_SIZE:
+            raise InvalidRequest(f"page_size must be between 1 and {MAX_PAGE_SIZE}, got {request.page_size}")
+        entries, total = await self._chats.page(request.application_id, owner, request.page, request.page_size)
+        return pb.ListChatsResponse(chats=[chat_summary(e) for e in entries], total=total)
+
+    @unary_errors
+    async def RenameChat(self, request: pb.RenameChatRequest, context: Context) -> pb.ChatSummary:
+        _chat_list_owner(current_caller(), request.application_id)
+        title = chat_title(request.abstract)  # checked before the chat is looked up: nothing half-done
+        chat = await visible_chat(self._store, request.chat_id, request.application_id)
+        return chat_summary(await self._chats.rename(chat, title))
+
+    @unary_errors
+    async def DeleteChat(self, request: pb.DeleteChatRequest, context: Context) -> pb.DeleteChatResponse:
+        _chat_list_owner(current_caller(), request.application_id)
+        chat = await visible_chat(self._store, request.chat_id, request.application_id)
+        await self._chats.hide(chat)
+        return pb.DeleteChatResponse(deleted=True)

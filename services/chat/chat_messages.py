@@ -13,14 +13,16 @@ from kbcore.limits import (
     DEFAULT_SIMILARITY,
     DEFAULT_TOP_N,
     MAX_DIALOGUE_NUMBER,
+    MAX_PROLOGUE_CHARS,
     MAX_RECORD_ID,
     MAX_TOP_N,
 )
 from kbcore.models.base import PartSupport, SupportQuote
 from kbcore.settings import clamp
-from kbcore.vocabulary import PART_VERDICT, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
+from kbcore.vocabulary import PART_VERDICT, PROGRESS_MODE, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
 from services.chat.answering.details import loaded
 from services.chat.answering.prompt import DEFAULT_SYSTEM
+from services.chat.chat_list import ChatEntry
 
 
 def record_id(raw: str) -> int:
@@ -63,13 +65,52 @@ def application_message(row: Application) -> pb.Application:
         ),
         created_at=_timestamp(row.created_at),
         updated_at=_timestamp(row.updated_at),
+        page=page_message(row.page_setting or {}),
     )
 
 
+def page_message(stored: dict[str, Any]) -> pb.PageSetting:
+    return pb.PageSetting(
+        prologue=str(stored.get("prologue", "")),
+        hide_sources=bool(stored.get("hide_sources", False)),
+        progress=PROGRESS_MODE.value(str(stored.get("progress", "")), default=pb.PROGRESS_MODE_UNSPECIFIED),
+    )
+
+
+def page_fields(message: pb.PageSetting) -> dict[str, Any]:
+    """The stored form of a page setting, checked: a prologue a page can show, a known mode."""
+    if len(message.prologue) > MAX_PROLOGUE_CHARS:
+        raise InvalidRequest(
+            f"the prologue is at most {MAX_PROLOGUE_CHARS} characters; this one has {len(message.prologue)}"
+        )
+    if "\x00" in message.prologue:
+        raise InvalidRequest("the prologue must not contain NUL characters")
+    if message.progress and not PROGRESS_MODE.name(message.progress):
+        raise InvalidRequest(f"unknown progress mode {message.progress}")
+    return {
+        "prologue": message.prologue,
+        "hide_sources": message.hide_sources,
+        "progress": PROGRESS_MODE.name(message.progress),  # "" = the default
+    }
+
+
 def public_application(application: pb.Application) -> pb.Application:
-    """What a share-link visitor may read: the chat page's title and description, never the
-    prompts, datasets or search settings (an application has no prologue yet; it would go here)."""
-    return pb.Application(id=application.id, name=application.name, description=application.description)
+    """What a share-link visitor may read: the chat page's title, description and page
+    settings, never the prompts, datasets or search settings."""
+    return pb.Application(
+        id=application.id, name=application.name, description=application.description, page=application.page
+    )
+
+
+def chat_summary(entry: ChatEntry) -> pb.ChatSummary:
+    return pb.ChatSummary(
+        id=entry.id,
+        application_id=entry.application_id,
+        abstract=entry.abstract,
+        record_count=entry.record_count,
+        created_at=_timestamp(entry.created_at),
+        updated_at=_timestamp(entry.last_asked_at),
+    )
 
 
 def application_fields(message: pb.Application) -> dict[str, Any]:
@@ -106,6 +147,8 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
             "aux_model_id": message.model_setting.aux_model_id.strip(),
             "rerank_model_id": message.model_setting.rerank_model_id.strip(),  # "" = no rerank
         },
+        # Unset: the page settings stay as they are (a client that does not know them keeps them).
+        **({"page_setting": page_fields(message.page)} if message.HasField("page") else {}),
     }
 
 

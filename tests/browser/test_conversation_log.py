@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from playwright.async_api import expect
+from sqlalchemy import select
 
 from kbcore.answer_notice import OFFLINE_LABEL
-from kbcore.db.tables import RecordVote
+from kbcore.db.tables import RecordVote, Visitor
+from services.chat.access.visitors import digest
 from tests.browser.conftest import NewPage
 from tests.harness import Stack
 from tests.sse_client import ask
@@ -32,15 +34,14 @@ async def test_filter_the_log_and_open_a_record(
         assert response.status_code == 200
         signed = await operator.post("/api/application/authentication", json={"access_token": link["access_token"]})
         visitor = signed.json()["data"]
-    async with stack.http(headers={"Authorization": f"Bearer {visitor['token']}"}) as client:
+    async with stack.http(headers={"Authorization": f"Bearer {visitor}"}) as client:
         visitor_chat = (await client.get(f"/api/application/{app}/chat/open")).json()["data"]
         response, frames = await ask(client, visitor_chat, VISITOR_QUESTION)
         assert response.status_code == 200
     record_id = int(frames[-1].data["id"])
     async with sessions.begin() as session:  # the visitor's 👎 (votes have their own tests)
-        session.add(
-            RecordVote(record_id=record_id, voter=f"visitor:{visitor['visitor_id']}", vote="down", reason="没说清楚")
-        )
+        visitor_id = await session.scalar(select(Visitor.id).where(Visitor.token_hash == digest(visitor)))
+        session.add(RecordVote(record_id=record_id, voter=f"visitor:{visitor_id}", vote="down", reason="没说清楚"))
 
     page = await new_page(stack.url)
     await page.goto(f"{stack.url}/ui/admin#log")

@@ -24,7 +24,7 @@ async def test_revoke_a_key_and_rotate_the_share_link_on_the_operator_page(
         link = (await operator.post(f"/api/application/{app_id}/access_token", json={"access_num": 3})).json()["data"]
         visitor = (
             await operator.post("/api/application/authentication", json={"access_token": link["access_token"]})
-        ).json()["data"]["token"]
+        ).json()["data"]
     async with stack.http(headers=bearer(key["secret_key"])) as caller:
         chat_id = (await caller.get(f"/api/application/{app_id}/chat/open")).json()["data"]
         await ask(caller, chat_id, "年休假有几天？")

@@ -63,7 +63,7 @@ async def test_visitors_see_only_their_own_chats_and_have_a_daily_quota(stack: S
                 "/api/application/authentication", json={"access_token": link["access_token"]}
             )
             assert signed_in.status_code == 200
-            tokens.append(signed_in.json()["data"]["token"])
+            tokens.append(signed_in.json()["data"])
         unknown = await anonymous.post("/api/application/authentication", json={"access_token": "nope"})
         assert unknown.status_code == 404
 

@@ -268,7 +268,7 @@ async def test_a_question_refused_as_busy_costs_a_visitor_no_quota(remote_stack:
         signed_in = await operator.post(
             "/api/application/authentication", json={"access_token": link["data"]["access_token"]}
         )
-    token = signed_in.json()["data"]["token"]
+    token = signed_in.json()["data"]
     async with remote_stack.http(headers={"Authorization": f"Bearer {token}"}) as visitor:
         chat_id = await open_chat(visitor)
         first = asyncio.create_task(ask(visitor, chat_id, QUESTION))

@@ -111,7 +111,7 @@ async def test_an_expired_share_link_is_refused_and_so_are_its_visitors(stack: S
     async with stack.http() as anonymous:
         refused = await anonymous.post("/api/application/authentication", json={"access_token": link})
     assert refused.status_code == 401 and "this share link has expired" in refused.json()["message"]
-    visitor_call = await open_chat_as(stack, visitor["data"]["token"], app_id)
+    visitor_call = await open_chat_as(stack, visitor["data"], app_id)
     assert visitor_call.status_code == 401 and "this share link has expired" in visitor_call.json()["message"]
 
 
@@ -123,7 +123,7 @@ async def test_switching_a_link_off_refuses_sign_in_and_rotating_ends_old_visito
         link = (await operator.post(f"/api/application/{app_id}/access_token")).json()["data"]["access_token"]
     async with stack.http() as anonymous:
         visitor = (await anonymous.post("/api/application/authentication", json={"access_token": link})).json()
-    token = visitor["data"]["token"]
+    token = visitor["data"]
     assert (await open_chat_as(stack, token, app_id)).status_code == 200
     async with stack.http() as operator:
         off = await operator.put(f"/api/application/{app_id}/access_token", json={"is_active": False})

@@ -29,6 +29,7 @@ import datetime
 import logging
 import re
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,7 @@ from schemathesis.checks import (
 )
 from schemathesis.core.result import Ok
 
-from gateway.openai_wire import CompletionIn
+from gateway.openai.wire import CompletionIn
 from gateway.routes.datasets import DocumentIn
 from tests.e2e.private_stack import Seeded, private_stack
 
@@ -105,6 +106,7 @@ def known_bodies(app_id: str, access_token: str) -> dict[tuple[str, str], dict[s
         ("PUT", "/api/application/{app_id}/api_key/{api_key_id}"): {"expires_at": ""},
         ("POST", "/api/model"): {**MODEL, "name": "fuzz-created"},
         ("PUT", "/api/model/{model_id}"): {"name": "fuzz-renamed"},
+        ("PUT", "/api/application/{app_id}/chat/client/{chat_id}"): {"abstract": "改个名字"},
         (
             "PUT",
             "/api/application/{app_id}/chat/{chat_id}/chat_record/{record_id}/dataset/{dataset_id}/document_id/{document_id}/improve",
@@ -205,14 +207,19 @@ def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
         f"{url}/api/application/chat_message/{chat_id}", json={"message": QUESTION}, headers=headers, timeout=60
     )
     assert asked.status_code == 200, asked.text
-    ids = {"dataset_id": seeded.dataset_id, "document_id": seeded.document_id, "app_id": seeded.app_id}
+    ids = {
+        "dataset_id": seeded.dataset_id,
+        "document_id": seeded.document_id,
+        "app_id": seeded.app_id,
+        "model": seeded.app_id,  # the OpenAI model lookup takes an application's id
+    }
     paragraphs = requests.get(
         f"{url}/api/dataset/{seeded.dataset_id}/document/{seeded.document_id}/paragraph/1/1", timeout=30
     ).json()["data"]["records"]
     ids["paragraph_id"] = str(paragraphs[0]["id"])
     keys = requests.get(f"{url}/api/application/{seeded.app_id}/api_key", timeout=30).json()["data"]
     ids["api_key_id"] = str(keys[0]["id"])
-    model = requests.post(f"{url}/api/model", json={**MODEL, "name": f"fuzz-model-{len(headers)}"}, timeout=30)
+    model = requests.post(f"{url}/api/model", json={**MODEL, "name": f"fuzz-model-{uuid.uuid4().hex[:8]}"}, timeout=30)
     ids["model_id"] = str(model.json()["data"]["id"])
     records = requests.get(
         f"{url}/api/application/{seeded.app_id}/chat/{chat_id}/chat_record/1/1", headers=headers, timeout=30
@@ -261,18 +268,32 @@ def mutation_order(operation: Any) -> tuple[int, int]:
     return rank, -operation.path.count("/") if rank == 2 else 0
 
 
-def fuzz_as(seeded: Seeded, spec: dict[str, Any], headers: dict[str, str], examples: int, tally: Tally) -> None:
-    """One caller over every operation, in ``mutation_order``."""
+def visitor_route(path: str) -> bool:
+    """The routes only a share-link visitor gets past: its own chat list and its application's profile."""
+    return "/chat/client/" in path or path == "/api/application/profile"
+
+
+def fuzz_as(
+    seeded: Seeded,
+    spec: dict[str, Any],
+    headers: dict[str, str],
+    examples: int,
+    tally: Tally,
+    only: Callable[[str], bool] | None = None,
+    caller: str = "",
+) -> None:
+    """One caller over every operation (or those ``only`` keeps), in ``mutation_order``."""
     schema = schemathesis.openapi.from_dict(spec)
     operations = []
     for result in schema.get_all_operations():  # an operation it cannot read fails the run: none is skipped
         assert isinstance(result, Ok), f"schemathesis cannot read an operation: {result.err()}"
-        operations.append(result.ok())
+        if only is None or only(result.ok().path):
+            operations.append(result.ok())
     operations.sort(key=mutation_order)
     ids = real_ids(seeded, headers)
     bodies = known_bodies(seeded.app_id, seeded.access_token)
     session = requests.Session()
-    caller = "key" if headers else "operator"
+    caller = caller or ("key" if headers else "operator")
 
     def send(case: Any) -> None:
         try:
@@ -285,6 +306,12 @@ def fuzz_as(seeded: Seeded, spec: dict[str, Any], headers: dict[str, str], examp
     for operation in operations:
         tally.fuzzed.add(f"{operation.method.upper()} {operation.path}")
         fuzz_operation(operation, case_strategy(operation, ids, bodies), send, examples)
+
+
+async def visitor_token(seeded: Seeded) -> str:
+    async with seeded.stack.http() as anonymous:
+        signed_in = await anonymous.post("/api/application/authentication", json={"access_token": seeded.access_token})
+    return str(signed_in.json()["data"])
 
 
 @pytest.fixture(scope="module")
@@ -302,6 +329,9 @@ async def test_fuzzing_every_route_finds_no_5xx_no_internal_text_and_no_shape_of
     logging.getLogger("uvicorn.error").addHandler(escaped)
     started = time.monotonic()
     try:  # the stack serves in this event loop; the fuzzer's blocking client runs in a thread
+        # The visitor first: the operator's run rotates and switches off the share link.
+        visitor = {"Authorization": await visitor_token(fuzzed_stack)}  # bare, as MaxKB's page sends it
+        await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, visitor, KEY_EXAMPLES, tally, visitor_route, "visitor")
         key = {"Authorization": f"Bearer {fuzzed_stack.api_key}"}
         await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, key, KEY_EXAMPLES, tally)
         await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, {}, OPERATOR_EXAMPLES, tally)

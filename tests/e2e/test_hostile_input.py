@@ -367,10 +367,11 @@ async def test_d11_a_visitor_reads_only_what_the_chat_page_shows(stack: Stack, u
         key = (await operator.post(f"/api/application/{app_id}/api_key")).json()["data"]["secret_key"]
         full = (await operator.get(f"/api/application/{app_id}")).json()["data"]
     assert full["model_setting"]["system"] == secret
-    async with stack.http(headers=bearer(signed_in.json()["data"]["token"])) as visitor:
+    async with stack.http(headers=bearer(signed_in.json()["data"])) as visitor:
         seen = await visitor.get(f"/api/application/{app_id}")
     assert seen.status_code == 200 and secret not in seen.text
-    assert seen.json()["data"] == {"id": app_id, "name": f"shown-{unique}", "desc": "说明"}
+    page = {"prologue": "", "show_source": True, "progress_mode": "reasoning"}  # what the share page shows
+    assert seen.json()["data"] == {"id": app_id, "name": f"shown-{unique}", "desc": "说明", **page}
     async with stack.http(headers=bearer(key)) as application:
         assert (await application.get(f"/api/application/{app_id}")).json()["data"] == full
 

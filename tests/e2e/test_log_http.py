@@ -41,11 +41,11 @@ async def logged(stack: Stack, unique: str) -> dict[str, str]:
         visitor = (
             await operator.post("/api/application/authentication", json={"access_token": link["access_token"]})
         ).json()["data"]
-    async with stack.http(headers=bearer(visitor["token"])) as client:
+    async with stack.http(headers=bearer(visitor)) as client:
         visitor_chat = (await client.get(f"/api/application/{app}/chat/open")).json()["data"]
         response, frames = await ask(client, visitor_chat, FORMULA)
         assert response.status_code == 200 and frames[-1].data["is_end"], frames[-2:]
-    return {"app": app, "visitor_token": visitor["token"]}
+    return {"app": app, "visitor_token": visitor}
 
 
 async def test_the_log_page_and_its_filters(stack: Stack, logged: dict[str, str]) -> None:

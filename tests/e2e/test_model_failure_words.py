@@ -111,7 +111,7 @@ async def visitor_token(stack: Stack, app_id: str) -> str:
             "/api/application/authentication", json={"access_token": link.json()["data"]["access_token"]}
         )
     assert signed_in.status_code == 200, signed_in.text
-    return str(signed_in.json()["data"]["token"])
+    return str(signed_in.json()["data"])
 
 
 def csv_rows(content: bytes) -> list[dict[str, str]]:

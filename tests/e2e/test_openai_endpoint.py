@@ -8,7 +8,12 @@ import asyncio
 import csv
 import io
 import json
+import os
+import shutil
+import subprocess
 import time
+from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -20,6 +25,7 @@ from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
+NODE_CLIENT = Path(__file__).resolve().parent / "openai_js"
 COMPOUND = "云岭县人民医院ICU每天的探视时间是几点到几点？另外，医保在县级定点医院住院报销比例是多少？"
 
 
@@ -248,15 +254,11 @@ async def test_a_client_that_leaves_mid_stream_stops_the_model_stream(
     assert first["object"] == "chat.completion.chunk" and first["choices"][0]["delta"]["role"] == "assistant"
 
 
-async def test_the_official_openai_npm_package_streams_answers_and_raises_its_own_errors(stack: Stack) -> None:
-    import os
-    import shutil
-    import subprocess
-    from pathlib import Path
-
-    client_dir = Path(__file__).resolve().parent / "openai_js"
+async def run_node(stack: Stack, script: str) -> dict[str, Any]:
+    """Run ``script`` (tests/e2e/openai_js, the official npm package) against the demo
+    application; what it printed, as JSON."""
     assert shutil.which("node"), "Node.js is part of the test machine (scripts/test-deps.sh)"
-    assert (client_dir / "node_modules" / "openai").is_dir(), "run scripts/test-deps.sh: it installs the npm package"
+    assert (NODE_CLIENT / "node_modules" / "openai").is_dir(), "run scripts/test-deps.sh: it installs the npm package"
     env = {
         **os.environ,
         "BASE_URL": f"{stack.url}/api/application/{DEMO_APPLICATION_ID}",
@@ -265,15 +267,35 @@ async def test_the_official_openai_npm_package_streams_answers_and_raises_its_ow
         "QUESTION": COMPOUND,
     }
     ran = await asyncio.to_thread(
-        subprocess.run, ["node", "client.mjs"], cwd=client_dir, env=env, capture_output=True, text=True, timeout=180
+        subprocess.run, ["node", script], cwd=NODE_CLIENT, env=env, capture_output=True, text=True, timeout=180
     )
     assert ran.returncode == 0, ran.stderr
-    seen = json.loads(ran.stdout)
+    return dict(json.loads(ran.stdout))
+
+
+async def test_the_official_openai_npm_package_streams_answers_and_raises_its_own_errors(stack: Stack) -> None:
+    seen = await run_node(stack, "client.mjs")
     assert "16:00" in seen["content"] and "16:00" in seen["whole"]
     assert "第 1 轮检索：" in seen["reasoning"]
     assert seen["sources"] and seen["sources"][0]["document_name"]
     assert seen["usage"]["total_tokens"] > 0 and seen["wholeUsage"]["completion_tokens"] > 0
     assert seen["refusal"]["status"] == 401 and seen["refusal"]["isAuth"] is True
+
+
+async def test_the_npm_stream_helpers_final_message_holds_every_round(stack: Stack) -> None:
+    """The helper merges a delta's other fields by overwriting (Object.assign): its
+    ``reasoning_content`` ends as the last piece only, so the last chunk's ``rounds`` carry them all."""
+    seen = await run_node(stack, "helpers.mjs")
+    message = seen["final"]["message"]
+    streamed_lines = seen["streamedReasoning"].splitlines()
+    assert message["rounds"] == streamed_lines, "every round line, once each, in order"
+    assert message["rounds"][0] == "正在读取会话上下文…" and message["rounds"][1].startswith("第 1 轮检索：")
+    assert len(message["rounds"]) > 3 and message["reasoning_content"] != seen["streamedReasoning"]
+    assert "16:00" in message["content"] and seen["final"]["sources"] and seen["final"]["chatId"]
+    assert seen["model"] == {"id": DEMO_APPLICATION_ID, "object": "model", "ownedBy": "kb-chat"}
+    assert seen["unknownModel"] == {"status": 404, "code": "model_not_found", "isNotFound": True}
+    assert seen["text"]["object"] == "text_completion" and "16:00" in seen["text"]["text"]
+    assert seen["text"]["rounds"] == message["rounds"], "the same question walks the same rounds"
 
 
 async def test_a_client_system_message_follows_the_applications_prompt_and_a_busy_chat_is_409(
@@ -326,3 +348,184 @@ async def test_text_parts_are_read_and_an_overlong_question_is_413(stack: Stack)
         )
     assert long.value.status_code == 413 and "4000" in long.value.message
     await client.close()
+
+
+async def test_a_model_is_retrieved_by_id_or_name_and_an_unknown_one_is_openais_404(stack: Stack) -> None:
+    key = await api_key(stack)
+    async with stack.http() as operator:
+        name = (await operator.get(f"/api/application/{DEMO_APPLICATION_ID}")).json()["data"]["name"]
+    for client in (sdk(stack, key), sdk(stack, key, app_id=None)):
+        model = await client.models.retrieve(DEMO_APPLICATION_ID)
+        assert (model.id, model.object, model.owned_by) == (DEMO_APPLICATION_ID, "model", "kb-chat")
+        assert (await client.models.retrieve(name)).id == name
+        with pytest.raises(openai.NotFoundError) as unknown:
+            await client.models.retrieve("gpt-4o")
+        assert unknown.value.code == "model_not_found" and "gpt-4o" in unknown.value.message
+        await client.close()
+    async with httpx.AsyncClient(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as http:
+        for path in ("/v1/models/gpt-4o", f"/api/application/{'0' * 32}/models/x"):
+            reply = await http.get(path)
+            assert reply.status_code == 404 and set(reply.json()) == {"error"}, reply.text
+            assert reply.json()["error"]["code"] == "model_not_found" and reply.json()["error"]["param"] == "model"
+
+
+async def test_a_legacy_completion_is_the_same_ask_in_the_text_completion_shape(stack: Stack) -> None:
+    client = sdk(stack, await api_key(stack))
+    raw = await client.completions.with_raw_response.create(
+        model=DEMO_APPLICATION_ID, prompt=COMPOUND, extra_body={"references": True}
+    )
+    reply = raw.parse()
+    assert reply.object == "text_completion" and reply.id.startswith("cmpl-")
+    [choice] = reply.choices
+    assert "16:00" in choice.text and "参考资料：" in choice.text
+    assert choice.finish_reason == "stop" and choice.logprobs is None and choice.index == 0
+    extra = choice.model_extra or {}
+    assert extra["rounds"] == extra["reasoning_content"].splitlines() and extra["rounds"][1].startswith("第 1 轮检索：")
+    assert reply.usage is not None and reply.usage.total_tokens > 0
+    assert (reply.model_extra or {})["sources"]
+    chat_id = (reply.model_extra or {})["chat_id"]
+    assert raw.headers["x-chat-id"] == chat_id
+    async with stack.http() as operator:
+        page = (await operator.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10")).json()
+    [record] = page["data"]["records"]
+    assert record["source"] == "openai_api" and record["problem_text"] == COMPOUND
+    follow = await client.completions.create(
+        model=DEMO_APPLICATION_ID, prompt=["每次能进几个人？"], extra_headers={"X-Chat-Id": chat_id}
+    )
+    assert (follow.model_extra or {})["chat_id"] == chat_id, "the header continues the chat"
+    await client.close()
+
+
+async def test_a_streamed_legacy_completion_sends_text_chunks_rounds_sources_and_usage(stack: Stack) -> None:
+    client = sdk(stack, await api_key(stack), app_id=None)
+    stream = await client.completions.create(
+        model=DEMO_APPLICATION_ID, prompt=COMPOUND, stream=True, stream_options={"include_usage": True}
+    )
+    text, reasoning, rounds, sources, usage, objects = [], [], None, None, None, set()
+    async for chunk in stream:
+        objects.add(chunk.object)
+        usage = chunk.usage or usage
+        for choice in chunk.choices:
+            text.append(choice.text)
+            reasoning.append((choice.model_extra or {}).get("reasoning_content") or "")
+            if choice.finish_reason == "stop":
+                rounds = (choice.model_extra or {})["rounds"]
+                sources = (chunk.model_extra or {})["sources"]
+    assert objects == {"text_completion"} and "16:00" in "".join(text)
+    assert rounds == "".join(reasoning).splitlines() and rounds[-1] == "正在根据检索资料生成回答…"
+    assert sources and all("document_name" in s for s in sources)
+    assert usage is not None and usage.total_tokens == usage.prompt_tokens + usage.completion_tokens > 0
+    await client.close()
+
+
+async def test_the_python_stream_helper_keeps_every_round_once_and_the_chat_id_is_a_header(stack: Stack) -> None:
+    client = sdk(stack, await api_key(stack))
+    ask: list[ChatCompletionMessageParam] = [{"role": "user", "content": COMPOUND}]
+    async with client.chat.completions.stream(model=DEMO_APPLICATION_ID, messages=ask) as stream:
+        final = await stream.get_final_completion()
+    message = final.choices[0].message
+    extra = message.model_extra or {}
+    assert extra["reasoning_content"].splitlines() == extra["rounds"], "concatenated deltas: each line once"
+    assert len(extra["rounds"]) > 3 and "16:00" in (message.content or "")
+    raw = await client.chat.completions.with_raw_response.create(model=DEMO_APPLICATION_ID, messages=ask)
+    assert raw.headers["x-chat-id"] == (raw.parse().model_extra or {})["chat_id"]
+    async with client.chat.completions.with_streaming_response.create(
+        model=DEMO_APPLICATION_ID, messages=ask, stream=True
+    ) as streamed:
+        assert streamed.headers["x-chat-id"], "a stream names its chat before the first chunk"
+    await client.close()
+
+
+async def test_what_front_ends_send_by_default_is_accepted(stack: Stack) -> None:
+    client = sdk(stack, await api_key(stack))
+    ask: list[ChatCompletionMessageParam] = [{"role": "user", "content": "云岭县人民医院ICU探视时间？"}]
+    for choice in ("none", "auto"):
+        reply = await client.chat.completions.create(
+            model=DEMO_APPLICATION_ID, messages=ask, tool_choice=choice, modalities=["text"], tools=[]
+        )
+        assert "16:00" in (reply.choices[0].message.content or "")
+    await client.close()
+
+
+FUNCTION_CHOICE = {"type": "function", "function": {"name": "lookup"}}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param", "words"),
+    [
+        ("completions", {"prompt": ["第一个问题", "第二个问题"]}, "prompt", "one prompt (the question), not 2"),
+        ("completions", {"prompt": ""}, "prompt", "the prompt is empty"),
+        ("completions", {"prompt": "   "}, "prompt", "the prompt is empty"),
+        ("completions", {"prompt": [101, 102]}, "prompt", "token ids are not read"),
+        ("completions", {}, "prompt", "Field required"),
+        ("completions", {"prompt": "问", "echo": True}, "echo", "never repeats the question"),
+        ("completions", {"prompt": "问", "best_of": 3}, "best_of", "one answer per question"),
+        ("completions", {"prompt": "问", "tool_choice": FUNCTION_CHOICE}, "tool_choice", "calls no tools"),
+        ("chat/completions", {"tool_choice": FUNCTION_CHOICE}, "tool_choice", "calls no tools"),
+        ("chat/completions", {"tool_choice": "required"}, "tool_choice", "calls no tools"),
+        ("chat/completions", {"modalities": ["audio"]}, "modalities", "text only"),
+        ("chat/completions", {"modalities": ["text", "audio"]}, "modalities", "text only"),
+    ],
+)
+async def test_what_an_application_cannot_do_is_a_400_that_names_the_field(
+    stack: Stack, path: str, body: dict[str, object], param: str, words: str
+) -> None:
+    key = await api_key(stack)
+    if path == "chat/completions":
+        body = {"messages": [{"role": "user", "content": "问"}], **body}
+    async with httpx.AsyncClient(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
+        reply = await client.post(f"/api/application/{DEMO_APPLICATION_ID}/{path}", json=body)
+    assert reply.status_code == 400, reply.text
+    assert set(reply.json()) == {"error"}
+    error = reply.json()["error"]
+    assert words in error["message"] and error["param"] == param and error["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("POST", "/v1/embeddings", 404),
+        ("GET", "/v1/files", 404),
+        ("POST", "/v1/responses", 404),
+        ("POST", "/v1/audio/speech", 404),
+        ("GET", "/v1/no/such/thing", 404),
+        ("GET", "/v1/chat/completions", 405),
+        ("POST", "/v1/models", 405),
+        ("POST", "/api/application/{app}/embeddings", 404),
+        ("GET", "/api/application/{app}/files", 404),
+        ("POST", "/api/application/{app}/images/generations", 404),
+        ("POST", "/api/application/{app}/audio/transcriptions", 404),
+        ("POST", "/api/application/{app}/moderations", 404),
+        ("POST", "/api/application/{app}/responses", 404),
+        ("DELETE", "/api/application/{app}/chat/completions", 405),
+        ("GET", "/api/application/{app}/completions", 405),
+    ],
+)
+async def test_an_openai_path_not_served_is_openais_404_or_405(
+    stack: Stack, method: str, path: str, status: int
+) -> None:
+    key = await api_key(stack)
+    async with httpx.AsyncClient(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
+        reply = await client.request(method, path.format(app=DEMO_APPLICATION_ID), json={"input": "x"})
+    assert reply.status_code == status, reply.text
+    assert set(reply.json()) == {"error"}, "OpenAI's error object, not MaxKB's envelope"
+    error = reply.json()["error"]
+    assert error["code"] == ("unknown_url" if status == 404 else "method_not_allowed")
+    assert error["message"].startswith(f"{method} ") and "not served" in error["message"]
+
+
+async def test_the_sdk_raises_not_found_for_an_unserved_resource_and_maxkb_routes_keep_their_shape(
+    stack: Stack,
+) -> None:
+    client = sdk(stack, await api_key(stack))
+    with pytest.raises(openai.NotFoundError) as embeddings:
+        await client.embeddings.create(model=DEMO_APPLICATION_ID, input="探视")
+    assert "POST chat/completions" in embeddings.value.message
+    await client.close()
+    async with stack.http() as operator:
+        keys = await operator.get(f"/api/application/{DEMO_APPLICATION_ID}/api_key")
+        assert keys.status_code == 200 and keys.json()["code"] == 200
+        unknown = await operator.get(f"/api/application/{DEMO_APPLICATION_ID}/no_such_route")
+        assert unknown.status_code == 404 and set(unknown.json()) == {"code", "message", "data"}
+        wrong_method = await operator.delete(f"/api/application/{DEMO_APPLICATION_ID}/api_key")
+        assert wrong_method.status_code == 405 and set(wrong_method.json()) == {"code", "message", "data"}

@@ -20,6 +20,7 @@ from gateway.app import create_app
 from gateway.backends import Backends
 from kbcore.db.tables import AccessToken, Visitor
 from kbcore.rpc.caller_token import bearer
+from services.chat.access.visitors import digest
 from tests.harness import Stack
 from tests.sse_client import ask
 
@@ -41,7 +42,7 @@ async def ask_as_fresh_visitor(stack: Stack, app_id: str, access_token: str) -> 
     async with stack.http() as anonymous:
         signed_in = await anonymous.post("/api/application/authentication", json={"access_token": access_token})
     assert signed_in.status_code == 200, signed_in.text
-    async with stack.http(headers=bearer(signed_in.json()["data"]["token"])) as visitor:
+    async with stack.http(headers=bearer(signed_in.json()["data"])) as visitor:
         chat_id = (await visitor.get(f"/api/application/{app_id}/chat/open")).json()["data"]
         response, frames = await ask(visitor, chat_id, "年休假有几天？")
     if response.status_code == 200:
@@ -80,12 +81,12 @@ async def test_d6_an_expired_visitor_token_says_to_open_the_share_link_again(
     async with stack.http() as anonymous:
         signed_in = await anonymous.post("/api/application/authentication", json={"access_token": access_token})
     data = signed_in.json()["data"]
-    async with stack.http(headers=bearer(data["token"])) as visitor:
+    async with stack.http(headers=bearer(data)) as visitor:
         assert (await visitor.get(f"/api/application/{app_id}/chat/open")).status_code == 200
         async with sessions.begin() as session:  # signed in eight days ago: past the 7-day default
             eight_days_ago = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(days=8)
             await session.execute(
-                update(Visitor).where(Visitor.id == data["visitor_id"]).values(created_at=eight_days_ago)
+                update(Visitor).where(Visitor.token_hash == digest(data)).values(created_at=eight_days_ago)
             )
         expired = await visitor.get(f"/api/application/{app_id}/chat/open")
     assert expired.status_code == 401 and "open the share link again" in expired.json()["message"], expired.text

@@ -55,7 +55,7 @@ async def shown_link(stack: Stack, app_id: str) -> dict[str, Any]:
 async def test_a_leaked_link_is_rotated_by_a_client_that_always_sends_is_active(stack: Stack, unique: str) -> None:
     app_id, link = await new_link(stack, f"rotate-active-{unique}")
     old = link["access_token"]
-    visitor = (await sign_in(stack, old)).json()["data"]["token"]
+    visitor = (await sign_in(stack, old)).json()["data"]
     assert (await open_chat_as(stack, visitor, app_id)).status_code == 200
 
     rotated = await put_link(stack, app_id, {"is_active": True, "access_token_reset": True})
@@ -71,7 +71,7 @@ async def test_a_leaked_link_is_rotated_by_a_client_that_always_sends_is_active(
     assert gone.status_code == 401 and "open the share link again" in gone.json()["message"]
     fresh = await sign_in(stack, new["access_token"])
     assert fresh.status_code == 200, fresh.text
-    assert (await open_chat_as(stack, fresh.json()["data"]["token"], app_id)).status_code == 200
+    assert (await open_chat_as(stack, fresh.json()["data"], app_id)).status_code == 200
 
 
 async def test_rotating_and_switching_off_in_one_request_does_both(stack: Stack, unique: str) -> None:

@@ -34,7 +34,7 @@ async def shared_application(stack: Stack, name: str) -> tuple[str, str, str]:
 async def visitor(stack: Stack, link: str) -> str:
     async with stack.http() as anonymous:
         signed_in = await anonymous.post("/api/application/authentication", json={"access_token": link})
-    return str(signed_in.json()["data"]["token"])
+    return str(signed_in.json()["data"])
 
 
 async def answered_record(client, app_id: str) -> tuple[str, str]:

@@ -70,7 +70,9 @@ async def test_answer_stream_record_and_export_are_byte_identical_to_the_capture
         chat_id = (await client.get(f"/api/application/{app_id}/chat/open")).json()["data"]
         streams = []
         for question in (COMPOUND, FOLLOW_UP):
-            response = await client.post(f"/api/application/chat_message/{chat_id}", json={"message": question})
+            response = await client.post(
+                f"/api/application/chat_message/{chat_id}", json={"message": question, "progress": "named"}
+            )
             assert response.status_code == 200
             streams.append(response.content)
         listed = await client.get(f"/api/application/{app_id}/chat/{chat_id}/chat_record/1/10")
@@ -80,9 +82,17 @@ async def test_answer_stream_record_and_export_are_byte_identical_to_the_capture
 
         empty_id = empty.json()["data"]["id"]
         empty_chat = (await client.get(f"/api/application/{empty_id}/chat/open")).json()["data"]
-        no_datasets = await client.post(f"/api/application/chat_message/{empty_chat}", json={"message": COMPOUND})
+        no_datasets = await client.post(
+            f"/api/application/chat_message/{empty_chat}", json={"message": COMPOUND, "progress": "named"}
+        )
         empty_records = await client.get(f"/api/application/{empty_id}/chat/{empty_chat}/chat_record/1/10")
         empty_ids = [r["id"] for r in empty_records.json()["data"]["records"]]
+        # The default progress form, as MaxKB's page and line-oriented clients get it: every
+        # stage an ordinary chunk with its line in reasoning_content, no event names.
+        plain_chat = (await client.get(f"/api/application/{empty_id}/chat/open")).json()["data"]
+        plain = await client.post(f"/api/application/chat_message/{plain_chat}", json={"message": COMPOUND})
+        plain_records = await client.get(f"/api/application/{empty_id}/chat/{plain_chat}/chat_record/1/10")
+        plain_ids = [r["id"] for r in plain_records.json()["data"]["records"]]
         rounds = await client.get(
             f"/api/dataset/{DEMO_DATASET_ID}/hit_test_rounds", params={"query_text": COMPOUND, "top_number": 3}
         )
@@ -95,4 +105,6 @@ async def test_answer_stream_record_and_export_are_byte_identical_to_the_capture
     check("export.csv", normalise(export.content, record_ids))
     check("no_datasets_stream.sse", normalise(no_datasets.content, empty_ids))
     check("no_datasets_records.json", normalise(empty_records.content, empty_ids))
+    check("no_datasets_stream_reasoning.sse", normalise(plain.content, plain_ids))
+    assert b"event:" not in plain.content
     check("hit_test_rounds.json", normalise(rounds.content, []))

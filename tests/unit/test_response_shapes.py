@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from gateway.app import create_app
 from gateway.backends import Backends
+from gateway.edge.host_rules import is_openai_path
 from gateway.shapes.answers import RecordOut, RecordPageOut, RetrievalOut
 from gateway.shapes.envelope import Envelope
 from kbcore.settings import Settings
@@ -63,7 +64,7 @@ def test_a_json_answer_is_an_envelope_and_an_openai_one_is_not(spec: dict[str, A
         if ref is None:
             continue
         shape = schemas[ref.rsplit("/", 1)[1]]
-        openai = " /v1/" in name or name.endswith(("/chat/completions", "/models"))
+        openai = is_openai_path(name.split(" ", 1)[1])
         assert (set(shape["required"]) == {"code", "message", "data"}) != openai, name
         assert shape["additionalProperties"] is False, name
 

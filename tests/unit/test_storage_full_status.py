@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from gateway.errors import ApiError, from_grpc
-from gateway.openai_wire import as_openai_error
+from gateway.openai.wire import as_openai_error
 from kbcore.db.faults import DATABASE_UNAVAILABLE, as_unavailable, is_disk_full, is_outage
 from kbcore.errors import DISK_FULL, QuotaExhausted, StorageFull, Unavailable
 from kbcore.rpc.error_mapping import RpcError, stream_errors, unary_errors

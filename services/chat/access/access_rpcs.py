@@ -103,7 +103,9 @@ class AccessRpcs(pb_grpc.AccessServiceServicer):
     ) -> pb.AuthenticateVisitorResponse:
         if not request.access_token.strip():
             raise InvalidRequest("access_token must not be empty")
-        visitor, token = await self._credentials.new_visitor(request.access_token.strip())
+        visitor, token = await self._credentials.new_visitor(
+            request.access_token.strip(), request.visitor_token.strip()
+        )
         return pb.AuthenticateVisitorResponse(token=token, application_id=visitor.application_id, visitor_id=visitor.id)
 
     @unary_errors

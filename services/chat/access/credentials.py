@@ -74,7 +74,12 @@ class Credentials:
             row.daily_cap = daily_cap
         return row
 
-    async def new_visitor(self, access_token: str) -> tuple[Visitor, str]:
+    async def new_visitor(self, access_token: str, visitor_token: str = "") -> tuple[Visitor, str]:
+        """The share link's visitor: the one ``visitor_token`` names when it is still a live
+        visitor of the link's application, else a new one."""
+        kept = await self.visitors.returning(access_token, visitor_token) if visitor_token else None
+        if kept is not None:
+            return kept, visitor_token
         return await self.visitors.sign_in(access_token)
 
     async def count_question(self, visitor_id: str, application_id: str) -> None:

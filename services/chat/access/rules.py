@@ -30,7 +30,8 @@ def require_application_access(caller: Caller, application_id: str) -> None:
 
 def require_chat_access(caller: Caller, chat: Chat) -> None:
     require_application_access(caller, chat.application_id)
-    if caller.kind is CallerKind.VISITOR and chat.visitor_id != caller.visitor_id:
+    # A chat its visitor deleted is gone for them: not listed, not readable, not continued.
+    if caller.kind is CallerKind.VISITOR and (chat.visitor_id != caller.visitor_id or chat.hidden_at is not None):
         raise not_visible()
 
 

@@ -120,6 +120,23 @@ class ShareLinkVisitors:
             session.add(visitor)
         return visitor, token
 
+    async def returning(self, access_token: str, visitor_token: str) -> Visitor | None:
+        """The live visitor ``visitor_token`` names when it belongs to this share link's
+        application (a page loaded again keeps its visitor, and with it its chats); None when it
+        names nobody usable, and then the caller signs in a new visitor. The link itself must
+        still be usable: a returning visitor of a switched-off link is refused like a new one."""
+        if not visitor_token.startswith(VISITOR_PREFIX):
+            return None
+        async with self._sessions() as session:
+            link = await session.scalar(select(AccessToken).where(AccessToken.access_token == access_token))
+            visitor = await session.scalar(select(Visitor).where(Visitor.token_hash == digest(visitor_token)))
+        if link is None:
+            raise UnknownAccessToken("this share link does not exist")
+        refuse_unusable(link.is_active, link.expires_at)
+        if visitor is None or visitor.application_id != link.application_id or self._policy.expired(visitor):
+            return None
+        return visitor
+
     async def _make_room(self, session: AsyncSession, application_id: str) -> None:
         """Drop the link's expired visitors, then its oldest ones until a new one fits the bound."""
         cutoff = self._policy.clock() - self._policy.token_lifetime

@@ -43,7 +43,7 @@ from services.chat.answering.running import RunningQuestions
 from services.chat.answering.saving import save_outcome
 from services.chat.answering.stop_listener import StopListener
 from services.chat.answering.stopping import PartialRounds, until_stopped
-from services.chat.chat_messages import application_message, part_support
+from services.chat.chat_messages import application_message, page_message, part_support
 from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,7 @@ class Outcome:
     answer_tokens: int = 0
     # The rounds as they ran: kept when a Stop comes before the retrieval's result.
     partial: PartialRounds = field(default_factory=PartialRounds)
+    generation_started: float | None = None  # time.monotonic() when the model was asked; None: never
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,8 @@ class AskFlow:
         try:
             # From the first event on, whatever ends the stream closes the record: a caller that
             # leaves at once leaves a ``stopped`` record, never a ``running`` one.
-            yield pb.AskResponse(started=pb.RecordStarted(record_id=str(record.id), chat_id=chat_id))
+            progress = page_message(application.page_setting or {}).progress
+            yield pb.AskResponse(started=pb.RecordStarted(record_id=str(record.id), chat_id=chat_id, progress=progress))
             # The context phase starts now: said here, not after a round trip to the context service.
             yield pb.AskResponse(progress=common_pb2.Progress(context=common_pb2.ContextLoading()))
             async for event in self._steps(application, asked, calls, outcome, stop_requested):
@@ -351,6 +353,7 @@ class AskFlow:
         assert result is not None and outcome.context is not None
         request = self._generation_request(application, asked.text, result, outcome.context)
         model = outcome.model = await self._answering_model(application)
+        outcome.generation_started = time.monotonic()
         stream = model.generate(request)
         deltas = stream.deltas
         # The request goes out now, while the progress event below is being sent: read by a pump
@@ -424,7 +427,12 @@ class AskFlow:
         model = outcome.model or self._model
         reasoning = "".join(outcome.reasoning)
         trace_id = question_trace_id()
-        details = record_details(retrieval, context, model.model_name, model.is_offline, run_time, reasoning, trace_id)
+        # The chat step's own time (the record's run_time is the whole answer's).
+        started = outcome.generation_started
+        generation = time.monotonic() - started if started is not None else 0.0
+        details = record_details(
+            retrieval, context, model.model_name, model.is_offline, generation, reasoning, trace_id
+        )
         values = {
             "answer": "".join(outcome.answer),
             "status": ending.status,

@@ -67,6 +67,14 @@ class Catalog:
         self._known.found(found)
         return [d for d in unknown if d not in found]
 
+    async def dataset_names(self, dataset_ids: list[str]) -> dict[str, str]:
+        """The names of the datasets ``dataset_ids`` names (a deleted one is left out)."""
+        if not dataset_ids:
+            return {}
+        async with self._sessions() as session:
+            rows = await session.execute(select(Dataset.id, Dataset.name).where(Dataset.id.in_(dataset_ids)))
+        return {row.id: row.name for row in rows}
+
     async def list_datasets(self) -> list[tuple[Dataset, int, int]]:
         """Every dataset with its document and paragraph counts."""
         async with self._sessions() as session:

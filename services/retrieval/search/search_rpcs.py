@@ -4,11 +4,12 @@ against questions with known answers, and grouping texts by meaning."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import services.retrieval.retrieval_messages as convert
 import services.retrieval.search.evaluation as evaluation
+from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import InvalidRequest, NotFound
@@ -83,7 +84,18 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
         async for event in self._loop(
             model, question, history, settings, dataset_ids, check_datasets=True, rerank=rerank
         ):
-            yield convert.result(event, settings.mode) if isinstance(event, LoopResult) else convert.progress(event)
+            if isinstance(event, LoopResult):
+                reply = convert.result(event, settings.mode)
+                await self._name_datasets(reply.result.paragraphs)
+                yield reply
+            else:
+                yield convert.progress(event)
+
+    async def _name_datasets(self, paragraphs: Sequence[common_pb2.Paragraph]) -> None:
+        """Give each paragraph its dataset's name: what a chat page shows as an answer's source."""
+        names = await self._catalog.dataset_names(list({p.dataset_id for p in paragraphs}))
+        for found in paragraphs:
+            found.dataset_name = names.get(found.dataset_id, "")
 
     def _round_reranker(self, endpoint_id: str, settings: SearchSettings) -> RoundReranker | None:
         """The rerank step a request asks for; None for none. Whether the endpoint exists and
@@ -200,7 +212,9 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
         if not dataset_ids:
             raise InvalidRequest("dataset_ids must name at least one dataset")
         hits = await self._searcher.search(dataset_ids, query, settings)
-        return pb.SearchResponse(paragraphs=[convert.paragraph(h) for h in hits])
+        reply = pb.SearchResponse(paragraphs=[convert.paragraph(h) for h in hits])
+        await self._name_datasets(reply.paragraphs)
+        return reply
 
     @unary_errors
     async def GroupTexts(self, request: pb.GroupTextsRequest, context: Context) -> pb.GroupTextsResponse:

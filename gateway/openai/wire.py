@@ -1,6 +1,8 @@
 """The OpenAI chat-completions wire format: what a request may hold, and the shapes of the
-answer (chunks, the whole completion, errors). Only this module knows them; the route in
-``gateway/routes/openai.py`` translates between them and the chat service's ``Ask``.
+answer (chunks, the whole completion, errors), plus what OpenAI's two completion formats share
+(the options every request may carry, the refusal of fields an application cannot honour, the
+sources and usage). The legacy text format is ``gateway.openai.text``; the route in
+``gateway/openai/routes.py`` relays the chat service's ``Ask`` into either.
 
 A request is checked here before anything runs, and every refusal is an OpenAI-shaped error
 that names the field, so SDKs raise their own exception classes with the right status.
@@ -10,9 +12,10 @@ from __future__ import annotations
 
 import json
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
@@ -23,8 +26,24 @@ from kbcore.error_catalogue import openai_code, openai_type
 
 MAX_MESSAGES = 1000
 OBJECT_OWNER = "kb-chat"
-# Fields of OpenAI's API that this endpoint cannot honour: refused by name, never ignored.
+# Fields of OpenAI's API that this endpoint cannot honour: refused by name, never ignored,
+# unless the value asks for nothing an application lacks (``HARMLESS``): front-ends send
+# ``tool_choice: "none"`` or ``"auto"`` with no tools, and ``modalities: ["text"]``, by default.
 UNSUPPORTED = ("tools", "tool_choice", "functions", "function_call", "audio", "modalities", "prediction")
+HARMLESS: dict[str, tuple[Any, ...]] = {
+    "tool_choice": ("none", "auto"),
+    "function_call": ("none", "auto"),
+    "modalities": (["text"],),
+}
+WHY_UNSUPPORTED = {
+    "tools": "an application answers from its knowledge base and calls no tools",
+    "tool_choice": 'an application calls no tools: only "none" or "auto" (with no tools) is accepted',
+    "functions": "an application answers from its knowledge base and calls no functions",
+    "function_call": 'an application calls no functions: only "none" or "auto" is accepted',
+    "audio": "an application answers in text only",
+    "modalities": 'an application answers in text only: modalities may only be ["text"]',
+    "prediction": "an application writes its own answer and takes no predicted output",
+}
 
 
 class OpenAIError(Exception):
@@ -66,12 +85,12 @@ class StreamOptions(BaseModel):
     include_usage: StrictBool = False
 
 
-class CompletionIn(BaseModel):
-    """A chat-completions request; our own additions are ``chat_id``, ``show_rounds`` and ``references``."""
+class AskOptions(BaseModel):
+    """What both completion formats take besides the question; our own additions are
+    ``chat_id``, ``show_rounds`` and ``references``."""
 
     model_config = ConfigDict(extra="allow")
     model: str = Field(default="", max_length=200)
-    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     stream: StrictBool = False
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -87,6 +106,12 @@ class CompletionIn(BaseModel):
     references: StrictBool = False
 
 
+class CompletionIn(AskOptions):
+    """A chat-completions request: the question is the last user message."""
+
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+
+
 @dataclass(frozen=True)
 class Conversation:
     """The request as the chat service needs it."""
@@ -96,21 +121,29 @@ class Conversation:
     system: str
 
 
-def parse_request(body: bytes) -> CompletionIn:
+Request = TypeVar("Request", bound=AskOptions)
+
+
+def parse_as(kind: type[Request], body: bytes) -> Request:
+    """``body`` as a request of ``kind``, with every field it cannot honour refused by name."""
     try:
-        request = CompletionIn.model_validate_json(body)
+        request = kind.model_validate_json(body)
     except ValidationError as exc:
         problem = exc.errors()[0]
         field = ".".join(str(p) for p in problem.get("loc", ()))
         raise OpenAIError(400, f"{field or 'body'}: {problem.get('msg', 'invalid')}", param=field or None) from exc
-    unsupported = [name for name in UNSUPPORTED if (request.model_extra or {}).get(name) not in (None, [], {})]
-    if unsupported:
-        raise OpenAIError(
-            400, f"{unsupported[0]} is not supported by a knowledge-base application", param=unsupported[0]
-        )
+    extra = request.model_extra or {}
+    for name in UNSUPPORTED:
+        value = extra.get(name)
+        if value not in (None, [], {}) and value not in HARMLESS.get(name, ()):
+            raise OpenAIError(400, f"{name} is not supported: {WHY_UNSUPPORTED[name]}", param=name)
     if request.n is not None and request.n > 1:
         raise OpenAIError(400, "n must be 1: an application gives one answer per question", param="n")
     return request
+
+
+def parse_request(body: bytes) -> CompletionIn:
+    return parse_as(CompletionIn, body)
 
 
 def _text(message: MessageIn, index: int) -> str:
@@ -164,37 +197,100 @@ def references(sources: Sequence[common_pb2.Paragraph]) -> str:
     return "\n\n参考资料：\n" + "\n".join(lines) if lines else ""
 
 
-class Completion:
-    """The fixed parts of one completion's chunks, and the builders for each kind."""
+@dataclass(frozen=True)
+class Answer:
+    """A whole answer, for a response that is not streamed."""
+
+    content: str
+    reasoning: str
+    usage: dict[str, int]
+    sources: list[dict[str, Any]]
+
+
+class CompletionWriter(ABC):
+    """The fixed parts of one answer in one of OpenAI's completion formats, and the pieces the
+    relay writes: thinking, a retrieval round's line, answer text, the ending. It keeps the
+    round lines it wrote, so the last chunk can carry them all (``rounds``): a client helper
+    that merges chunks by overwriting each field, not by concatenating, still ends with every
+    round (docs/api/openai.md)."""
+
+    ID_PREFIX = ""
+    OBJECT = ""
+    CHUNK_OBJECT = ""
 
     def __init__(self, model: str, chat_id: str, record_id: str) -> None:
-        self.id = f"chatcmpl-{record_id}"
+        self.id = f"{self.ID_PREFIX}-{record_id}"
         self.model = model
         self.chat_id = chat_id
         self.created = int(time.time())
+        self.rounds: list[str] = []
 
     def _head(self, kind: str) -> dict[str, Any]:
         return {"id": self.id, "object": kind, "created": self.created, "model": self.model, "chat_id": self.chat_id}
 
-    def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        body = {
-            **self._head("chat.completion.chunk"),
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        return sse_data({**body, **extra})
+    def keep_round(self, line: str) -> str:
+        """Keep a retrieval round's line for the ending; the thinking text that shows it."""
+        self.rounds.append(line)
+        return line + "\n"
+
+    def round(self, line: str) -> bytes:
+        """A retrieval round's line, streamed as thinking and kept for the ending."""
+        return self.reasoning(self.keep_round(line))
 
     def usage_chunk(self, usage: dict[str, int]) -> bytes:
-        return sse_data({**self._head("chat.completion.chunk"), "choices": [], "usage": usage})
+        return sse_data({**self._head(self.CHUNK_OBJECT), "choices": [], "usage": usage})
 
-    def whole(
-        self, content: str, reasoning: str, usage: dict[str, int], sources: list[dict[str, Any]]
-    ) -> dict[str, Any]:
-        message = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    @abstractmethod
+    def opening(self) -> bytes: ...
+
+    @abstractmethod
+    def reasoning(self, text: str) -> bytes: ...
+
+    @abstractmethod
+    def content(self, text: str) -> bytes: ...
+
+    @abstractmethod
+    def ending(self, sources: list[dict[str, Any]]) -> bytes: ...
+
+    @abstractmethod
+    def whole(self, answer: Answer) -> dict[str, Any]: ...
+
+
+class Completion(CompletionWriter):
+    """A chat completion: ``chat.completion.chunk`` deltas, or one ``chat.completion``."""
+
+    ID_PREFIX = "chatcmpl"
+    OBJECT = "chat.completion"
+    CHUNK_OBJECT = "chat.completion.chunk"
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        body = {**self._head(self.CHUNK_OBJECT), "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return sse_data({**body, **extra})
+
+    def opening(self) -> bytes:
+        return self.chunk({"role": "assistant", "content": ""})
+
+    def reasoning(self, text: str) -> bytes:
+        return self.chunk({"reasoning_content": text})  # DeepSeek's field, which reasoning clients show
+
+    def content(self, text: str) -> bytes:
+        return self.chunk({"content": text})
+
+    def ending(self, sources: list[dict[str, Any]]) -> bytes:
+        return self.chunk({"rounds": self.rounds}, "stop", sources=sources)
+
+    def whole(self, answer: Answer) -> dict[str, Any]:
+        message = {
+            "role": "assistant",
+            "content": answer.content,
+            "reasoning_content": answer.reasoning,
+            "rounds": self.rounds,
+        }
         return {
-            **self._head("chat.completion"),
+            **self._head(self.OBJECT),
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": usage,
-            "sources": sources,
+            "usage": answer.usage,
+            "sources": answer.sources,
         }
 
 
