@@ -67,7 +67,8 @@ def error(code: int, message: str) -> bytes:
 
 def failed_chunk(chat_id: str, record_id: str, code: int, message: str) -> bytes:
     """The last chunk of an answer that failed after it started, for clients that read no event
-    names: the failure in words in ``content`` (what such a page shows), and in ``error``."""
+    names: the failure in words in ``content`` (what such a page shows), and in ``error``. Never
+    ``is_end``: that says the answer was saved whole, and the stream simply ends after it."""
     frame = {
         "chat_id": chat_id,
         "chat_record_id": record_id,
@@ -75,8 +76,8 @@ def failed_chunk(chat_id: str, record_id: str, code: int, message: str) -> bytes
         "operate": True,
         "content": f"（回答失败：{message}）",
         "reasoning_content": "",
-        "is_end": True,
-        "node_is_end": True,
+        "is_end": False,
+        "node_is_end": False,
         "error": {"code": code, "message": message},
     }
     return data(frame)

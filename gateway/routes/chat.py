@@ -74,7 +74,7 @@ def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, form: ProgressForm, cha
 
 def _failure(failure: ApiError, form: ProgressForm, chat_id: str, record_id: str) -> bytes:
     """A failure after the answer started: an ``event:error`` frame for clients that read event
-    names; for those that do not, a last chunk that says it in ``content`` and ends the answer."""
+    names; for those that do not, a last chunk that says it in ``content`` (no ``is_end``)."""
     if form == "named":
         return sse.error(failure.status, failure.message)
     return sse.failed_chunk(chat_id, record_id, failure.status, failure.message)

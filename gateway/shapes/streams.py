@@ -19,8 +19,8 @@ class StreamError(Shape):
 class AnswerChunk(Shape):
     """MaxKB's answer chunk: the answer's text in ``content``, the model's thinking (and, in the
     ``reasoning`` progress form, each stage's line) in ``reasoning_content``; the last one has
-    ``is_end`` true, and ``error`` when the answer failed after it started (forms other than
-    ``named``)."""
+    ``is_end`` true, or, when the answer failed after it started (forms other than ``named``),
+    ``error`` and no ``is_end``."""
 
     chat_id: str
     chat_record_id: str

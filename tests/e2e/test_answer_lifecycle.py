@@ -220,6 +220,39 @@ async def test_a_model_that_fails_mid_answer_leaves_a_failed_record_with_the_par
         assert record["error"] == SENTENCES[FailureKind.UNAVAILABLE]
 
 
+async def test_a_failure_in_the_reasoning_form_is_a_last_chunk_that_says_so_without_is_end(
+    remote_stack: Stack, fake_model: FakeOpenAI
+) -> None:
+    """For clients that read only data: lines (MaxKB's page): no event names, the failure in the
+    content they show, and no is_end, which would say the answer was saved whole."""
+    broken = ChatReply(raw_events=[json.dumps({"error": {"message": "upstream crashed"}})])
+    fake_model.default = lambda body: broken if request_kind(body) == "generate" else _assess_ok()
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        response, frames = await ask(client, chat_id, QUESTION, progress="reasoning")
+    assert response.status_code == 200 and {f.kind for f in frames} == {"chunk"}
+    last = frames[-1].data
+    assert last["error"]["code"] == 503 and last["content"].startswith("（回答失败：") and last["is_end"] is False
+    assert not any(f.data["is_end"] for f in frames)
+    assert any("第 1 轮检索" in f.data["reasoning_content"] for f in frames), "the stages as reasoning lines"
+
+
+async def test_idle_streams_in_the_reasoning_form_keep_alive_with_empty_chunks(
+    remote_stack: Stack, fake_model: FakeOpenAI, monkeypatch
+) -> None:
+    from gateway import relay
+
+    monkeypatch.setattr(relay, "KEEP_ALIVE_SECONDS", 0.1)
+    late = ChatReply.stream(["迟到的回答"], delay=0.6)
+    fake_model.default = lambda body: late if request_kind(body) == "generate" else _assess_ok()
+    async with remote_stack.http() as client:
+        chat_id = await open_chat(client)
+        _, frames = await ask(client, chat_id, QUESTION, progress="reasoning")
+    assert {f.kind for f in frames} == {"chunk"}, "no comment line between two chunks"
+    empty = [f for f in frames if not f.data["content"] and not f.data["reasoning_content"] and not f.data["is_end"]]
+    assert empty and frames[-1].data["is_end"] is True
+
+
 async def test_idle_streams_carry_keep_alive_comments(remote_stack: Stack, fake_model: FakeOpenAI, monkeypatch) -> None:
     from gateway import relay
 

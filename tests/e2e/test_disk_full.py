@@ -74,7 +74,8 @@ async def disk_stack(tmp_path: Path, embedder, offline_model) -> AsyncIterator[t
 async def ask_and_fill(client: Any, chat_id: str, when_started: Any) -> list[Frame]:
     """Ask; on the first frame back, run ``when_started`` (fill the disk) and read the rest."""
     body = b""
-    async with client.stream("POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION}) as r:
+    asked = {"message": QUESTION, "progress": "named"}
+    async with client.stream("POST", f"/api/application/chat_message/{chat_id}", json=asked) as r:
         assert r.status_code == 200, await r.aread()
         async for piece in r.aiter_bytes():
             if not body:

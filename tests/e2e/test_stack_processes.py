@@ -41,7 +41,9 @@ def test_compound_question_through_separate_processes(
     url, app = str(info["url"]), str(info["application_id"])
     with httpx.Client(base_url=url, timeout=120) as client:
         chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
-        with client.stream("POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION}) as response:
+        with client.stream(
+            "POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION, "progress": "named"}
+        ) as response:
             assert response.status_code == 200
             frames = parse_frames(response.read())
         phases = [f.data["phase"] for f in frames if f.kind == "progress"]
