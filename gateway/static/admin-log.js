@@ -124,16 +124,23 @@ function renderPager(total) {
   );
 }
 
+// Searches can answer out of order (the page's first load, then a choice of application): only
+// the latest one may fill the table.
+let searches = 0;
+
 async function search(wanted = 1) {
   if (!ui.app.value) return;
+  const asked = ++searches;
   clear(ui.message);
   try {
     const data = await call(`${base()}/${wanted}/${PAGE_SIZE}?${query()}`);
+    if (asked !== searches) return;
     page = wanted;
     clear(ui.rows).append(...data.records.map(row));
     if (!data.records.length) ui.rows.append(h("tr", {}, h("td", { colspan: 10, class: "muted" }, WORDS.empty)));
     renderPager(data.total);
   } catch (err) {
+    if (asked !== searches) return;
     clear(ui.rows);
     clear(ui.pager);
     ui.message.appendChild(adminError(err, "log-error"));
