@@ -33,7 +33,7 @@ from kbcore.models.offline.terms import load_dictionaries
 from kbcore.vocabulary import STOP_REASON
 from services.retrieval.embedding.embedders import CachedQueryEmbedder
 from services.retrieval.search.evidence_matcher import EmbeddingMatcher
-from services.retrieval.search.loop import LoopLimits, LoopResult, RetrievalLoop, as_model_evidence
+from services.retrieval.search.loop import LoopLimits, LoopResult, RetrievalLoop, SearchFn, as_model_evidence
 from services.retrieval.search.query import Searcher, SearchSettings
 from services.retrieval.store.base import Hit, SearchMode
 
@@ -45,6 +45,7 @@ SETS = {
 }
 ABSENT_PARTS = ROOT / "tests" / "services" / "absent_parts.jsonl"
 SETTINGS = SearchSettings(top_n=5, mode=SearchMode.HYBRID)
+LIMITS = LoopLimits(max_rounds=3)
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # The answer's own structure: part headers ("2. …") and pointers ("见第2部分…") are not facts.
 STRUCTURE = re.compile(r"^\d+\. |见第\d+部分", re.MULTILINE)
@@ -109,6 +110,11 @@ class CaseOutcome:
     kind: str = ""
 
     @property
+    def all_gold(self) -> bool:
+        """Every gold paragraph was in the evidence the loop handed on."""
+        return self.found_final == self.gold_total
+
+    @property
     def confident_miss(self) -> bool:
         """An answer that hedges nothing yet lacks an expected fact: the failure a reader cannot see."""
         return not self.hedged and self.facts_found < len(self.facts)
@@ -143,8 +149,6 @@ def answer_text(question: str, result: LoopResult) -> str:
 
 async def run_case(loop: RetrievalLoop, model: TimedOfflineModel, case: dict[str, Any]) -> CaseOutcome:
     turn = case["turns"][-1]
-    # A set that names only the gold document (dev-shift) counts its facts as the gold strings.
-    gold = [g["must_contain"] for g in turn.get("gold", [])] or list(turn.get("answer_facts", []))
     model.seconds = 0.0
     events = [e async for e in loop.run(turn["question"], history_of(case["turns"][:-1]), True)]
     result = events[-1]
@@ -152,6 +156,14 @@ async def run_case(loop: RetrievalLoop, model: TimedOfflineModel, case: dict[str
     started = time.perf_counter()
     answer = answer_text(turn["question"], result)
     model.seconds += time.perf_counter() - started
+    return graded(case, result, answer, model.seconds * 1000)
+
+
+def graded(case: dict[str, Any], result: LoopResult, answer: str, model_ms: float) -> CaseOutcome:
+    """A case's evidence and answer held against its gold paragraphs and expected facts."""
+    turn = case["turns"][-1]
+    # A set that names only the gold document (dev-shift) counts its facts as the gold strings.
+    gold = [g["must_contain"] for g in turn.get("gold", [])] or list(turn.get("answer_facts", []))
 
     def found(hits: Sequence[str]) -> int:
         return sum(any(g in text for text in hits) for g in gold)
@@ -167,7 +179,7 @@ async def run_case(loop: RetrievalLoop, model: TimedOfflineModel, case: dict[str
         stop_reason=result.stop_reason,
         rounds=len(result.rounds),
         evidence=len(result.evidence),
-        model_ms=model.seconds * 1000,
+        model_ms=model_ms,
         answer=answer,
         facts_verified=sum(any(f in q.sentence for s in result.support if s.verified for q in s.quotes) for f in facts),
         hedged=any(not s.verified for s in result.support) or not result.support,
@@ -177,17 +189,24 @@ async def run_case(loop: RetrievalLoop, model: TimedOfflineModel, case: dict[str
     )
 
 
-def offline_loop(store: Any, embedder: Any, dataset_id: str) -> tuple[RetrievalLoop, TimedOfflineModel]:
-    """The loop as the retrieval service runs it for the offline model, and that model."""
+def offline_search(store: Any, embedder: Any, dataset_id: str) -> tuple[SearchFn, EmbeddingMatcher]:
+    """The retrieval service's search of the dataset and the offline model's evidence matcher,
+    sharing one query-embedding cache (a fresh one per call, as a service starts with)."""
     load_dictionaries()
     cached = CachedQueryEmbedder(embedder)
     searcher = Searcher(store, cached)
-    model = TimedOfflineModel(EmbeddingMatcher(cached, store))
 
     async def search(query: str) -> list[Hit]:
         return await searcher.search((dataset_id,), query, SETTINGS)
 
-    return RetrievalLoop(model, search, LoopLimits(max_rounds=3)), model
+    return search, EmbeddingMatcher(cached, store)
+
+
+def offline_loop(store: Any, embedder: Any, dataset_id: str) -> tuple[RetrievalLoop, TimedOfflineModel]:
+    """The loop as the retrieval service runs it for the offline model, and that model."""
+    search, matcher = offline_search(store, embedder, dataset_id)
+    model = TimedOfflineModel(matcher)
+    return RetrievalLoop(model, search, LIMITS), model
 
 
 async def evaluate(store: Any, embedder: Any, dataset_id: str, path: Path) -> list[CaseOutcome]:
@@ -217,7 +236,7 @@ async def absent_figures(store: Any, embedder: Any, dataset_id: str) -> dict[str
 
 
 def figures(cases: Sequence[CaseOutcome]) -> dict[str, str]:
-    complete = [c for c in cases if c.found_final == c.gold_total]
+    complete = [c for c in cases if c.all_gold]
     followups = [c for c in cases if c.kind == "followup"]
     facts_all = sum(len(c.facts) for c in cases)
     facts_complete = sum(len(c.facts) for c in complete)
@@ -235,7 +254,7 @@ def figures(cases: Sequence[CaseOutcome]) -> dict[str, str]:
         f" ({sum(c.facts_verified for c in complete) / max(facts_complete, 1):.0%})",
         "facts stated as verified (all cases)": f"{sum(c.facts_verified for c in cases)}/{facts_all}",
         "confident misses (no hedge, an expected fact missing)": str(sum(c.confident_miss for c in cases)),
-        "follow-ups: all gold": f"{sum(c.found_final == c.gold_total for c in followups)}/{len(followups)}",
+        "follow-ups: all gold": f"{sum(c.all_gold for c in followups)}/{len(followups)}",
         "second questions glued to the first": f"{sum(c.glued for c in cases)}/{len(cases)}",
         "stop reasons": ", ".join(f"{r} {n}" for r, n in reasons),
         "`sufficient` among cases with all gold": f"{reasons_complete.get('sufficient', 0)}/{len(complete)}",

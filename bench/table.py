@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import statistics
 import sys
 import time
@@ -44,7 +45,7 @@ def run_alone(run: Callable[[], Coroutine[Any, Any, tuple[list[Row], Any]]]) -> 
 def percentile(samples: Sequence[float], fraction: float) -> float:
     """Nearest-rank percentile: p95 of 20 samples is the 19th, a value that was measured."""
     ordered = sorted(samples)
-    index = max(0, min(len(ordered) - 1, round(fraction * len(ordered) + 0.5) - 1))
+    index = max(0, min(len(ordered) - 1, math.ceil(round(fraction * len(ordered), 9)) - 1))
     return ordered[index]
 
 
