@@ -100,6 +100,8 @@ RERANK_WORDS = {
     "model": "重排序模型",
     "none": "不使用重排序",
 }
+# A round that added no paragraph: the trace says why it was not assessed.
+SKIPPED_ASSESSMENT = "未再评估：本轮没有新资料，沿用上一轮的判断"
 # The chat page's button under the last answer (re_chat).
 REGENERATE_WORDS = {
     "button": "重新生成",
@@ -330,4 +332,5 @@ def labels_json() -> dict[str, Any]:
         "knowledge": KNOWLEDGE_WORDS,
         "models": MODEL_WORDS,
         "rerank": RERANK_WORDS,
+        "skipped_assessment": SKIPPED_ASSESSMENT,
     }

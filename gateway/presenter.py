@@ -116,6 +116,8 @@ def round_json(trace: common_pb2.RoundTrace) -> dict[str, Any]:
         "missing": trace.missing,
         "next_queries": list(trace.next_queries),
         **(rerank if trace.reranked or trace.rerank_error else {}),
+        # Only when it happened: the round added nothing, so no assessment was asked.
+        **({"assessment_skipped": True} if trace.assessment_skipped else {}),
     }
 
 

@@ -38,6 +38,11 @@ class RoundOut(Shape):
     next_queries: list[str]
     reranked: bool = Field(default=False, description="present only for an application with a rerank model")
     rerank_error: str = Field(default="", description="present only for an application with a rerank model")
+    assessment_skipped: bool = Field(
+        default=False,
+        description="present (true) only when the round added no paragraph: no assessment was asked and the last"
+        " verdict stands",
+    )
 
 
 class RetrievalOut(Shape):

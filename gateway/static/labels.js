@@ -40,3 +40,5 @@ export function scoreLabel(mode) {
 export const REGENERATE_WORDS = LABELS.regenerate;
 
 export const RERANK_WORDS = LABELS.rerank;
+
+export const SKIPPED_ASSESSMENT = LABELS.skipped_assessment;

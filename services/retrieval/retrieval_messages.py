@@ -76,6 +76,7 @@ def result(outcome: LoopResult, mode: SearchMode = DEFAULT_SEARCH.mode) -> pb.Re
                     next_queries=r.next_queries,
                     reranked=r.reranked,
                     rerank_error=r.rerank_error,
+                    assessment_skipped=r.assessment_skipped,
                 )
                 for r in outcome.rounds
             ],

@@ -80,12 +80,19 @@ async def test_a_repeated_query_never_reaches_the_store(model, fake, search) -> 
     assert len(result.rounds) == 1
 
 
-async def test_no_new_evidence_stops_the_loop(model, fake, search) -> None:
-    fake.enqueue(verdict(False, "缺", ["青禾乡 2026 项目支出 预算 万元"]), verdict(False, "缺", ["另一个查询"]))
-    _, result = await run(RetrievalLoop(model, search, LoopLimits()), BUDGET_Q)
+async def test_no_new_evidence_stops_the_loop_without_asking_the_model_again(model, fake, search) -> None:
+    """A round that adds nothing leaves the evidence as the last assessment judged it: the verdict
+    stands, no model call is made for it, and the trace says so."""
+    asked_before = sum(request_kind(body) == "assess" for body in fake.chat_bodies)
+    fake.enqueue(verdict(False, "缺少青禾乡的预算", ["青禾乡 2026 项目支出 预算 万元"]))
+    events, result = await run(RetrievalLoop(model, search, LoopLimits()), BUDGET_Q)
     assert result.stop_reason == common_pb2.STOP_REASON_NO_NEW_EVIDENCE
-    assert result.rounds[1].new_paragraph_ids == []
-    assert len(search.queries) == 2
+    assert result.rounds[1].new_paragraph_ids == [] and len(search.queries) == 2
+    assert sum(request_kind(body) == "assess" for body in fake.chat_bodies) - asked_before == 1
+    skipped = result.rounds[1]
+    assert skipped.assessment_skipped and not result.rounds[0].assessment_skipped
+    assert (skipped.sufficient, skipped.missing, skipped.next_queries) == (False, "缺少青禾乡的预算", [])
+    assert [e.round for e in events if isinstance(e, Assessed)] == [1], "no progress claims an assessment of round 2"
 
 
 async def test_empty_evidence_is_never_sufficient(model, fake, stack, store, embedder) -> None:

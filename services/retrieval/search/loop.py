@@ -69,6 +69,7 @@ class RoundTrace:
     next_queries: list[str] = field(default_factory=list)
     reranked: bool = False  # the round's candidates were re-ordered by the rerank model
     rerank_error: str = ""  # why a chosen rerank model did not re-order them (search order kept)
+    assessment_skipped: bool = False  # nothing new to judge: the last verdict stands
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,13 @@ def _stop_after(
     return None
 
 
+def _keep_last_verdict(gathered: _Gathered, step: RoundTrace) -> None:
+    """A later round that added no paragraph leaves the evidence as the last assessment judged
+    it: asking again would cost a model call (seconds with a real model) to hear the same
+    verdict, and the loop stops here either way (no_new_evidence). The trace says so."""
+    step.sufficient, step.missing, step.assessment_skipped = gathered.sufficient, gathered.missing, True
+
+
 class RetrievalLoop:
     def __init__(
         self, model: ModelClient, search: SearchFn, limits: LoopLimits, rerank: RerankFn | None = None
@@ -276,13 +284,18 @@ class RetrievalLoop:
                     step, exhausted = await self._merge_round(round_no, fresh, results, gathered)
                     round_span.set_attribute("kb.hits", sum(len(hits) for hits in results))
                     round_span.set_attribute("kb.new_paragraphs", len(step.new_paragraph_ids))
-                    next_queries = await self._assess(question, history, gathered, step)
+                    next_queries: list[str] | None = []
+                    if round_no > 1 and not step.new_paragraph_ids:
+                        _keep_last_verdict(gathered, step)
+                    else:
+                        next_queries = await self._assess(question, history, gathered, step)
             finally:
                 round_span.end()
             if next_queries is None:
                 return
             queries = next_queries
-            yield Assessed(round_no, gathered.sufficient, gathered.missing)
+            if not step.assessment_skipped:
+                yield Assessed(round_no, gathered.sufficient, gathered.missing)
             stop = _stop_after(round_no, gathered.sufficient, exhausted, step.new_paragraph_ids, queries)
             if stop is not None:
                 gathered.stop = stop
