@@ -222,11 +222,15 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
 def _thinking(record: chat_pb.ChatRecord) -> str:
     """The retrieval rounds in the progress stream's words, then the model's own thinking: what a
     page that shows a record's reasoning shows after a reload, as it did while the answer came."""
-    lines: list[str | None] = []
+    events: list[common_pb2.Progress] = []
     for trace in record.details.retrieval.rounds:
-        lines.extend(progress_line({"phase": "retrieving", "round": trace.round, "query": q}) for q in trace.queries)
-        assessed = {"phase": "assessed", "round": trace.round, "sufficient": trace.sufficient, "missing": trace.missing}
-        lines.append(progress_line(assessed))
+        events.extend(
+            common_pb2.Progress(retrieving=common_pb2.Retrieving(round=trace.round, query=q)) for q in trace.queries
+        )
+        if not trace.assessment_skipped:  # the stream sent no assessment for such a round either
+            verdict = common_pb2.Assessed(round=trace.round, sufficient=trace.sufficient, missing=trace.missing)
+            events.append(common_pb2.Progress(assessed=verdict))
+    lines = (progress_line(progress_payload(event)) for event in events)
     return "".join(f"{line}\n" for line in lines if line) + record.details.chat.reasoning
 
 

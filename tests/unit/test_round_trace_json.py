@@ -16,3 +16,17 @@ def test_a_round_that_added_nothing_says_its_assessment_was_skipped() -> None:
     trace = common_pb2.RoundTrace(round=2, queries=["年假 天数"], missing="缺少年假天数", assessment_skipped=True)
     shown = round_json(trace)
     assert shown["assessment_skipped"] is True and shown["missing"] == "缺少年假天数" and shown["sufficient"] is False
+
+
+def test_a_records_thinking_repeats_the_streams_lines_and_no_assessment_of_a_skipped_round() -> None:
+    from gateway.presenter import record_json
+    from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
+
+    record = chat_pb.ChatRecord(id="1", chat_id="c")
+    rounds = record.details.retrieval.rounds
+    rounds.add(round=1, queries=["年假"], missing="缺少年假天数")
+    rounds.add(round=2, queries=["年假 天数"], missing="缺少年假天数", assessment_skipped=True)
+    record.details.chat.reasoning = "模型的思考"
+    [[card]] = record_json(record)["answer_text_list"]
+    lines = card["reasoning_content"].splitlines()
+    assert lines == ["第 1 轮检索：年假", "继续查找资料：缺少年假天数", "第 2 轮检索：年假 天数", "模型的思考"]
