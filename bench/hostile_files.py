@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from bench.answers import ANSWERED, ask_once
-from bench.processes import running_stack
+from bench.processes import gateway_client, running_stack
 from bench.table import Row, run_alone
 from tests.fixtures import documents, hostile
 from tests.process_stack import child_pids
@@ -112,10 +112,10 @@ async def _cancel_seconds(client: httpx.AsyncClient, dataset_id: str) -> float:
 
 
 @contextlib.asynccontextmanager
-async def _visitors(url: str, app_id: str, count: int) -> AsyncIterator[Counter[str]]:
+async def _visitors(info: dict[str, Any], app_id: str, count: int) -> AsyncIterator[Counter[str]]:
     outcomes: Counter[str] = Counter()
     stop = asyncio.Event()
-    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+    async with gateway_client(info) as client:
         tasks = [asyncio.create_task(_ask_until(client, app_id, stop, outcomes)) for _ in range(count)]
         try:
             yield outcomes
@@ -130,9 +130,9 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
         pid = int(info["pids"]["retrieval"])
         watch = MemoryWatch(pid)
         sampler = asyncio.create_task(watch.sample())
-        async with httpx.AsyncClient(base_url=str(info["url"]), timeout=120) as client:
+        async with gateway_client(info) as client:
             dataset_id = (await client.post("/api/dataset", json={"name": "恶意文件"})).json()["data"]["id"]
-            async with _visitors(str(info["url"]), app_id, 2) as outcomes:
+            async with _visitors(info, app_id, 2) as outcomes:
                 ended = await _submit_corpus(client, dataset_id)
             cancel = await _cancel_seconds(client, dataset_id)
         sampler.cancel()

@@ -8,8 +8,8 @@ stack (``running_stack``: every process, the sample knowledge base, default sett
    descriptors each: the hard open-file limit is 20,000 per process), each sending half a
    request and a header line every few seconds, and reopening a connection the gateway closed
    (503 at once past the per-address cap, 408 after the header time) five seconds later: the
-   attack kept up. Meanwhile requests from 127.0.0.2 (``GET /api/application``, the operator's
-   list, through the chat service) on fresh connections, timed: how many are answered, p50
+   attack kept up. Meanwhile requests from 127.0.0.2 (``GET /api/application`` with the operator
+   token: the operator's list, through the chat service) on fresh connections, timed: how many are answered, p50
    and p95; and the gateway's RSS and open descriptors, sampled. Before the limits the
    gateway ran out of descriptors and reset every new connection.
 3. **The protocol's CPU per request**: a bare ASGI app served by uvicorn's httptools protocol
@@ -130,15 +130,17 @@ async def send_big_header(port: int, size: int) -> tuple[int | None, int]:
 # 2. Slow headers from one address, timed requests from another -------------------------------
 
 
-async def probe(url: str, source: str) -> float | None:
-    """Seconds for one ``GET PROBE_PATH`` on a fresh connection from ``source``; None unless 200."""
+async def probe(url: str, source: str, token: str) -> float | None:
+    """Seconds for one ``GET PROBE_PATH`` on a fresh connection from ``source``, presenting the
+    operator ``token``; None unless 200."""
     parts = urlsplit(url)
     started = time.perf_counter()
     try:
         async with asyncio.timeout(30):
             reader, writer = await asyncio.open_connection(parts.hostname, parts.port, local_addr=(source, 0))
             try:
-                writer.write(f"GET {PROBE_PATH} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode())
+                head = f"GET {PROBE_PATH} HTTP/1.1\r\nHost: {parts.netloc}\r\nAuthorization: Bearer {token}\r\n"
+                writer.write(f"{head}Connection: close\r\n\r\n".encode())
                 status = int((await reader.readuntil(b"\r\n")).split()[1])
                 await reader.read()  # the whole answer, to the gateway's close
             finally:
@@ -243,13 +245,13 @@ def flood_results(clients: list[subprocess.Popen[bytes]]) -> Counter[str]:
     return total
 
 
-async def probes_while(url: str, seconds: float, pid: int) -> tuple[list[float | None], dict[str, float]]:
+async def probes_while(url: str, token: str, seconds: float, pid: int) -> tuple[list[float | None], dict[str, float]]:
     """Timed probes from 127.0.0.2 for ``seconds``, the gateway sampled between them."""
     results: list[float | None] = []
     peaks = {"rss_mb": 0.0, "descriptors": 0.0}
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        results.append(await probe(url, "127.0.0.2"))
+        results.append(await probe(url, "127.0.0.2", token))
         rss, _ = memory_mb(pid)
         peaks["rss_mb"] = max(peaks["rss_mb"], rss)
         peaks["descriptors"] = max(peaks["descriptors"], open_descriptors(pid))
@@ -326,14 +328,15 @@ async def cpu_us_per_request(protocol: str) -> float:
 
 
 @contextlib.asynccontextmanager
-async def gateway_of_the_stack() -> AsyncIterator[tuple[str, int]]:
+async def gateway_of_the_stack() -> AsyncIterator[tuple[str, str, int]]:
+    """The gateway's URL, the operator token its probes present, and its pid."""
     async with running_stack({}) as (info, _):
-        yield str(info["url"]), int(info["pids"]["gateway"])
+        yield str(info["url"]), str(info["operator_token"]), int(info["pids"]["gateway"])
 
 
 async def run() -> tuple[list[Row], dict[str, Any]]:
     raw: dict[str, Any] = {}
-    async with gateway_of_the_stack() as (url, pid):
+    async with gateway_of_the_stack() as (url, token, pid):
         port = urlsplit(url).port or 80
         raw["start_mb"] = memory_mb(pid)
         one = await send_big_header(port, BIG_HEADER)
@@ -341,9 +344,9 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
         four = await asyncio.gather(*(send_big_header(port, BIG_HEADER) for _ in range(4)))
         raw["four_big_headers"] = {"statuses": [s for s, _ in four], "mb": memory_mb(pid)}
 
-        baseline, _ = await probes_while(url, 3.0, pid)
+        baseline, _ = await probes_while(url, token, 3.0, pid)
         with flood_clients(port) as clients:
-            during, peaks = await probes_while(url, FLOOD_MEASURE_SECONDS, pid)
+            during, peaks = await probes_while(url, token, FLOOD_MEASURE_SECONDS, pid)
             seen = flood_results(clients)
         raw["flood"] = {"seen": dict(seen), "peaks": peaks, "after_mb": memory_mb(pid)}
         raw["probes"] = {"baseline": baseline, "during": during}

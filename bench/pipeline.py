@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 from bench.model_server import Latencies
-from bench.processes import announced_process, running_stack
+from bench.processes import announced_process, gateway_client, running_stack
 from bench.table import Row, median, ms, percentile, render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -287,7 +287,7 @@ async def measure(config: Config) -> Measured:
     async with model_server() as (model_process, model_url), stack(config, model_url) as (info, app_id):
         limits = httpx.Limits(max_connections=4 * CONCURRENT_CHATS, max_keepalive_connections=4 * CONCURRENT_CHATS)
         async with (
-            httpx.AsyncClient(base_url=str(info["url"]), timeout=120, limits=limits) as client,
+            gateway_client(info, limits=limits) as client,
             httpx.AsyncClient(base_url=model_url, timeout=30) as model,
         ):
             # Warm-up (not measured): connections, caches, the first call of every path.

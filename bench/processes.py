@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from kbcore.db.migrate import upgrade
 from kbcore.rpc.caller_token import operator_token
 from kbcore.rpc.service_credential import service_credential
@@ -45,8 +47,9 @@ async def announced_process(argv: Sequence[str], what: str) -> AsyncIterator[tup
 
 @contextlib.asynccontextmanager
 async def running_stack(extra_env: Mapping[str, str]) -> AsyncIterator[tuple[dict[str, Any], str]]:
-    """Yields the stack's info (url, targets, pids) and the demo application id. Every KB_*
-    variable of the caller's environment is dropped, so a developer's settings never leak in."""
+    """Yields the stack's info (url, targets, pids, the operator token) and the demo application
+    id. Every KB_* variable of the caller's environment is dropped, so a developer's settings
+    never leak in."""
     folder = Path(tempfile.mkdtemp(prefix="kb-bench-"))
     run_dir = folder / "run"
     run_dir.mkdir()
@@ -61,7 +64,21 @@ async def running_stack(extra_env: Mapping[str, str]) -> AsyncIterator[tuple[dic
         targets = str(info["retrieval_target"]), str(info["chat_target"])
         credential = service_credential(settings)
         seeded = await seed_demo(*targets, operator_token(settings), credential=credential, ids=FIXED_DEMO_IDS)
+        info["operator_token"] = operator_token(settings)
         yield info, seeded.application_id
     finally:
         running.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def operator_headers(info: Mapping[str, Any]) -> dict[str, str]:
+    """The ``Authorization`` header of the operator of ``running_stack``'s stack: a loopback
+    caller with no credentials is nobody (docs/access.md)."""
+    return {"Authorization": f"Bearer {info['operator_token']}"}
+
+
+def gateway_client(info: Mapping[str, Any], **kwargs: Any) -> httpx.AsyncClient:
+    """A client of the stack's gateway that presents the operator token (``timeout`` 120 s
+    unless given)."""
+    kwargs.setdefault("timeout", 120)
+    return httpx.AsyncClient(base_url=str(info["url"]), headers=operator_headers(info), **kwargs)

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from bench import offline_answers
-from bench.processes import running_stack
+from bench.processes import gateway_client, running_stack
 from bench.table import Row
 
 QUESTIONS = Path(__file__).resolve().parent.parent / "samples" / "kb" / "questions.jsonl"
@@ -59,7 +59,7 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
     followups = [c for c in cases if c["kind"] == "followup"]
     async with (
         running_stack({}) as (info, demo_app),
-        httpx.AsyncClient(base_url=str(info["url"]), timeout=TIMEOUT) as client,
+        gateway_client(info, timeout=TIMEOUT) as client,
     ):
         demo = (await client.get(f"/api/application/{demo_app}")).json()["data"]
         narrow = await _application(client, demo["dataset_id_list"], 3)

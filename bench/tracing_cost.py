@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from bench import pipeline
-from bench.processes import running_stack
+from bench.processes import gateway_client, running_stack
 from bench.table import Row, run_alone
 
 SECTION = "tracing"
@@ -74,7 +74,7 @@ async def cpu_ms_per_question(extra_env: dict[str, str]) -> dict[str, float]:
         }
         async with running_stack(env) as (info, app_id):
             limits = httpx.Limits(max_connections=256, max_keepalive_connections=256)
-            async with httpx.AsyncClient(base_url=str(info["url"]), timeout=120, limits=limits) as client:
+            async with gateway_client(info, limits=limits) as client:
                 chats = await asyncio.gather(*(pipeline.open_chat(client, app_id) for _ in range(64)))
                 warm = questions.wave(CONFIG, 0, 64)
                 await asyncio.gather(*(pipeline.ask(client, c, s) for c, s in zip(chats, warm, strict=True)))

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE
 from kbcore.settings import Settings
 
 # Connecting is quick or broken; reading waits on retrieval and generation (the gateway sends
@@ -20,8 +21,12 @@ class CliError(Exception):
     """A failure worth one line on stderr and exit code 1 (the gateway's message when it sent one)."""
 
 
-# The settings the client uses; the rest are the services' and are not read here.
-CLI_FIELDS = frozenset({"http_host", "http_port", "cli_token"})
+# The settings the client uses; the rest are the services' and are not read here. The data
+# folder only to find a local deployment's operator token (``credential``).
+CLI_FIELDS = frozenset({"http_host", "http_port", "cli_token", "data_dir"})
+SIGN_IN_HINT = (
+    "Sign in on the operator page ({page}), create a personal token under 用户 → 个人令牌, and set KB_TOKEN to it."
+)
 
 
 def cli_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -42,6 +47,24 @@ def default_url(settings: Settings) -> str:
     return f"http://{host}:{settings.http_port}"
 
 
+def local_operator_token(settings: Settings) -> str:
+    """The operator token of a deployment on this machine (``$KB_DATA_DIR/operator.token``, which
+    the services create when ``KB_ADMIN_TOKEN`` is unset), or "" when it cannot be read: this
+    client never creates it, and someone else's deployment keeps it private."""
+    try:
+        return (settings.data_dir / LOCAL_TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def credential(settings: Settings, given: str | None) -> str:
+    """The token to send: ``--token`` when given (even empty), else ``KB_TOKEN``, else the local
+    deployment's operator token, else "" (no ``Authorization`` header: a 401 says what to do)."""
+    if given is not None:
+        return given
+    return settings.cli_token or local_operator_token(settings)
+
+
 def make_client(url: str, token: str) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT)
@@ -57,6 +80,8 @@ def error_message(response: httpx.Response) -> str:
         message = str(body["message"])
     else:
         message = response.text.strip()[:200] or response.reason_phrase
+    if response.status_code == 401:
+        return f"HTTP 401: {message}\n{SIGN_IN_HINT.format(page=response.url.join('/ui/admin'))}"
     return f"HTTP {response.status_code}: {message}"
 
 

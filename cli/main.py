@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import httpx
 
 from cli.ask import run_ask
-from cli.client import CliError, cli_settings, default_url, make_client
+from cli.client import CliError, cli_settings, credential, default_url, make_client
 from cli.evaluate import run_eval
 from cli.ingest import run_ingest
 from kbcore.settings import SettingsError
@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--token",
         default=None,
-        help="bearer token: the operator token or an application-… API key (default $KB_TOKEN)",
+        help="bearer token: a personal token (operator page, 用户 → 个人令牌), the operator token or an "
+        "application-… API key (default $KB_TOKEN, else $KB_DATA_DIR/operator.token when readable)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -80,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     url = (args.url or default_url(settings)).rstrip("/")
-    token = settings.cli_token if args.token is None else args.token
+    token = credential(settings, args.token)
     commands = {"ask": run_ask, "ingest": run_ingest, "eval": run_eval}
     try:
         with make_client(url, token) as client:

@@ -13,7 +13,7 @@ from gateway.edge.listen import bind_http_socket
 from gateway.edge.server_config import http_config
 from kbcore.process.heap import settle_after_start
 from kbcore.rpc.service_main import announce_port
-from kbcore.settings import Settings
+from kbcore.settings import Settings, SettingsError
 from kbcore.telemetry.log_format import configure_logging
 from kbcore.telemetry.tracing import instrument_app, setup_tracing
 
@@ -31,14 +31,17 @@ def main() -> None:
     app = create_app(settings)
     instrument_app(app)
     # log_config=None: uvicorn's loggers write through the root handler, in KB_LOG_FORMAT.
-    config = http_config(
-        app,
-        settings,
-        log_level=settings.log_level.lower(),
-        timeout_graceful_shutdown=10,
-        access_log=False,
-        log_config=None,
-    )
+    try:
+        config = http_config(
+            app,
+            settings,
+            log_level=settings.log_level.lower(),
+            timeout_graceful_shutdown=10,
+            access_log=False,
+            log_config=None,
+        )
+    except SettingsError as exc:  # a setting that cannot work: its sentence, not a traceback
+        raise SystemExit(str(exc)) from None
     # uvicorn re-raises the stop signal after its graceful shutdown; a no-op handler lets that
     # end the process with exit code 0, like the gRPC services, instead of "killed by SIGTERM".
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -1,11 +1,12 @@
-"""The FastAPI application: routes, the error envelope, CORS, and the gRPC backends."""
+"""The FastAPI application: routes, the permission check every route passes, the error envelope,
+CORS, and the gRPC backends."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
@@ -20,9 +21,11 @@ from gateway.openai import routes as openai
 from gateway.openai.asking import CHAT_ID_HEADER
 from gateway.openai.wire import OpenAIError
 from gateway.pages import mount_pages
+from gateway.permission_check.route_check import permitted
 from gateway.routes import (
     access,
     applications,
+    audit,
     chat,
     credentials,
     datasets,
@@ -32,6 +35,7 @@ from gateway.routes import (
     log,
     models,
     profiles,
+    users,
 )
 from gateway.routes import metrics as metrics_route
 from gateway.signin_limit import SignInLimiter
@@ -53,6 +57,8 @@ ROUTES = (
     applications,
     evaluation,
     models,
+    users,
+    audit,
     openai,
 )
 
@@ -98,6 +104,9 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=docs,
         redoc_url=None,
+        # Every route, whichever router brings it: its entry in the permission table, checked
+        # before the route's own parameters and body (docs/access.md, People and roles).
+        dependencies=[Depends(permitted)],
     )
     app.state.settings = settings
     app.state.operator_token = operator_token(settings)

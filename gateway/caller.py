@@ -1,13 +1,13 @@
-"""Who is calling, as far as the gateway needs to know: it forwards the caller's token to the
-chat service as call metadata (the chat service resolves it and checks ownership), and it
-recognises the operator itself for the routes that go to the retrieval service.
+"""Who is calling, as far as the token goes: the credential a request presents, whether it is
+the break-glass operator token, and the call metadata that forwards it to the chat service (which
+resolves it and checks ownership). What the caller may do is ``gateway.permission_check``'s.
 
 The token comes in the ``Authorization`` header, as ``Bearer <token>`` or bare (MaxKB's own
-pages send the token alone). With no operator token configured, callers on loopback that send
-no ``Authorization`` header at all are the operator, so the embedded demo needs no set-up but is
-not open to a network; the gateway then presents the local operator token
-(``kbcore.rpc.caller_token``) on their behalf. A request that carries the header is always
-judged by what it holds: a visitor's page behind a proxy on the same host stays a visitor.
+pages send the token alone). A request that carries the header is always judged by what it
+holds. One without it names nobody, except in development: with ``KB_DEV_LOOPBACK_OPERATOR`` on,
+a loopback caller that sends no ``Authorization`` header at all is the operator, and the gateway
+presents the operator token (``kbcore.rpc.caller_token``) on its behalf (docs/access.md, People
+and roles: never behind a proxy on the same host, whose clients all arrive from loopback).
 """
 
 from __future__ import annotations
@@ -22,7 +22,15 @@ from kbcore.rpc.caller_token import bearer
 
 Metadata = tuple[tuple[str, str], ...]
 EMPTY_TOKEN = "the Authorization header holds no token: send Authorization: Bearer <token>"
-NO_TOKEN = "missing token: send Authorization: Bearer <token>"
+NO_TOKEN = "missing token: send Authorization: Bearer <token> (sign in with POST /api/user/login)"
+# A person's session (``kbs_``) or personal token (``kbp_``): what they may do depends on their
+# role and grants, which only the chat service knows (docs/access.md).
+USER_TOKEN_PREFIXES = ("kbs_", "kbp_")
+# Every kind of token the chat service issues besides the operator's: a person's, an application
+# key (``application-``) and a share-link visitor's (``visitor-``) (docs/access.md). Any other
+# token names nobody, and is refused without asking the chat service.
+ISSUED_PREFIXES = (*USER_TOKEN_PREFIXES, "application-", "visitor-")
+UNKNOWN_TOKEN = "this token is not one this deployment issues: sign in, or check the token sent"
 
 
 def presented_token(request: Request) -> str | None:
@@ -38,6 +46,15 @@ def presented_token(request: Request) -> str | None:
     return token
 
 
+def is_user_token(token: str) -> bool:
+    return token.startswith(USER_TOKEN_PREFIXES)
+
+
+def is_issued_kind(token: str) -> bool:
+    """Shaped like a token the chat service issues (whether it did is the chat service's to say)."""
+    return token.startswith(ISSUED_PREFIXES)
+
+
 def _is_loopback(request: Request) -> bool:
     host = request.client.host if request.client else ""
     try:
@@ -50,16 +67,15 @@ def _operator_token(request: Request) -> str:
     return str(request.app.state.operator_token)
 
 
-def _is_local_operator(request: Request) -> bool:
-    """No operator token configured, a loopback caller, and no credentials of its own."""
-    return not request.app.state.settings.admin_token and _is_loopback(request)
+def is_dev_operator(request: Request) -> bool:
+    """``KB_DEV_LOOPBACK_OPERATOR`` on and a loopback caller: the operator when it presents no
+    credentials of its own (the caller checks that it presents none)."""
+    return bool(request.app.state.settings.dev_loopback_operator) and _is_loopback(request)
 
 
-def is_operator(request: Request) -> bool:
-    """The caller presents the operator's token (or is the local operator, who presents none)."""
-    token = presented_token(request)
-    if token is None:
-        return _is_local_operator(request)
+def is_operator_token(request: Request, token: str) -> bool:
+    """The break-glass operator token (``KB_ADMIN_TOKEN`` or ``data/operator.token``), compared in
+    constant time."""
     return hmac.compare_digest(token.encode(), _operator_token(request).encode())
 
 
@@ -68,6 +84,6 @@ def caller_metadata(request: Request) -> Metadata:
     token = presented_token(request)
     if token is not None:
         return bearer(token)
-    if _is_local_operator(request):
+    if is_dev_operator(request):
         return bearer(_operator_token(request))
     raise ApiError(401, NO_TOKEN)

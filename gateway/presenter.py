@@ -612,3 +612,40 @@ def improvement_json(chat_record_id: str, reply: chat_pb.ImproveRecordResponse) 
         "document_id": reply.document_id,
         "paragraph_id": reply.paragraph_id,
     }
+
+
+# The audit trail (docs/access.md): one state-changing action per row, newest first. ``actor``
+# is the username (``operator`` for the break-glass token), else the acting credential's id.
+AUDIT_EXPORT_COLUMNS = [
+    "id",
+    "time",
+    "actor_kind",
+    "actor",
+    "client_address",
+    "action",
+    "object_kind",
+    "object_id",
+    "object_name",
+    "detail",
+]
+
+
+def audit_event_json(event: chat_pb.AuditEvent) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "time": event.at,
+        "actor_kind": event.actor_kind,
+        "actor": event.actor_name or event.actor_id,
+        "client_address": event.client_address,
+        "action": event.action,
+        "object_kind": event.object_kind,
+        "object_id": event.object_id,
+        "object_name": event.object_name,
+        "detail": event.detail,
+    }
+
+
+def audit_export_row(event: chat_pb.AuditEvent) -> dict[str, Any]:
+    """One CSV row of the trail, every cell spreadsheet-safe: names and details are typed by
+    people (an application called ``=cmd|…``) and must not run as formulas."""
+    return {column: spreadsheet_safe(value) for column, value in audit_event_json(event).items()}

@@ -339,12 +339,41 @@ class Settings:
         1_000_000,
     )
     admin_token: str = _spec(
-        "KB_ADMIN_TOKEN", "", "Operator bearer token; empty = operator routes open to loopback callers only"
+        "KB_ADMIN_TOKEN",
+        "",
+        "Break-glass operator bearer token for automation (acts as an administrator); empty = the random one in"
+        " `$KB_DATA_DIR/operator.token`",
+    )
+    dev_loopback_operator: bool = _spec(
+        "KB_DEV_LOOPBACK_OPERATOR",
+        False,
+        "Development only: a loopback caller that sends no `Authorization` header is the operator (never behind a"
+        " proxy on the same host)",
+    )
+    trusted_proxies: str = _spec(
+        "KB_TRUSTED_PROXIES",
+        "",
+        "Comma-separated addresses or networks of reverse proxies whose `X-Forwarded-For`/`-Proto` are believed;"
+        " empty = none",
+    )
+    session_hours: float = _spec(
+        "KB_SESSION_HOURS", 12.0, "Hours a sign-in session lasts without being used (sliding)", 0.01, 24 * 90
+    )
+    signin_link_minutes: float = _spec(
+        "KB_SIGNIN_LINK_MINUTES", 30.0, "Minutes a one-time sign-in link works", 1, 7 * 24 * 60
+    )
+    signin_failures: int = _spec(
+        "KB_SIGNIN_FAILURES",
+        10,
+        "Failed sign-ins per username, and per client address, in 15 minutes; further attempts get 429",
+        1,
+        10_000,
     )
     cli_token: str = _spec(
         "KB_TOKEN",
         "",
-        "Bearer token the command-line client (`python -m cli`) sends: the operator token or an `application-…` API key",
+        "Bearer token the command-line client (`python -m cli`) sends: a personal token (`kbp_…`), an `application-…`"
+        " API key or the operator token; empty = `$KB_DATA_DIR/operator.token` when readable",
     )
     cors_origins: str = _spec("KB_CORS_ORIGINS", "", "Comma-separated origins allowed by CORS; empty = none")
     allowed_hosts: str = _spec(

@@ -20,6 +20,7 @@ from gateway.edge.listen import bind_http_socket
 from gateway.edge.server_config import http_config
 from kbcore.models.base import ModelClient
 from kbcore.rpc.bootstrap import RunningServer
+from kbcore.rpc.caller_token import operator_token
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from services.chat.server import ChatDeps
@@ -31,6 +32,16 @@ from services.retrieval.server import RetrievalDeps
 from services.retrieval.server import create_server as create_retrieval_server
 from services.retrieval.store.base import VectorStore
 from tests.eventually import eventually
+
+
+def http_client(url: str, token: str | None, **kwargs: Any) -> httpx.AsyncClient:
+    """A client of the gateway at ``url`` presenting ``token`` unless the ``headers`` given
+    carry an ``Authorization`` of their own (None: no credentials at all)."""
+    headers = httpx.Headers(kwargs.pop("headers", None))
+    if token is not None and "authorization" not in headers:
+        headers["Authorization"] = f"Bearer {token}"
+    kwargs.setdefault("timeout", 120)
+    return httpx.AsyncClient(base_url=url, headers=headers, **kwargs)
 
 
 class SteppedClock:
@@ -76,8 +87,17 @@ class Stack:
     def context_target(self) -> str:
         return self.settings.target("context")
 
-    def http(self, **kwargs: Any) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, timeout=120, **kwargs)
+    @property
+    def operator_token(self) -> str:
+        """The break-glass operator credential (``KB_ADMIN_TOKEN`` or ``<data_dir>/operator.token``)."""
+        return operator_token(self.settings)
+
+    def http(self, *, anonymous: bool = False, **kwargs: Any) -> httpx.AsyncClient:
+        """A client of the gateway that presents the operator token, as automation would: a
+        loopback caller with no credentials is nobody (docs/access.md). ``anonymous=True`` sends
+        none; ``headers`` with an ``Authorization`` of their own present that instead, and so
+        does a request that passes its own header."""
+        return http_client(self.url, None if anonymous else self.operator_token, **kwargs)
 
     async def stop(self) -> None:
         self.gateway.should_exit = True

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE
 from tests.eventually import eventually_sync, passed
 from tools.seed_demo import SAMPLE_DOCS
 
@@ -42,6 +43,11 @@ class StackProcesses:
     data_dir: Path
     run_dir: Path
     log: Path  # every process's output
+    operator_token: str  # what a client presents to be the operator (a loopback caller without one is nobody)
+
+    @property
+    def operator_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.operator_token}"}
 
     @property
     def info(self) -> dict[str, Any]:
@@ -83,7 +89,8 @@ def stack_processes(
             eventually_sync(announced, timeout=START_LIMIT, interval=0.05, what="the stack announcing itself")
         except AssertionError as late:
             raise AssertionError(f"{late}:\n{log.read_text(errors='replace')}") from None
-        yield StackProcesses(process, data_dir, run_dir, log)
+        token = env.get("KB_ADMIN_TOKEN") or (Path(env["KB_DATA_DIR"]) / LOCAL_TOKEN_FILE).read_text().strip()
+        yield StackProcesses(process, data_dir, run_dir, log, token)
     finally:
         if process.poll() is None:
             process.send_signal(stop)

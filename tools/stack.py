@@ -2,7 +2,8 @@
 
 Migrates the database, starts the context, retrieval and chat services and the gateway,
 waits until each reports SERVING, loads the sample knowledge base and a demo application,
-prints where to go, restarts a service that dies (``tools.supervise``), and stops everything
+creates the first administrator on a new deployment and prints where to go (with its one-time
+sign-in link), restarts a service that dies (``tools.supervise``), and stops everything
 gracefully on Ctrl-C / SIGTERM. With ``--ephemeral`` every process binds port 0 and reports its
 port through ``KB_RUN_DIR``; ``stack.json`` there names the current processes.
 """
@@ -14,6 +15,7 @@ import asyncio
 import json
 import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -24,13 +26,16 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
-from kbcore.rpc.caller_token import operator_token
+from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE, operator_token
 from kbcore.rpc.client import open_channel
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
+from services.chat.accounts.first_admin import ensure_first_admin
 from tools.demo_ids import persisted_demo_ids
 from tools.seed_demo import SAMPLE_DOCS, seed_demo
+from tools.signin_link import signin_url
 from tools.supervise import Supervised, Supervisor
 
 log = logging.getLogger("stack")
@@ -210,22 +215,66 @@ class Stack:
         return clean
 
 
-def _banner(info: dict[str, object]) -> str:
-    url = info["url"]
-    app = info["application_id"]
+async def _first_admin_code(settings: Settings) -> str | None:
+    """On a deployment's first start, the one-time sign-in code of its new user ``admin``; None
+    once it has a user (docs/access.md, People and roles)."""
+    engine = create_engine(settings.resolved_database_url())
+    try:
+        return await ensure_first_admin(session_factory(engine), settings)
+    finally:
+        await engine.dispose()
+
+
+def _signin_lines(settings: Settings, url: str, code: str | None) -> str:
+    """Where the operator page is and how to sign in to it; the development switch's warning."""
+    minutes = f"{settings.signin_link_minutes:g}"
+    if code:
+        lines = [
+            f"  Operator page · 管理页面: sign in as admin with this link (once, within {minutes} minutes;",
+            "  the page then asks for a password) · 用此链接以 admin 登录（仅一次有效，随后设置密码）:",
+            f"    {signin_url(url, code)}",
+        ]
+    else:
+        lines = [
+            f"  Operator page · 管理页面: {url}/ui/admin",
+            "  A new one-time sign-in link for admin · 新的一次性登录链接: python -m tools.signin_link",
+        ]
+    if settings.dev_loopback_operator:
+        lines.append(
+            "  ! KB_DEV_LOOPBACK_OPERATOR is on: any caller on this machine without a token is the operator"
+            " (development only) · 开发模式：本机无令牌的请求均为管理员"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _token_line(settings: Settings) -> str:
+    """The shell line that puts the operator token in $TOKEN, without printing it."""
+    if settings.admin_token:
+        return "TOKEN=$KB_ADMIN_TOKEN"
+    return f"TOKEN=$(cat {shlex.quote(str(settings.data_dir / LOCAL_TOKEN_FILE))})"
+
+
+def banner(info: dict[str, object], settings: Settings, code: str | None) -> str:
+    url, app = str(info["url"]), info["application_id"]
     question = "云岭县人民医院ICU每天的探视时间是几点到几点？城乡居民医保参保人在县级定点医院住院，报销比例是多少？"
+    if settings.dev_loopback_operator:
+        chat = f"  Chat page · 对话页面: {url}/ui/chat/{app}"
+    else:
+        chat = "  Chat page · 对话页面: on the operator page, 应用 → 生成分享链接, then open the link"
+    docs = f"API docs: {url}/docs   ·   " if settings.http_docs else ""
     return f"""
   Knowledge-base chat is running at {url}
   Demo application: {app}  (sample knowledge base: {info["documents"]} documents)
 
-  In a browser:  chat {url}/ui/chat/{app}   ·   operator {url}/ui/admin
+{_signin_lines(settings, url, code)}{chat}
 
-  Try it:
-    CHAT=$(curl -s {url}/api/application/{app}/chat/open | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"])')
-    curl -N -X POST {url}/api/application/chat_message/$CHAT \\
+  Try it (as the operator):
+    {_token_line(settings)}
+    CHAT=$(curl -s -H "Authorization: Bearer $TOKEN" {url}/api/application/{app}/chat/open | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"])')
+    curl -N -X POST {url}/api/application/chat_message/$CHAT -H "Authorization: Bearer $TOKEN" \\
          -H 'Content-Type: application/json' -d '{{"message": "{question}"}}'
 
-  API docs: {url}/docs   ·   Ctrl-C stops everything
+  {docs}Ctrl-C stops everything
 """
 
 
@@ -252,12 +301,15 @@ async def run(args: argparse.Namespace) -> int:
                 *targets, operator_token(settings), credential=credential, ids=ids, docs=args.documents
             )
             info.update(application_id=seeded.application_id, dataset_id=seeded.dataset_id, documents=seeded.documents)
+        code = await _first_admin_code(settings)
+        if args.no_seed:
+            sys.stdout.write(_signin_lines(settings, str(info["url"]), code))
+        else:
+            sys.stdout.write(banner(info, settings, code))
+        sys.stdout.flush()
         stack.info = info
-        stack.write_info()
+        stack.write_info()  # after the banner: a stack.json on disk means it is printed
         stack.supervise()
-        if not args.no_seed:
-            sys.stdout.write(_banner(info))
-            sys.stdout.flush()
         await stopping.wait()
         return 0 if stack.stop() else 1
     except (RuntimeError, grpc.aio.AioRpcError) as exc:

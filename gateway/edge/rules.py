@@ -1,8 +1,8 @@
 """What the gateway accepts at its edge, as pure functions of a request's headers: which
 ``Host`` names it answers, which ``Origin`` may change state, and which body types exist.
 
-Why: with no ``KB_ADMIN_TOKEN`` any loopback caller is the operator, so a web page in the
-operator's browser is a loopback caller too. A page on another site can send a ``no-cors``
+Why: with ``KB_DEV_LOOPBACK_OPERATOR`` on, any loopback caller is the operator, so a web page in
+the developer's browser is a loopback caller too (and a visitor's page holds a visitor token). A page on another site can send a ``no-cors``
 ``text/plain`` POST (CSRF) or point its own name at 127.0.0.1 (DNS rebinding, a foreign
 ``Host``). Checking ``Host`` against the names this gateway is reached by, ``Origin`` on every
 state-changing request, and the body's declared type closes both without a token. Requests with

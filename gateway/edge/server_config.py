@@ -4,8 +4,9 @@ test harness alike, so the tests run the limits that run in production.
 What is fixed here: uvloop and the edge protocol (httptools with the header, time and connection
 limits of ``gateway.edge.protocol``), no WebSocket protocol (the gateway serves none, and an
 upgrade would hand the connection to a protocol that keeps no count of it), the keep-alive
-timeout, and a connection cap and backlog the process's file descriptors can hold. Logging,
-lifespan and shutdown choices are the caller's."""
+timeout, a connection cap and backlog the process's file descriptors can hold, and whose
+``X-Forwarded-For``/``-Proto`` are believed (``KB_TRUSTED_PROXIES``, ``gateway.edge.proxies``:
+nobody's unless it names proxies). Logging, lifespan and shutdown choices are the caller's."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from starlette.types import ASGIApp
 from gateway.edge.connection_book import ConnectionBook
 from gateway.edge.descriptors import backlog_for, connection_cap, descriptor_limit
 from gateway.edge.protocol import EdgeLimits, bound_protocol
+from gateway.edge.proxies import proxy_options
 from kbcore.settings import Settings
 
 
@@ -26,7 +28,9 @@ def http_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.Con
     ``uvicorn.Config`` arguments (log level, lifespan, graceful shutdown …).
 
     The connection cap is sized against the soft open-file limit in force now, so a process
-    that raises it (``gateway.edge.descriptors.raise_descriptor_limit``) does so first."""
+    that raises it (``gateway.edge.descriptors.raise_descriptor_limit``) does so first. A
+    ``KB_TRUSTED_PROXIES`` entry that is not an address or network raises ``SettingsError``."""
+    proxies = proxy_options(settings.trusted_proxies)
     descriptors = descriptor_limit()
     limits = EdgeLimits(
         header_bytes=settings.http_max_header_kb * 1024,
@@ -48,5 +52,6 @@ def http_config(app: ASGIApp, settings: Settings, **options: Any) -> uvicorn.Con
         ws="none",
         timeout_keep_alive=math.ceil(settings.http_keep_alive),
         backlog=backlog_for(descriptors),
+        **proxies,
         **options,
     )

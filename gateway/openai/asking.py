@@ -57,14 +57,20 @@ async def start_ask(
     return AskStarted(stream, application, ask.chat_id, first.record_id)
 
 
+# Callers who are not bound to one application: they name it as the model.
+PEOPLE = frozenset({pb.WhoAmIResponse.KIND_OPERATOR, pb.WhoAmIResponse.KIND_USER})
+
+
 async def resolve_application(backend: Backend, app_id: str | None, model: str) -> pb.Application:
-    """The path's application, or on ``/v1`` the key's own (the operator names one as ``model``);
-    a ``model`` naming something else is refused rather than silently ignored."""
+    """The path's application, or on ``/v1`` the key's own (a person or the operator names one as
+    ``model``); a ``model`` naming something else is refused rather than silently ignored."""
     if app_id is None:
         who = await backend.unary(backend.chat.access.WhoAmI, pb.WhoAmIRequest())
-        if who.kind == pb.WhoAmIResponse.KIND_OPERATOR:
+        if who.kind in PEOPLE:
             if not model:
-                raise OpenAIError(400, "model must name an application (its id) when the operator asks", param="model")
+                raise OpenAIError(
+                    400, "model must name an application (its id) when a person or the operator asks", param="model"
+                )
             app_id = model
         else:
             app_id = who.application_id
@@ -85,9 +91,10 @@ def model_not_found(model: str, why: str = "") -> OpenAIError:
 
 
 async def askable_applications(backend: Backend) -> list[pb.Application]:
-    """The applications this caller may ask on ``/v1``: its key's own, or every one for the operator."""
+    """The applications this caller may ask on ``/v1``: its key's own; for a person, those the
+    chat service lists for them (all of them for an administrator and the operator)."""
     who = await backend.unary(backend.chat.access.WhoAmI, pb.WhoAmIRequest())
-    if who.kind == pb.WhoAmIResponse.KIND_OPERATOR:
+    if who.kind in PEOPLE:
         listed = await backend.unary(backend.chat.applications.ListApplications, pb.ListApplicationsRequest())
         return list(listed.applications)
     return [await get_application(backend, who.application_id)]

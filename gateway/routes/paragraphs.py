@@ -5,7 +5,7 @@ its title, content or ``is_active``, delete one.
 Every limit is checked here, before the retrieval service does any work: page ≥ 1, page size
 1..200, a title of at most 256 characters (MaxKB's) and content of 1..4096 (MaxKB's documented
 limit; ``kbcore.limits`` holds the numbers the retrieval service checks too). Included by ``gateway.routes.datasets`` under its
-prefix and its operator-only dependency."""
+prefix (who may call which: ``kbcore.permissions.table``)."""
 
 from __future__ import annotations
 

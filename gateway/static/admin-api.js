@@ -1,23 +1,30 @@
-// The operator page's calls: the admin token (if the gateway has one), a hook that asks for
-// it when a call is refused, the operator's error wording, and uploads with progress.
+// The operator page's calls: the tab's bearer token (a session from signing in, or a pasted
+// token), a hook that shows the sign-in form when a call answers 401, the page's error wording,
+// and uploads with progress. Why bearer tokens and not cookies: docs/access.md.
+import LABELS from "/ui/labels.json" with { type: "json" };
 import { api, ApiError, errorFromResponse, describeError, errorNode } from "./api.js";
 import { session as tabStorage } from "./session.js";
 
+const WORDS = LABELS.account;
 const TOKEN_KEY = "kb.admin";
 export const operator = { token: () => tabStorage.getItem(TOKEN_KEY) || "" };
 export const saveAdminToken = (token) => tabStorage.setItem(TOKEN_KEY, token.trim());
+export const forgetAdminToken = () => tabStorage.removeItem(TOKEN_KEY);
 
 let unauthorized = () => {};
-/** The page registers what to do when a call says "not allowed" (show the token box). */
+/** The page registers what to do when a call says "who are you?" (401: show the sign-in form). */
 export function onUnauthorized(handler) {
   unauthorized = handler;
 }
 
-/** Operator wording: a refusal here means "admin token needed", not "use a share link". */
+/**
+ * The page's wording: 401 = signed out or expired; 403 = this account may not (the server's
+ * sentence underneath says what), which the page mostly avoids by hiding what the role may not do.
+ */
 export const ADMIN_ERRORS = {
-  401: "没有权限：需要管理员令牌。",
-  403: "没有权限：需要管理员令牌。",
-  409: (detail) => `操作冲突：${detail}`,
+  401: WORDS.expired,
+  403: WORDS.refused,
+  409: (detail) => `${WORDS.conflict}${detail}`,
   413: "文件太大：超过了上传上限。",
   415: "不支持这种文件类型。",
 };
@@ -28,7 +35,7 @@ export async function call(path, options = {}) {
   try {
     return await api(path, { ...options, session: operator });
   } catch (err) {
-    if (err instanceof ApiError && (err.status === 401 || err.status === 403)) unauthorized(err);
+    if (err instanceof ApiError && err.status === 401) unauthorized(err);
     throw err;
   }
 }
@@ -54,7 +61,7 @@ export function upload(path, formData, { onProgress, onSent } = {}) {
       const res = new Response(xhr.responseText, { status: xhr.status || 500, statusText: xhr.statusText });
       if (xhr.status < 200 || xhr.status >= 300) {
         const err = await errorFromResponse(res);
-        if (err.status === 401 || err.status === 403) unauthorized(err);
+        if (err.status === 401) unauthorized(err);
         reject(err);
         return;
       }

@@ -4,6 +4,7 @@ import { call, adminError } from "./admin-api.js";
 import { allDatasets, onDatasetsChanged } from "./admin-datasets.js";
 import { SEARCH_MODE_LABELS } from "./labels.js";
 import { initRerankChoice } from "./admin-rerank.js";
+import { can, onAccountChanged } from "./admin-me.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -69,6 +70,12 @@ function renderList() {
   }
 }
 
+/** Someone who may not change applications (a viewer) reads the form but cannot edit it. */
+function lockForm() {
+  const locked = !can("application_write");
+  for (const input of document.getElementById("app-form").querySelectorAll("input, select, textarea")) input.disabled = locked;
+}
+
 /** Dataset checkboxes, keeping the ticks the operator already made. */
 function renderDatasetChoices(checkedIds) {
   const checked = new Set(checkedIds ?? [...ui.datasets.querySelectorAll("input:checked")].map((i) => i.value));
@@ -80,6 +87,7 @@ function renderDatasetChoices(checkedIds) {
       h("label", { class: "check" }, h("input", { type: "checkbox", value: d.id, testid: "app-dataset", checked: checked.has(d.id) }), d.name),
     );
   }
+  lockForm();
 }
 
 function fillForm(app) {
@@ -226,6 +234,7 @@ export function initApplications() {
   ui.createShare.addEventListener("click", createShareLink);
   ui.createKey.addEventListener("click", createApiKey);
   onDatasetsChanged(() => renderDatasetChoices());
+  onAccountChanged(lockForm);
   // A deleted dataset leaves every application that searched it: reload, and say so on the open one.
   document.addEventListener("kb:dataset-deleted", async (event) => {
     const { dataset, detached } = event.detail;

@@ -6,6 +6,7 @@
 import LABELS from "/ui/labels.json" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";
+import { can } from "./admin-me.js";
 
 const WORDS = LABELS.credentials;
 const root = () => document.getElementById("credentials");
@@ -158,7 +159,8 @@ export async function load(id) {
   const box = root();
   if (!box) return;
   clear(box);
-  if (!applicationId) return;
+  // An application's keys and link are for those who may change it (a viewer is not shown them).
+  if (!applicationId || !can("application_write")) return;
   box.append(h("h3", {}, WORDS.title), h("div", { class: "status", testid: "credentials-status", "aria-live": "polite" }));
   try {
     const [keys, link] = await Promise.all([call(`${base()}/api_key`), shareLink()]);

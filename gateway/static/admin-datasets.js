@@ -62,7 +62,7 @@ function renderList() {
         },
       },
       h("div", { class: "item-main" }, h("div", { class: "item-name" }, d.name), h("div", { class: "item-meta muted" }, `${d.document_count ?? 0} 个文档 · ${d.paragraph_count ?? 0} 个段落 · ${d.embedding_model_name || DEFAULT_MODEL}`)),
-      h("button", { type: "button", class: "link danger-text", testid: "delete-dataset", title: `删除知识库 ${d.name}`, onclick: (e) => removeDataset(e, d) }, "删除"),
+      h("button", { type: "button", class: "link danger-text", testid: "delete-dataset", "data-needs": "dataset_write", title: `删除知识库 ${d.name}`, onclick: (e) => removeDataset(e, d) }, "删除"),
     );
     ui.list.appendChild(item);
   }
@@ -176,7 +176,7 @@ function renderEmbedding(d) {
   const change = h("button", { type: "button", testid: "change-dataset-model", onclick }, running ? "取消更换" : "更换");
   ui.embedding.append(
     h("div", { class: "muted small" }, `向量模型：${d.embedding_model_name || DEFAULT_MODEL} · ${d.embedding_dimension} 维`),
-    h("div", { class: "inline" }, choice, change),
+    h("div", { class: "inline", "data-needs": "dataset_write" }, choice, change),
   );
   if (sw) {
     const progress = sw.progress.total ? ` ${sw.progress.done}/${sw.progress.total}` : "";

@@ -79,9 +79,9 @@ function documentNode(d, doc) {
     h(
       "div",
       { class: "item-actions" },
-      running ? h("button", { type: "button", class: "link", testid: "cancel-document", onclick: () => cancelDocument(d, doc) }, "取消") : null,
+      running ? h("button", { type: "button", class: "link", testid: "cancel-document", "data-needs": "dataset_write", onclick: () => cancelDocument(d, doc) }, "取消") : null,
       canEdit ? h("button", { type: "button", class: "link", testid: "open-paragraphs", onclick: () => openParagraphs(d, doc) }, "段落") : null,
-      h("button", { type: "button", class: "link danger-text", testid: "delete-document", onclick: () => removeDocument(d, doc) }, "删除"),
+      h("button", { type: "button", class: "link danger-text", testid: "delete-document", "data-needs": "dataset_write", onclick: () => removeDocument(d, doc) }, "删除"),
     ),
   );
 }

@@ -45,7 +45,7 @@ export function improveForm(record, appId) {
   const save = h("button", { type: "button", testid: "improve-save" }, WORDS.save);
   const form = h(
     "div",
-    { class: "improve-form stack", testid: "improve-form" },
+    { class: "improve-form stack", testid: "improve-form", "data-needs": "application_write dataset_write" },
     h("h4", {}, WORDS.improve_title),
     h("label", { class: "field" }, h("span", { class: "field-label" }, WORDS.dataset), datasets),
     h("label", { class: "field" }, h("span", { class: "field-label" }, WORDS.question), question),

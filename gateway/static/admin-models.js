@@ -132,7 +132,7 @@ function row(model) {
     model.application_ids.length ? h("div", { class: "muted small" }, `${WORDS.used_by}: ${model.application_ids.length}`) : null,
     h(
       "div",
-      { class: "row wrap" },
+      { class: "row wrap", "data-needs": "admin" },
       h("button", { type: "button", class: "secondary", testid: "check-model", onclick: () => check(model, out) }, WORDS.check),
       h("button", { type: "button", class: "link", testid: "edit-model", onclick: () => edit(model) }, WORDS.edit),
       h("button", { type: "button", class: "link", testid: "delete-model", onclick: remove }, WORDS.delete),

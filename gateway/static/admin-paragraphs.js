@@ -88,9 +88,9 @@ function paragraphNode(p) {
       p.title ? h("span", { class: "paragraph-title" }, p.title) : null,
       p.is_active ? null : h("span", { class: "pill warn", testid: "paragraph-inactive" }, "已停用"),
       h("span", { class: "grow" }),
-      h("button", { type: "button", class: "link", testid: "edit-paragraph", onclick: () => item.replaceChildren(editor(p, item)) }, "编辑"),
-      h("button", { type: "button", class: "link", testid: "toggle-paragraph", onclick: toggle }, p.is_active ? "停用" : "启用"),
-      h("button", { type: "button", class: "link danger-text", testid: "delete-paragraph", onclick: remove }, "删除"),
+      h("button", { type: "button", class: "link", testid: "edit-paragraph", "data-needs": "dataset_write", onclick: () => item.replaceChildren(editor(p, item)) }, "编辑"),
+      h("button", { type: "button", class: "link", testid: "toggle-paragraph", "data-needs": "dataset_write", onclick: toggle }, p.is_active ? "停用" : "启用"),
+      h("button", { type: "button", class: "link danger-text", testid: "delete-paragraph", "data-needs": "dataset_write", onclick: remove }, "删除"),
     ),
     h("div", { class: "paragraph-content", testid: "paragraph-content" }, p.content || ""),
   );

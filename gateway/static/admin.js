@@ -1,7 +1,12 @@
-// The operator page: wires the sections together and asks for the admin token when needed.
-import { byTestId, clear, h } from "./dom.js";
-import { onUnauthorized, saveAdminToken, operator } from "./admin-api.js";
-import { describeError } from "./api.js";
+// The operator page: signs in (admin-signin.js), asks who the tab's token names and what they
+// may do (admin-me.js), then opens the sections. A call answered 401 anywhere leads back to the
+// sign-in form; after signing in again every section loads afresh.
+import { onUnauthorized, operator, forgetAdminToken } from "./admin-api.js";
+import { forgetMe, loadMe } from "./admin-me.js";
+import { hideSignIn, initSignIn, redeemSignInLink, showSignIn } from "./admin-signin.js";
+import { initAccount, signedOutNotice } from "./admin-account.js";
+import { closePasswordPanel, initPassword, openPasswordPanel } from "./admin-password.js";
+import { fillWords, word } from "./admin-words.js";
 import { initDatasets, loadDatasets } from "./admin-datasets.js";
 import { initDocuments } from "./admin-documents.js";
 import { initParagraphs } from "./admin-paragraphs.js";
@@ -12,21 +17,12 @@ import { initUsage, loadUsageApplications } from "./admin-usage.js";
 import { initLog, loadLogApplications } from "./admin-log.js";
 import { initGaps, loadGapApplications } from "./admin-knowledge.js";
 import { initModels, loadModels } from "./admin-models.js";
+import { initUsers } from "./admin-users.js";
+import { initTokens } from "./admin-tokens.js";
+import { initAudit } from "./admin-audit.js";
 
-const auth = {
-  panel: document.getElementById("auth-panel"),
-  reason: document.getElementById("auth-reason"),
-  input: byTestId("admin-token"),
-};
-
-function askForToken(err) {
-  auth.panel.hidden = false;
-  const { detail } = describeError(err);
-  clear(auth.reason).append(
-    h("span", {}, operator.token() ? "这个管理员令牌没有被接受，请检查后重新输入。" : "网关设置了管理员令牌：请输入令牌后继续。"),
-    detail ? h("small", { class: "error-detail" }, detail) : null,
-  );
-}
+const workspace = document.getElementById("workspace");
+const nav = document.querySelector(".topnav");
 
 async function reloadAll() {
   await loadDatasets();
@@ -37,31 +33,73 @@ async function reloadAll() {
   await loadGapApplications();
 }
 
-function saveToken() {
-  const token = auth.input.value.trim();
-  if (!token) {
-    auth.input.focus();
-    return;
-  }
-  saveAdminToken(token);
-  auth.input.value = "";
-  auth.panel.hidden = true;
-  reloadAll();
+function showWorkspace(shown) {
+  workspace.hidden = !shown;
+  nav.hidden = !shown;
 }
 
-onUnauthorized(askForToken);
-document.getElementById("auth-form").addEventListener("submit", (e) => {
-  e.preventDefault();
-  saveToken();
-});
-initDatasets();
-initDocuments();
-initParagraphs();
-initHitTest();
-initCredentials();
-initApplications();
-initUsage();
-initLog();
-initGaps();
-initModels();
-reloadAll();
+/** Signed out, or the token expired or was refused: forget it and show the sign-in form. */
+function signedOut(reason) {
+  const hadToken = Boolean(operator.token());
+  forgetAdminToken();
+  forgetMe();
+  showWorkspace(false);
+  closePasswordPanel();
+  showSignIn(reason || (hadToken ? word("account.expired") : ""));
+}
+
+/**
+ * Ask who the tab's token names (with no token, a deployment that lets loopback callers act as
+ * the operator still answers); open the page when someone is signed in. → whether they are.
+ */
+async function enter({ afterLink = false } = {}) {
+  let account;
+  try {
+    account = await loadMe();
+  } catch (err) {
+    // 401 went through the onUnauthorized hook already; anything else (the network, a gateway
+    // restarting) keeps the token and says what happened above the form.
+    if (err.status !== 401) {
+      showWorkspace(false);
+      showSignIn(err);
+    }
+    return false;
+  }
+  hideSignIn();
+  showWorkspace(true);
+  // A link is how an account without a password signs in: offer to set one (skippable).
+  if (afterLink && account.has_password !== true) openPasswordPanel({ afterLink: true, hasPassword: account.has_password });
+  await reloadAll();
+  return true;
+}
+
+async function start() {
+  fillWords();
+  onUnauthorized(() => signedOut());
+  initSignIn(() => enter());
+  initPassword(() => loadMe().catch(() => {}));
+  initAccount();
+  initDatasets();
+  initDocuments();
+  initParagraphs();
+  initHitTest();
+  initCredentials();
+  initApplications();
+  initUsage();
+  initLog();
+  initGaps();
+  initModels();
+  initUsers();
+  initTokens();
+  initAudit();
+  const notice = signedOutNotice();
+  const link = await redeemSignInLink();
+  if (link === false) return; // the link failed: the sign-in form says why
+  if (notice && !operator.token()) {
+    showSignIn(notice); // just signed out: not straight back in as a loopback operator
+    return;
+  }
+  await enter({ afterLink: link === true });
+}
+
+start();

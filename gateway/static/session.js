@@ -1,6 +1,6 @@
 // Who the chat page is talking as: a share-link visitor, an API key / admin token from the
-// URL fragment, or nobody (the operator on loopback). Tokens live in browser storage so a
-// reload continues the same conversation.
+// URL fragment, the account signed in on the operator page in this tab (its token, kept under
+// kb.admin), or nobody. Tokens live in browser storage so a reload continues the same conversation.
 import { api, NO_SESSION } from "./api.js";
 
 function store(kind) {
@@ -62,7 +62,10 @@ export async function shareSession(accessToken) {
   return { appId: local.getItem(appKey), session: s };
 }
 
-/** /ui/chat/{app_id}#key=…: keep the key for this tab and take it out of the address bar. */
+/**
+ * /ui/chat/{app_id}#key=…: keep the key for this tab and take it out of the address bar. With no
+ * key, the operator page's signed-in account in this tab ("以管理员身份打开对话") asks.
+ */
 export function keySession(appId) {
   const storageKey = `kb.key.${appId}`;
   const match = /(?:^#|&)key=([^&]+)/.exec(location.hash);
@@ -70,7 +73,7 @@ export function keySession(appId) {
     session.setItem(storageKey, decodeURIComponent(match[1]));
     history.replaceState(null, "", location.pathname + location.search);
   }
-  const key = session.getItem(storageKey) || "";
+  const key = session.getItem(storageKey) || session.getItem("kb.admin") || "";
   return { appId, session: { token: () => key } };
 }
 

@@ -35,6 +35,11 @@ OWNERS: Mapping[str, str] = {
     "application_visitor": CHAT,
     "visitor_daily_usage": CHAT,
     "rate_window": CHAT,
+    # People who operate it, what is granted to them, their tokens, and what they did.
+    "user_account": CHAT,
+    "user_grant": CHAT,
+    "user_token": CHAT,
+    "audit_event": CHAT,
     # How far each chat's history has been summarised.
     "chat_context_state": CONTEXT,
 }
@@ -50,6 +55,18 @@ class CrossServiceUse:
 
 
 CROSS_SERVICE_USES: tuple[CrossServiceUse, ...] = (
+    CrossServiceUse(
+        RETRIEVAL,
+        "audit_event",
+        "a change to a dataset, document or paragraph is recorded in the transaction that makes it, so "
+        "the trail can never miss a change nor record one that did not happen; an RPC cannot join it",
+    ),
+    CrossServiceUse(
+        RETRIEVAL,
+        "user_grant",
+        "an editor who creates a dataset is granted it in the transaction that creates it, and a deleted "
+        "dataset's grants go with it, so no one is left without, or keeps, access to a dataset",
+    ),
     CrossServiceUse(
         RETRIEVAL,
         "application",

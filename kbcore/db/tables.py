@@ -340,3 +340,63 @@ class RateWindow(Base):
     key: Mapped[str] = mapped_column(String(128), primary_key=True)
     window: Mapped[str] = mapped_column(String(16), primary_key=True)
     hits: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class UserAccount(Base):
+    """A person who operates the knowledge base (``services.chat.accounts``). The password is
+    stored only as an argon2id hash; a deleted user's row is removed with its tokens and grants,
+    while the audit trail keeps their name as it was."""
+
+    __tablename__ = "user_account"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(200), default="")  # "" = signs in by link only
+    role: Mapped[str] = mapped_column(String(16))  # admin, editor, viewer (kb.chat.v1.Role's wire names)
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    last_sign_in_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class UserGrant(Base):
+    """A dataset or application a user's role applies to (editors and viewers)."""
+
+    __tablename__ = "user_grant"
+    user_id: Mapped[str] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), primary_key=True)
+    object_kind: Mapped[str] = mapped_column(String(16), primary_key=True)  # dataset, application
+    object_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+
+
+class UserToken(Base):
+    """A bearer credential of a user: a session (from sign-in), a personal token (for scripts and
+    the CLI) or a one-time sign-in link. Only its SHA-256 is stored."""
+
+    __tablename__ = "user_token"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # session, personal, signin_link
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(24), default="")
+    name: Mapped[str] = mapped_column(String(100), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class AuditEvent(Base):
+    """One state-changing operator action, written in the transaction of the change it records.
+    Names are copied, not referenced, so the trail outlives the objects and users it names."""
+
+    __tablename__ = "audit_event"
+    __table_args__ = (Index("ix_audit_event_at", "at"),)
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    actor_kind: Mapped[str] = mapped_column(String(16))
+    actor_id: Mapped[str] = mapped_column(String(64), default="")
+    actor_name: Mapped[str] = mapped_column(String(64), default="")
+    client_address: Mapped[str] = mapped_column(String(64), default="")
+    action: Mapped[str] = mapped_column(String(64))
+    object_kind: Mapped[str] = mapped_column(String(32), default="")
+    object_id: Mapped[str] = mapped_column(String(64), default="")
+    object_name: Mapped[str] = mapped_column(String(200), default="")
+    detail: Mapped[str] = mapped_column(String(500), default="")

@@ -3,8 +3,9 @@ request body, so a caller cannot claim to be someone else.
 
 The operator's token is ``KB_ADMIN_TOKEN``. When none is configured (the embedded demo), the
 processes that share the data folder share a random local operator token kept in
-``<data_dir>/operator.token`` (mode 0600): the gateway presents it for loopback callers, and a
-local ``grpcurl`` can read it from there.
+``<data_dir>/operator.token`` (mode 0600): the test harness, the bench and a local ``grpcurl``
+read it from there, and the gateway presents it for loopback callers only when
+``KB_DEV_LOOPBACK_OPERATOR`` asks (docs/access.md).
 """
 
 from __future__ import annotations

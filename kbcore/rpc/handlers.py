@@ -3,12 +3,15 @@ place that knows how a handler's unary and server-streaming halves are put back 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 import grpc
 
 Behaviour = Any  # grpc ships no types for handler behaviours
+T = TypeVar("T")
 
 
 def rewrapped(
@@ -32,3 +35,45 @@ def rewrapped(
             response_serializer=handler.response_serializer,
         )
     return handler
+
+
+# What a call runs inside: given the parsed request and the context, a context manager (it may
+# abort the call instead, before the method runs).
+Scope = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[contextlib.AbstractContextManager[Any]]]
+
+
+def scoped(handler: grpc.RpcMethodHandler, enter: Scope) -> grpc.RpcMethodHandler:
+    """``handler`` whose method runs inside the context manager ``await enter(request, context)``
+    gives: who is calling, resolved and checked before the method, and set for it while it runs
+    (a streaming method's whole stream)."""
+
+    def unary(behaviour: Behaviour) -> Behaviour:
+        async def within(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            with await enter(request, context):
+                return await behaviour(request, context)
+
+        return within
+
+    def stream(behaviour: Behaviour) -> Behaviour:
+        async def within(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            with await enter(request, context):
+                async with contextlib.aclosing(behaviour(request, context)) as items:
+                    async for item in items:
+                        yield item
+
+        return within
+
+    return rewrapped(handler, unary, stream)
+
+
+@contextlib.contextmanager
+def holding(variable: contextvars.ContextVar[T], value: T) -> Iterator[None]:
+    """``variable`` set to ``value`` inside. A stream the client left is closed by whoever
+    finalises its generator, in another context than the one that set the variable: that context
+    is gone, and so is what there was to reset."""
+    token = variable.set(value)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            variable.reset(token)

@@ -23,6 +23,7 @@ class ChatStubs:
     access: chat_grpc.AccessServiceStub
     operations: chat_grpc.OperationsServiceStub
     models: chat_grpc.ModelServiceStub
+    users: chat_grpc.UserServiceStub
 
     @classmethod
     def of(cls, channel: grpc.aio.Channel) -> ChatStubs:
@@ -32,6 +33,7 @@ class ChatStubs:
             access=chat_grpc.AccessServiceStub(channel),
             operations=chat_grpc.OperationsServiceStub(channel),
             models=chat_grpc.ModelServiceStub(channel),
+            users=chat_grpc.UserServiceStub(channel),
         )
 
 

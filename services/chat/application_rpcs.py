@@ -1,4 +1,6 @@
-"""ApplicationService: the operator's applications, and opening a chat in one."""
+"""ApplicationService: applications (created by the operator, administrators and editors;
+changed by those who may change them; listed to each user as far as granted), and opening a
+chat in one."""
 
 from __future__ import annotations
 
@@ -9,10 +11,17 @@ from kbcore.db.tables import Application
 from kbcore.embedding_rule import mixed_models, of_dataset
 from kbcore.errors import InvalidRequest, NotFound, PermissionDenied
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE
+from kbcore.permissions.roles import Need, Role
 from kbcore.rpc.error_mapping import Context, unary_errors
 from kbcore.rpc.stubs import RetrievalStubs
 from services.chat.access.identity import Caller, CallerKind, current_caller
-from services.chat.access.rules import hiding_absence, require_application_access, require_operator, visible_chat
+from services.chat.access.rules import (
+    hiding_absence,
+    require,
+    require_application_access,
+    shown_applications,
+    visible_chat,
+)
 from services.chat.admin.model_admin import ModelAdmin
 from services.chat.chat_list import ChatList, chat_title
 from services.chat.chat_messages import application_fields, application_message, chat_summary, public_application
@@ -42,9 +51,15 @@ class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
         self._model_admin = model_admin
         self._chats = ChatList(store.sessions)
 
-    async def _check_datasets(self, dataset_ids: list[str]) -> None:
+    async def _check_datasets(self, dataset_ids: list[str], already: frozenset[str] = frozenset()) -> None:
+        """The datasets exist and share one embedding model; a user may add only datasets they may
+        read (``already`` on the application stay, whoever added them)."""
         if not dataset_ids:
             return
+        caller = current_caller()
+        for dataset_id in dataset_ids:
+            if dataset_id not in already:
+                require(caller, Need.DATASET_READ, dataset_id)
         listed = await self._retrieval.datasets.ListDatasets(
             retrieval_service_pb2.ListDatasetsRequest(), timeout=self._rpc_timeout
         )
@@ -60,19 +75,22 @@ class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
     async def CreateApplication(
         self, request: pb.CreateApplicationRequest, context: Context
     ) -> pb.CreateApplicationResponse:
-        require_operator(current_caller())
+        caller = current_caller()
+        require(caller, Need.APPLICATION_CREATE)
         fields = application_fields(request.application)
         await self._check_datasets(fields["dataset_ids"])
         await self._model_admin.check_choice(fields["model_setting"])
         row = Application(**fields, **({"id": request.application.id} if request.application.id else {}))
-        saved = await self._store.save_application(row)
+        # An editor is granted what they create, in the same transaction.
+        editor = caller.user is not None and caller.user.role is Role.EDITOR
+        saved = await self._store.create_application(row, grant_to=caller.user_id if editor else "")
         return pb.CreateApplicationResponse(application=application_message(saved))
 
     @unary_errors
     async def GetApplication(self, request: pb.GetApplicationRequest, context: Context) -> pb.GetApplicationResponse:
         caller = current_caller()
         with hiding_absence(caller):
-            require_application_access(caller, request.application_id)
+            require_application_access(caller, request.application_id, Need.APPLICATION_READ)
             application = application_message(await self._store.get_application(request.application_id))
         # A visitor gets what a chat page shows; prompts and search settings are the operator's.
         if caller.kind is CallerKind.VISITOR:
@@ -83,31 +101,30 @@ class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
     async def UpdateApplication(
         self, request: pb.UpdateApplicationRequest, context: Context
     ) -> pb.UpdateApplicationResponse:
-        require_operator(current_caller())
+        # The application is named inside the message: checked here, not by the table's field.
+        require(current_caller(), Need.APPLICATION_WRITE, request.application.id)
         row = await self._store.get_application(request.application.id)
         fields = application_fields(request.application)
-        await self._check_datasets(fields["dataset_ids"])
+        await self._check_datasets(fields["dataset_ids"], frozenset(row.dataset_ids or ()))
         await self._model_admin.check_choice(fields["model_setting"])
-        for key, value in fields.items():
-            setattr(row, key, value)
-        saved = await self._store.save_application(row)
+        saved = await self._store.update_application(row.id, fields)
         return pb.UpdateApplicationResponse(application=application_message(saved))
 
     @unary_errors
     async def ListApplications(
         self, request: pb.ListApplicationsRequest, context: Context
     ) -> pb.ListApplicationsResponse:
-        require_operator(current_caller())
-        return pb.ListApplicationsResponse(
-            applications=[application_message(a) for a in await self._store.list_applications()]
-        )
+        caller = current_caller()
+        require(caller, Need.APPLICATION_READ)
+        listed = await self._store.list_applications(shown_applications(caller))
+        return pb.ListApplicationsResponse(applications=[application_message(a) for a in listed])
 
     @unary_errors
     async def OpenChat(self, request: pb.OpenChatRequest, context: Context) -> pb.OpenChatResponse:
         caller = current_caller()
         visitor = caller.visitor_id if caller.kind is CallerKind.VISITOR else None
         with hiding_absence(caller):
-            require_application_access(caller, request.application_id)
+            require_application_access(caller, request.application_id, Need.CHAT_ASK)
             chat = await self._store.open_chat(request.application_id, visitor)
         return pb.OpenChatResponse(chat_id=chat.id)
 

@@ -25,7 +25,14 @@ from kbcore.settings import Settings
 from services.chat.access.access_rpcs import AccessRpcs
 from services.chat.access.credentials import Credentials
 from services.chat.access.identity import CallerInterceptor, CallerResolver
+from services.chat.access.rules import check_call
 from services.chat.access.visitors import VisitorPolicy
+from services.chat.accounts.personal_tokens import PersonalTokens
+from services.chat.accounts.signin import SignIn
+from services.chat.accounts.signin_throttle import SignInThrottle
+from services.chat.accounts.user_rpcs import UserRpcs
+from services.chat.accounts.user_store import UserStore
+from services.chat.accounts.user_tokens import UserTokens
 from services.chat.admin.model_admin import ModelAdmin
 from services.chat.admin.model_rpcs import ModelRpcs
 from services.chat.admin.operations_rpcs import OperationsRpcs
@@ -37,8 +44,10 @@ from services.chat.application_rpcs import ApplicationRpcs
 from services.chat.store import ChatStore
 
 SERVICE_NAMES = tuple(service.full_name for service in chat_service_pb2.DESCRIPTOR.services_by_name.values())
-# Exchanging a share link for a visitor token is how a visitor gets credentials at all.
-PUBLIC_METHODS = frozenset({"AuthenticateVisitor"})
+# Exchanging a share link for a visitor token is how a visitor gets credentials at all, and
+# signing in (a password or a one-time link) how a user does. Every other call is checked
+# against the permission table (kbcore.permissions.table) by the caller interceptor.
+PUBLIC_METHODS = frozenset({"AuthenticateVisitor", "SignIn", "RedeemSignInLink"})
 
 
 @dataclass
@@ -87,11 +96,15 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     model_admin = ModelAdmin(
         deps.sessions, SecretBox.from_settings(settings), upstreams.retrieval, settings.rpc_timeout
     )
-    resolver = CallerResolver(operator_token(settings), credentials)
-    identify = CallerInterceptor(SERVICE_NAMES, resolver, PUBLIC_METHODS)
+    user_tokens = UserTokens(deps.sessions, settings)
+    users = UserStore(deps.sessions, user_tokens)
+    resolver = CallerResolver(operator_token(settings), credentials, user_tokens)
+    identify = CallerInterceptor(SERVICE_NAMES, resolver, PUBLIC_METHODS, check_call)
     answers = AnswerRpcs(store, flow, running, leases, credentials)
     applications = ApplicationRpcs(store, upstreams.retrieval, settings.rpc_timeout, model_admin)
-    access = AccessRpcs(store, credentials)
+    access = AccessRpcs(store, credentials, users)
+    sign_in = SignIn(users, user_tokens, SignInThrottle(deps.sessions, settings.signin_failures))
+    accounts = UserRpcs(users, user_tokens, sign_in, PersonalTokens(deps.sessions))
     operations = OperationsRpcs(store, upstreams.retrieval, settings.rpc_timeout)
     models = ModelRpcs(model_admin)
 
@@ -101,6 +114,7 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
         chat_service_pb2_grpc.add_AccessServiceServicer_to_server(access, server)
         chat_service_pb2_grpc.add_OperationsServiceServicer_to_server(operations, server)
         chat_service_pb2_grpc.add_ModelServiceServicer_to_server(models, server)
+        chat_service_pb2_grpc.add_UserServiceServicer_to_server(accounts, server)
 
     address = f"{settings.grpc_host}:{settings.chat_port if port is None else port}"
     # Records a dead process left running are closed before this one serves, then once per TTL.

@@ -11,11 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import Executable
 
+from kbcore.db.audit import record_action
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, free_dead_holders
 from kbcore.db.lookup import require_row
-from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, utcnow
+from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, UserGrant, utcnow
 from kbcore.errors import NotFound
+from services.chat.accounts.grants import APPLICATION
+from services.chat.accounts.refusals import already_exists
 from services.chat.answering.record_statements import (
     ANY_EARLIER,
     CHAT_AND_APPLICATION,
@@ -24,6 +27,7 @@ from services.chat.answering.record_statements import (
     INSERT_RECORD,
     INTERRUPT_RUNNING,
 )
+from services.chat.audit_words import changed_fields, detail_of
 
 
 @dataclass(frozen=True)
@@ -42,16 +46,49 @@ class ChatStore:
         return self._sessions
 
     # applications
-    async def save_application(self, application: Application) -> Application:
+    async def create_application(self, application: Application, grant_to: str = "") -> Application:
+        """Save a new application, with its audit row. With ``grant_to`` (an editor creating it),
+        grant it to that user in the same transaction, and refuse an id already in use: only
+        those who may change every application replace one by creating it again (the demo
+        seeder does, by its id)."""
         async with self._sessions.begin() as session:
-            return await session.merge(application)
+            existing = await session.get(Application, application.id) if application.id else None
+            if existing is not None and grant_to:
+                raise already_exists(f"an application with id {application.id} exists already; choose another id")
+            if existing is None:
+                session.add(application)
+                saved = application
+            else:
+                saved = await session.merge(application)
+            await session.flush()
+            if grant_to:
+                session.add(UserGrant(user_id=grant_to, object_kind=APPLICATION, object_id=saved.id))
+            replaced = "replaced the application with this id" if existing is not None else ""
+            record_action(session, "application.create", "application", saved.id, saved.name, replaced)
+        return saved
+
+    async def update_application(self, application_id: str, fields: Mapping[str, Any]) -> Application:
+        """Set ``fields`` on the application, with an audit row naming the fields that changed."""
+        async with self._sessions.begin() as session:
+            row = await session.get(Application, application_id) if application_id else None
+            if row is None:
+                raise NotFound(f"application {application_id} does not exist")
+            changed = changed_fields({name: getattr(row, name) for name in fields}, fields)
+            for name, value in fields.items():
+                setattr(row, name, value)
+            record_action(session, "application.update", "application", row.id, row.name, detail_of(changed))
+        return row
 
     async def get_application(self, application_id: str) -> Application:
         return await require_row(self._sessions, Application, application_id, "application")
 
-    async def list_applications(self) -> list[Application]:
+    async def list_applications(self, among: frozenset[str] | None = None) -> list[Application]:
+        """Every application, oldest first; only those in ``among`` when it is given."""
+        query = select(Application).order_by(Application.created_at)
+        if among is not None:
+            query = query.where(Application.id.in_(sorted(among)))
         async with self._sessions() as session:
-            return list((await session.scalars(select(Application).order_by(Application.created_at))).all())
+            return list((await session.scalars(query)).all())
 
     # chats
     async def open_chat(self, application_id: str, visitor_id: str | None) -> Chat:

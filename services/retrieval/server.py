@@ -20,6 +20,7 @@ from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from kbcore.text.segment import warm_up
+from services.retrieval.caller_check import CallerCheck
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.catalog.dataset_admin import DatasetAdmin
 from services.retrieval.catalog.dataset_rpcs import DatasetRpcs
@@ -138,7 +139,9 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         retrieval_service_pb2_grpc.add_ParagraphServiceServicer_to_server(paragraphs, server)
 
     address = f"{settings.grpc_host}:{settings.retrieval_port if port is None else port}"
-    running = await build_server(address, register, SERVICE_NAMES, service_credential(settings))
+    # After the credential check and entry guard: a call made for a person is checked against
+    # the permission table (caller_check.py); the deployment's own calls go on unchecked.
+    running = await build_server(address, register, SERVICE_NAMES, service_credential(settings), [CallerCheck()])
     running.background.append(asyncio.create_task(worker.run(), name="ingestion worker"))
     # HNSW for the embedded store, built in a child process after bulk loads (store/maintenance.py).
     maintainer = index_maintainer(settings, spaces.stores)

@@ -3,10 +3,15 @@
 Playwright only drives the browser: it never downloads one (``make test`` installs chromium and
 fonts-wqy-microhei through ``scripts/test-deps.sh``, so Chinese renders in the screenshots).
 Every page records the requests it makes, and a test fails if one went anywhere but the gateway
-that served the page."""
+that served the page.
+
+The operator page (and a chat page opened from it) needs someone signed in: ``operator_page``
+opens a tab that already holds the stack's operator token where the page keeps its sign-in, as
+if it had been pasted under "使用令牌"; ``sign_in_tab`` does the same with any token."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -16,6 +21,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Locator, Page, async_playwright
 
+from kbcore.rpc.caller_token import operator_token
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, plausible_route
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -37,6 +43,11 @@ CHROMIUM_FLAGS = [
 SLOW_ANSWER = [f"第{i}段回答内容。" for i in range(1, 61)]
 
 NewPage = Callable[[str], Awaitable[Page]]
+OperatorPage = Callable[[Stack], Awaitable[Page]]
+# Where the operator page keeps the tab's bearer token (gateway/static/admin-api.js), and the
+# mark that the test has put one there already in this tab.
+TOKEN_KEY = "kb.admin"
+SEEDED_KEY = "kb.test.signed_in"
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +83,36 @@ async def new_page(browser: Browser) -> AsyncIterator[NewPage]:
     for gateway_url, urls in opened:
         elsewhere = [u for u in urls if not (u == gateway_url or u.startswith(gateway_url + "/"))]
         assert not elsewhere, f"the page made requests outside the gateway: {elsewhere}"
+
+
+def signed_in_script(token: str) -> str:
+    """A script run before the page's own on every load: the first load in a tab finds ``token``
+    in its session storage; later loads leave the storage alone, so a sign-out stays signed out."""
+    return (
+        "(() => { try {"
+        f" if (sessionStorage.getItem({json.dumps(SEEDED_KEY)})) return;"
+        f" sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)});"
+        f" sessionStorage.setItem({json.dumps(SEEDED_KEY)}, '1');"
+        " } catch (e) {} })();"  # about:blank has no storage of the gateway's
+    )
+
+
+async def sign_in_tab(page: Page, token: str) -> None:
+    """Every tab of ``page``'s context opens the operator page signed in with ``token``."""
+    await page.context.add_init_script(script=signed_in_script(token))
+
+
+@pytest.fixture
+def operator_page(new_page: NewPage) -> OperatorPage:
+    """``await operator_page(stack)``: a page as ``new_page`` gives, whose tabs open the operator
+    page (and the chat pages it links to) signed in with the stack's operator token."""
+
+    async def open_signed_in(stack: Stack) -> Page:
+        page = await new_page(stack.url)
+        await sign_in_tab(page, operator_token(stack.settings))
+        return page
+
+    return open_signed_in
 
 
 @pytest.fixture

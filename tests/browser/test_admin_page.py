@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.fixtures import documents
 from tests.harness import Stack
 
@@ -23,11 +23,11 @@ DOCUMENT = """# 青松镇社区食堂管理办法
 
 
 async def test_upload_a_document_then_find_it_with_the_hit_test(
-    stack: Stack, new_page: NewPage, tmp_path: Path, unique: str, artifacts: Path
+    stack: Stack, operator_page: OperatorPage, tmp_path: Path, unique: str, artifacts: Path
 ) -> None:
     source = tmp_path / "canteen.md"
     source.write_text(DOCUMENT, encoding="utf-8")
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin")
 
     name = f"浏览器测试 {unique}"
@@ -69,13 +69,13 @@ async def test_upload_a_document_then_find_it_with_the_hit_test(
 
 
 async def test_an_upload_the_server_refuses_is_explained_next_to_the_form(
-    stack: Stack, new_page: NewPage, tmp_path: Path, unique: str
+    stack: Stack, operator_page: OperatorPage, tmp_path: Path, unique: str
 ) -> None:
     """A text file named .pdf: the page sends it (the suffix is one it takes), the server finds
     that the content is no PDF and says so next to the form; no document is left behind."""
     slides = tmp_path / "slides.pdf"
     slides.write_bytes("这不是一个PDF文件。".encode())
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin")
     name = f"假PDF {unique}"
     await page.get_by_test_id("dataset-name").fill(name)
@@ -90,11 +90,11 @@ async def test_an_upload_the_server_refuses_is_explained_next_to_the_form(
 
 
 async def test_a_docx_reaches_ready_then_an_edit_and_a_disabled_paragraph_change_the_hit_test(
-    stack: Stack, new_page: NewPage, tmp_path: Path, unique: str, artifacts: Path
+    stack: Stack, operator_page: OperatorPage, tmp_path: Path, unique: str, artifacts: Path
 ) -> None:
     manual = tmp_path / "扫地机器人说明书.docx"
     manual.write_bytes(documents.docx_with_headings_and_table())
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin")
     name = f"段落编辑 {unique}"
     await page.get_by_test_id("dataset-name").fill(name)

@@ -10,7 +10,7 @@ from pathlib import Path
 from playwright.async_api import Locator, Page, expect
 
 from gateway.labels import STOP_REASON_LABELS
-from tests.browser.conftest import NewPage, saved_record
+from tests.browser.conftest import NewPage, OperatorPage, saved_record
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -55,9 +55,9 @@ async def trace_texts(trace: Locator) -> dict[str, object]:
 
 
 async def test_compound_question_shows_each_round_then_the_answer_and_a_trace_that_survives_reload(
-    stack: Stack, new_page: NewPage, artifacts: Path
+    stack: Stack, operator_page: OperatorPage, artifacts: Path
 ) -> None:
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     await expect(page.get_by_test_id("app-name")).not_to_be_empty()
     record = await finished(await ask(page, COMPOUND))
@@ -105,9 +105,9 @@ async def test_a_follow_up_without_its_subject_is_searched_as_a_rewritten_questi
 
 
 async def test_stop_mid_answer_keeps_the_partial_answer_as_a_stopped_record(
-    remote_stack: Stack, new_page: NewPage
+    remote_stack: Stack, operator_page: OperatorPage
 ) -> None:
-    page = await new_page(remote_stack.url)
+    page = await operator_page(remote_stack)
     await page.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     record = await ask(page, "云岭县人民医院ICU每天的探视时间是几点到几点？")
     await expect(record.get_by_test_id("answer")).to_contain_text("第3段回答内容")
@@ -150,10 +150,10 @@ async def test_a_bad_share_link_says_so_instead_of_a_blank_page(stack: Stack, ne
 
 
 async def test_a_model_that_is_down_is_reported_in_the_answer_and_in_the_record(
-    remote_stack: Stack, fake_model: FakeOpenAI, new_page: NewPage
+    remote_stack: Stack, fake_model: FakeOpenAI, operator_page: OperatorPage
 ) -> None:
     fake_model.default = ChatReply.error(503, "upstream overloaded")
-    page = await new_page(remote_stack.url)
+    page = await operator_page(remote_stack)
     await page.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     record = await ask(page, "云岭县人民医院ICU每天的探视时间是几点到几点？")
     await expect(record.get_by_test_id("record-error")).to_contain_text("模型或检索服务暂时不可用")
@@ -164,8 +164,10 @@ async def test_a_model_that_is_down_is_reported_in_the_answer_and_in_the_record(
     )
 
 
-async def test_a_second_tab_asking_in_a_busy_chat_is_told_to_wait(remote_stack: Stack, new_page: NewPage) -> None:
-    first = await new_page(remote_stack.url)
+async def test_a_second_tab_asking_in_a_busy_chat_is_told_to_wait(
+    remote_stack: Stack, operator_page: OperatorPage
+) -> None:
+    first = await operator_page(remote_stack)
     await first.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     answering = await ask(first, "云岭县人民医院ICU每天的探视时间是几点到几点？")
     await expect(answering.get_by_test_id("answer")).to_contain_text("第1段回答内容")
@@ -180,7 +182,7 @@ async def test_a_second_tab_asking_in_a_busy_chat_is_told_to_wait(remote_stack: 
 
 
 async def test_answer_markdown_is_rendered_and_html_in_it_is_only_text(
-    remote_stack: Stack, fake_model: FakeOpenAI, new_page: NewPage
+    remote_stack: Stack, fake_model: FakeOpenAI, operator_page: OperatorPage
 ) -> None:
     hostile = [
         "**探视时间**为16:00至16:30。\n\n",
@@ -191,7 +193,7 @@ async def test_answer_markdown_is_rendered_and_html_in_it_is_only_text(
     fake_model.enqueue(
         ChatReply(content=json.dumps({"sufficient": True, "missing": "", "queries": []})), ChatReply.stream(hostile)
     )
-    page = await new_page(remote_stack.url)
+    page = await operator_page(remote_stack)
     await page.goto(f"{remote_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     record = await finished(await ask(page, "云岭县人民医院ICU每天的探视时间是几点到几点？"))
     answer = record.get_by_test_id("answer")

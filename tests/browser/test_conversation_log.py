@@ -12,7 +12,7 @@ from sqlalchemy import select
 from kbcore.answer_notice import OFFLINE_LABEL
 from kbcore.db.tables import RecordVote, Visitor
 from services.chat.access.visitors import digest
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.harness import Stack
 from tests.sse_client import ask
 from tools.seed_demo import DEMO_DATASET_ID
@@ -22,7 +22,7 @@ VISITOR_QUESTION = "年假需要提前几天申请？"
 
 
 async def test_filter_the_log_and_open_a_record(
-    stack: Stack, sessions, new_page: NewPage, unique: str, artifacts: Path
+    stack: Stack, sessions, operator_page: OperatorPage, unique: str, artifacts: Path
 ) -> None:
     name = f"日志浏览器-{unique}"
     async with stack.http() as operator:
@@ -43,7 +43,7 @@ async def test_filter_the_log_and_open_a_record(
         visitor_id = await session.scalar(select(Visitor.id).where(Visitor.token_hash == digest(visitor)))
         session.add(RecordVote(record_id=record_id, voter=f"visitor:{visitor_id}", vote="down", reason="没说清楚"))
 
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin#log")
     await page.get_by_test_id("log-app").select_option(app)
     rows = page.get_by_test_id("log-row")

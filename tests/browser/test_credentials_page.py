@@ -9,13 +9,13 @@ from pathlib import Path
 from playwright.async_api import expect
 
 from kbcore.rpc.caller_token import bearer
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.harness import Stack
 from tests.sse_client import ask
 
 
 async def test_revoke_a_key_and_rotate_the_share_link_on_the_operator_page(
-    stack: Stack, new_page: NewPage, unique: str, artifacts: Path
+    stack: Stack, operator_page: OperatorPage, unique: str, artifacts: Path
 ) -> None:
     name = f"凭据 {unique}"
     async with stack.http() as operator:
@@ -29,7 +29,7 @@ async def test_revoke_a_key_and_rotate_the_share_link_on_the_operator_page(
         chat_id = (await caller.get(f"/api/application/{app_id}/chat/open")).json()["data"]
         await ask(caller, chat_id, "年休假有几天？")
 
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin")
     await page.get_by_test_id("application").filter(has_text=name).click()
     row = page.get_by_test_id("credential-key")

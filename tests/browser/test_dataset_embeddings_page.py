@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.fakes.low_cosine_embeddings import LowCosineEmbeddings
 from tests.harness import Stack
 
@@ -21,7 +21,7 @@ def fake() -> Iterator[LowCosineEmbeddings]:
 
 
 async def test_a_dataset_is_created_on_a_chosen_embedding_model_and_moved_back(
-    stack: Stack, new_page: NewPage, fake: LowCosineEmbeddings, unique: str
+    stack: Stack, operator_page: OperatorPage, fake: LowCosineEmbeddings, unique: str
 ) -> None:
     model_name = f"页面嵌入-{unique}"
     body = {
@@ -36,7 +36,7 @@ async def test_a_dataset_is_created_on_a_chosen_embedding_model_and_moved_back(
         assert made.status_code == 200, made.text
         model_id = made.json()["data"]["id"]
 
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin")
     choice = page.get_by_test_id("dataset-model")
     await expect(choice.locator(f'option[value="{model_id}"]')).to_have_count(1)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import NewPage, OperatorPage
 from tests.browser.test_chat_page import ask, finished
 from tests.harness import Stack
 from tests.sse_client import ask as ask_http
@@ -30,7 +30,7 @@ async def application(stack: Stack, name: str, datasets: list[str]) -> str:
 
 
 async def test_a_voted_down_answer_is_improved_and_the_same_question_then_finds_it(
-    stack: Stack, new_page: NewPage, artifacts: Path, unique: str
+    stack: Stack, new_page: NewPage, operator_page: OperatorPage, artifacts: Path, unique: str
 ) -> None:
     async with stack.http() as operator:
         dataset = (await operator.post("/api/dataset", json={"name": f"改进-{unique}"})).json()["data"]
@@ -47,7 +47,7 @@ async def test_a_voted_down_answer_is_improved_and_the_same_question_then_finds_
     await votes.get_by_test_id("vote-reason-send").click()
     await expect(votes).to_have_attribute("data-vote", "1")
 
-    admin = await new_page(stack.url)
+    admin = await operator_page(stack)
     await admin.goto(f"{stack.url}/ui/admin#log")
     await admin.get_by_test_id("log-app").select_option(app_id)
     await admin.get_by_test_id("log-vote").select_option("down")
@@ -77,7 +77,7 @@ async def test_a_voted_down_answer_is_improved_and_the_same_question_then_finds_
 
 
 async def test_the_gap_report_page_groups_questions_about_a_missing_topic(
-    stack: Stack, new_page: NewPage, artifacts: Path, unique: str
+    stack: Stack, operator_page: OperatorPage, artifacts: Path, unique: str
 ) -> None:
     app_id = await application(stack, f"缺口-{unique}", [DEMO_DATASET_ID])
     async with stack.http() as operator:
@@ -86,7 +86,7 @@ async def test_the_gap_report_page_groups_questions_about_a_missing_topic(
             response, _ = await ask_http(operator, chat_id, question)
             assert response.status_code == 200
 
-    page = await new_page(stack.url)
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin#gaps")
     await page.get_by_test_id("gap-app").select_option(app_id)
     await page.get_by_test_id("gap-show").click()

@@ -8,20 +8,20 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.fakes.openai_server import ChatReply, FakeOpenAI
 from tests.harness import Stack
 
 
 async def test_register_check_and_choose_a_model_on_the_operator_page(
-    stack: Stack, new_page: NewPage, unique: str, artifacts: Path
+    stack: Stack, operator_page: OperatorPage, unique: str, artifacts: Path
 ) -> None:
     secret = f"sk-page-{unique}-wxyz"
     app_name = f"选模型 {unique}"
     async with stack.http() as operator:
         app_id = (await operator.post("/api/application", json={"name": app_name})).json()["data"]["id"]
     with FakeOpenAI(default=ChatReply.error(401, "bad key")) as refusing:
-        page = await new_page(stack.url)
+        page = await operator_page(stack)
         await page.goto(f"{stack.url}/ui/admin")
         await page.get_by_test_id("model-name").fill(f"页面模型 {unique}")
         await page.get_by_test_id("model-provider").select_option("vllm")

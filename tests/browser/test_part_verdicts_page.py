@@ -8,7 +8,7 @@ from pathlib import Path
 from playwright.async_api import expect
 
 from gateway.labels import PART_VERDICT_LABELS
-from tests.browser.conftest import NewPage, saved_record
+from tests.browser.conftest import OperatorPage, saved_record
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
@@ -16,8 +16,10 @@ from tools.seed_demo import DEMO_APPLICATION_ID
 COMPOUND = "星澜科技员工入职满一年后每年有几天带薪年假？公司的年终奖一般发几个月工资？"
 
 
-async def test_the_trace_shows_each_part_with_its_verdict(stack: Stack, new_page: NewPage, artifacts: Path) -> None:
-    page = await new_page(stack.url)
+async def test_the_trace_shows_each_part_with_its_verdict(
+    stack: Stack, operator_page: OperatorPage, artifacts: Path
+) -> None:
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     await page.get_by_test_id("question-input").fill(COMPOUND)
     await page.get_by_test_id("send").click()

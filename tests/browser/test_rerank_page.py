@@ -7,7 +7,7 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 from gateway.labels import RERANK_WORDS
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.browser.test_chat_page import ask, finished
 from tests.fakes.reranker import FakeReranker
 from tests.harness import Stack
@@ -17,7 +17,7 @@ QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 
 
 async def test_choose_a_reranker_on_the_form_and_see_its_scores_in_the_trace(
-    stack: Stack, new_page: NewPage, unique: str
+    stack: Stack, operator_page: OperatorPage, unique: str
 ) -> None:
     app_name = f"重排序 {unique}"
     with FakeReranker() as reranker:
@@ -35,7 +35,7 @@ async def test_choose_a_reranker_on_the_form_and_see_its_scores_in_the_trace(
                 "/api/application", json={"name": app_name, "dataset_id_list": [DEMO_DATASET_ID]}
             )
             app_id = made.json()["data"]["id"]
-        page = await new_page(stack.url)
+        page = await operator_page(stack)
         await page.goto(f"{stack.url}/ui/admin")
         await page.get_by_test_id("application").filter(has_text=app_name).click()
         choice = page.get_by_test_id("app-rerank-model")

@@ -16,7 +16,7 @@ from playwright.async_api import expect
 
 from gateway.labels import SCORE_LABELS
 from services.retrieval.embedding.embedders import Embedder
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.browser.test_chat_page import ask, finished
 from tests.harness import Stack
 from tests.slow_search import SlowSearchEmbedder, start_slow_search_stack
@@ -36,10 +36,10 @@ async def slow_search(
 
 
 async def test_stop_during_a_slow_retrieval_round_ends_the_answer_within_a_second(
-    slow_search: tuple[Stack, SlowSearchEmbedder], new_page: NewPage, artifacts: Path
+    slow_search: tuple[Stack, SlowSearchEmbedder], operator_page: OperatorPage, artifacts: Path
 ) -> None:
     running, slow = slow_search
-    page = await new_page(running.url)
+    page = await operator_page(running)
     await page.goto(f"{running.url}/ui/chat/{DEMO_APPLICATION_ID}")
     await expect(page.get_by_test_id("app-name")).not_to_be_empty()
     record = await ask(page, QUESTION)
@@ -68,8 +68,10 @@ async def test_stop_during_a_slow_retrieval_round_ends_the_answer_within_a_secon
     assert [r["queries"] for r in saved["agent_trace"]] == [[QUESTION]], "the round that was searching is kept"
 
 
-async def test_regenerate_asks_the_last_question_again_in_place_of_its_answer(stack: Stack, new_page: NewPage) -> None:
-    page = await new_page(stack.url)
+async def test_regenerate_asks_the_last_question_again_in_place_of_its_answer(
+    stack: Stack, operator_page: OperatorPage
+) -> None:
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     await expect(page.get_by_test_id("app-name")).not_to_be_empty()
     first = await finished(await ask(page, "云岭县人民医院普通病区工作日的探视时间是几点到几点？"))
@@ -109,8 +111,8 @@ async def hit_test_scores(page: Any, mode: str, multi: bool = False) -> list[tup
     return [(await p.inner_text(), await p.get_attribute("title") or "") for p in await pills.all()]
 
 
-async def test_the_hit_test_names_each_score_by_its_search_mode(stack: Stack, new_page: NewPage) -> None:
-    page = await new_page(stack.url)
+async def test_the_hit_test_names_each_score_by_its_search_mode(stack: Stack, operator_page: OperatorPage) -> None:
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin")
     dataset = page.get_by_test_id("dataset").filter(has_text=DEMO_DATASET).first
     await dataset.click()
@@ -127,8 +129,8 @@ async def test_the_hit_test_names_each_score_by_its_search_mode(stack: Stack, ne
     assert keyword and all(t.startswith("关键词得分 ") for t, _ in keyword), keyword
 
 
-async def test_the_chat_trace_names_hybrid_scores_as_rank_fusion(stack: Stack, new_page: NewPage) -> None:
-    page = await new_page(stack.url)
+async def test_the_chat_trace_names_hybrid_scores_as_rank_fusion(stack: Stack, operator_page: OperatorPage) -> None:
+    page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     record = await finished(await ask(page, QUESTION))
     trace = record.get_by_test_id("trace")

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gateway.labels import THINKING_WORDS
 from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.store.base import VectorStore
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import OperatorPage
 from tests.browser.test_chat_page import ask, finished
 from tests.e2e.conftest import ANSWER_CHUNKS
 from tests.fakes.openai_server import FakeOpenAI
@@ -37,9 +37,9 @@ async def _thinking_stack(
 
 
 async def test_thinking_is_collapsed_above_the_answer_opens_on_click_and_survives_a_reload(
-    thinking_stack: Stack, new_page: NewPage
+    thinking_stack: Stack, operator_page: OperatorPage
 ) -> None:
-    page = await new_page(thinking_stack.url)
+    page = await operator_page(thinking_stack)
     await page.goto(f"{thinking_stack.url}/ui/chat/{DEMO_APPLICATION_ID}")
     record = await finished(await ask(page, QUESTION))
     await expect(record.get_by_test_id("answer")).to_have_text("".join(ANSWER_CHUNKS))
@@ -68,7 +68,9 @@ async def test_thinking_is_collapsed_above_the_answer_opens_on_click_and_survive
         await expect(record).to_have_attribute("data-status", "answered")
 
 
-async def test_the_operators_record_view_shows_the_thinking_collapsed(thinking_stack: Stack, new_page: NewPage) -> None:
+async def test_the_operators_record_view_shows_the_thinking_collapsed(
+    thinking_stack: Stack, operator_page: OperatorPage
+) -> None:
     """The conversation log opens a record the way the chat page draws it: the thinking is there,
     collapsed above the answer, for the operator who reviews why the model answered so."""
     async with thinking_stack.http() as operator:
@@ -76,7 +78,7 @@ async def test_the_operators_record_view_shows_the_thinking_collapsed(thinking_s
         response, _ = await sse_ask(operator, chat_id, QUESTION)
         assert response.status_code == 200
 
-    page = await new_page(thinking_stack.url)
+    page = await operator_page(thinking_stack)
     await page.goto(f"{thinking_stack.url}/ui/admin#log")
     await page.get_by_test_id("log-app").select_option(DEMO_APPLICATION_ID)
     row = page.get_by_test_id("log-row").filter(has_text=QUESTION).first

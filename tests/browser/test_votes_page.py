@@ -8,7 +8,7 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from tests.browser.conftest import NewPage
+from tests.browser.conftest import NewPage, OperatorPage
 from tests.browser.test_chat_page import ask, finished
 from tests.harness import Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -18,7 +18,7 @@ REASON = "没有说明周末的探视时间"
 
 
 async def test_a_visitor_votes_down_with_a_reason_and_the_vote_survives_a_reload(
-    stack: Stack, new_page: NewPage, artifacts: Path
+    stack: Stack, new_page: NewPage, operator_page: OperatorPage, artifacts: Path
 ) -> None:
     async with stack.http() as client:
         token = (await client.post(f"/api/application/{DEMO_APPLICATION_ID}/access_token", json={})).json()["data"]
@@ -53,7 +53,7 @@ async def test_a_visitor_votes_down_with_a_reason_and_the_vote_survives_a_reload
     await expect(page.get_by_test_id("record").first.get_by_test_id("votes")).to_have_attribute("data-vote", "0")
 
     # The operator's usage section draws today's question and its vote.
-    admin = await new_page(stack.url)
+    admin = await operator_page(stack)
     await admin.goto(f"{stack.url}/ui/admin")
     await admin.get_by_test_id("usage-app").select_option(DEMO_APPLICATION_ID)
     await admin.get_by_test_id("usage-show").click()

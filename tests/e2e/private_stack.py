@@ -39,14 +39,17 @@ class Seeded:
 
 @asynccontextmanager
 async def private_stack(
-    folder: Path, *, embedder: Any, model: Any, database: Path | None = None, lock_ttl: float = 30.0
+    folder: Path, *, embedder: Any, model: Any, database: Path | None = None, lock_ttl: float = 30.0, **overrides: Any
 ) -> AsyncIterator[Seeded]:
-    """Start a stack on ``folder`` (the SQLite file at ``database`` when given: a small tmpfs)
-    and seed it over HTTP, as an operator would."""
+    """Start a stack on ``folder`` (the SQLite file at ``database`` when given: a small tmpfs),
+    with ``overrides`` (Settings fields) over the defaults, and seed it over HTTP as the operator
+    (its token)."""
     url = f"sqlite:///{database or folder / 'kb.sqlite3'}"
     upgrade(url)
     settings = dataclasses.replace(
-        Settings(data_dir=folder, database_url=url, context_port=0, retrieval_port=0, chat_port=0), lock_ttl=lock_ttl
+        Settings(data_dir=folder, database_url=url, context_port=0, retrieval_port=0, chat_port=0),
+        lock_ttl=lock_ttl,
+        **overrides,
     )
     engine = create_async_db_engine(url)
     store = await open_vector_store(

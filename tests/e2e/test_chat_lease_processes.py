@@ -237,7 +237,7 @@ class Processes:
     async def wait_http(self, service: Service) -> None:
         """The gateway announces its port before uvicorn listens: poll a cheap route through to chat."""
         await self.wait_port(service)
-        async with httpx.AsyncClient(base_url=service.url, timeout=5) as client:
+        async with httpx.AsyncClient(base_url=service.url, headers=self.operator_headers(), timeout=5) as client:
 
             async def answers() -> bool:
                 if service.process.poll() is not None:
@@ -248,6 +248,10 @@ class Processes:
                     return False
 
             await self.starting(answers, f"{service.label} answering")
+
+    def operator_headers(self) -> dict[str, str]:
+        """What a client presents to be the operator (a loopback caller without it is nobody)."""
+        return {"Authorization": f"Bearer {operator_token(Settings.from_env(self.env))}"}
 
     async def starting(self, ready: Callable[[], bool | Awaitable[bool]], what: str) -> None:
         """Wait for a starting process to be ``ready``; on timeout, fail with every process's log."""
@@ -296,7 +300,7 @@ class LeaseStack:
         return self.processes.services[label]
 
     def http(self, label: str) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self[label].url, timeout=60)
+        return httpx.AsyncClient(base_url=self[label].url, headers=self.processes.operator_headers(), timeout=60)
 
 
 @pytest.fixture

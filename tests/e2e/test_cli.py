@@ -28,10 +28,12 @@ COMPOUND = "云岭县人民医院ICU每天的探视时间是几点到几点？�
 ICU = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 
 
-async def run_cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    """In a thread: the stack serves from this test's event loop, which a blocking wait would stall."""
-    env = {k: v for k, v in os.environ.items() if k != "KB_TOKEN"}
-    env["PYTHONIOENCODING"] = "utf-8"
+async def run_cli(stack: Stack, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
+    """In a thread: the stack serves from this test's event loop, which a blocking wait would stall.
+    The client runs as on the stack's machine: KB_DATA_DIR is the stack's, so it presents the
+    local operator token (``$KB_DATA_DIR/operator.token``) unless ``settings`` say otherwise."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    env.update({"PYTHONIOENCODING": "utf-8", "KB_DATA_DIR": str(stack.settings.data_dir), **settings})
     return await asyncio.to_thread(
         subprocess.run,
         [sys.executable, "-m", "cli", "--url", stack.url, *args],
@@ -158,6 +160,30 @@ async def test_unknown_application_exits_1_with_the_server_message(stack: Stack)
     assert result.returncode == 1
     assert "HTTP 404" in result.stderr and expected in result.stderr
     assert result.stdout == ""
+
+
+async def test_kb_token_is_presented_before_the_local_operator_token_and_a_401_says_how_to_get_one(
+    stack: Stack,
+) -> None:
+    """The stack's operator.token is readable here, yet KB_TOKEN is what goes: a key nobody
+    issued is refused, and the person is told where to make a personal token."""
+    result = await run_cli(stack, "ask", DEMO_APPLICATION_ID, ICU, KB_TOKEN="application-" + "0" * 32)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "HTTP 401" in result.stderr
+    assert f"{stack.url}/ui/admin" in result.stderr and "用户 → 个人令牌" in result.stderr
+    assert "set KB_TOKEN" in result.stderr
+
+
+async def test_with_no_token_anywhere_nothing_is_presented_and_the_401_says_what_to_do(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """Another data folder, no KB_TOKEN: no operator.token to read, so no Authorization header;
+    a loopback caller with none is nobody."""
+    (tmp_path / "one.md").write_text("# 一\n\n内容。\n", encoding="utf-8")
+    result = await run_cli(stack, "ingest", "--create", "never", str(tmp_path), KB_DATA_DIR=str(tmp_path))
+    assert result.returncode == 1
+    assert "HTTP 401" in result.stderr and "用户 → 个人令牌" in result.stderr and "KB_TOKEN" in result.stderr
+    assert not (tmp_path / "operator.token").exists(), "the client never creates the operator token"
 
 
 async def test_usage_errors_exit_2(stack: Stack) -> None:

@@ -22,7 +22,7 @@ from kbcore.document_types import SOURCE_TYPES, SUPPORTED_SUFFIXES
 from kbcore.vocabulary import DOCUMENT_STATUS
 from tests.document_jobs import RUNNING, wait_for_documents
 from tests.fixtures import documents as files
-from tests.harness import Stack, start_stack
+from tests.harness import Stack, http_client, start_stack
 
 MiB = 1024 * 1024
 DOCUMENT_KEYS = [
@@ -150,7 +150,7 @@ async def test_a_file_over_the_upload_limit_is_413_and_nothing_is_stored(stack: 
     app = create_app(settings, backends)
     transport = httpx.ASGITransport(app=app)
     try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=60) as small:
+        async with http_client("http://127.0.0.1", stack.operator_token, transport=transport, timeout=60) as small:
             dataset_id = await new_dataset(small, f"limit-{unique}")
             rules = (await small.get("/api/dataset/document/upload_rules")).json()["data"]
             assert rules["max_mb"] == 1 and ".docx" in rules["suffixes"]

@@ -120,14 +120,15 @@ async def test_an_answer_that_cannot_be_saved_ends_with_an_error_instead_of_is_e
     print(f"\nD1: unsaved answer refused after {saves.calls} attempts in {took:.2f} s; 0 is_end for unsaved answers")
 
 
-async def _leave_early(url: str, chat_id: str, wait_for_first_bytes: bool) -> None:
-    """POST a question over a raw socket and close it at once, or on the first bytes back."""
+async def _leave_early(url: str, token: str, chat_id: str, wait_for_first_bytes: bool) -> None:
+    """POST a question over a raw socket, presenting ``token``, and close it at once, or on the
+    first bytes back."""
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     body = json.dumps({"message": QUESTION}, ensure_ascii=False).encode()
     head = (
         f"POST /api/application/chat_message/{chat_id} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     )
     writer.write(head.encode() + body)
     await writer.drain()
@@ -143,7 +144,8 @@ async def test_clients_that_leave_right_after_the_post_leave_no_running_record(s
     (before: some stayed ``running`` with no lease, for good)."""
     async with stack.http() as client:
         chats = [await open_chat(client) for _ in range(EARLY_LEAVERS)]
-    await asyncio.gather(*(_leave_early(stack.url, c, i % 2 == 1) for i, c in enumerate(chats)))
+    token = stack.operator_token
+    await asyncio.gather(*(_leave_early(stack.url, token, c, i % 2 == 1) for i, c in enumerate(chats)))
 
     deadline = time.monotonic() + 20
     while True:

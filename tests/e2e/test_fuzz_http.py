@@ -1,5 +1,6 @@
 """The HTTP API fuzzed from its own ``/openapi.json`` with schemathesis (docs/decisions/fuzzing.md:
-why schemathesis), as the operator (loopback, no token) and with an application API key.
+why schemathesis), as the operator (its token), with an application API key, as a share-link visitor
+and as a signed-in person (their own account's routes).
 
 Every operation in the schema is fuzzed; none is skipped. Three of them read their body
 themselves (a document upload takes JSON or multipart, the two OpenAI routes parse OpenAI's
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import logging
 import re
 import time
@@ -82,6 +84,7 @@ READ_BY_THE_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
 
 
 QUESTION = "重症医学科每天的探视时间是几点？"
+PERSON, VICTIM, PASSWORD = "fuzz-person", "fuzz-victim", "fuzz-password-1"
 # A model endpoint nobody listens to (port 9, discard): registering, checking and deleting it work.
 MODEL: dict[str, Any] = {
     "name": "fuzz-model",
@@ -92,10 +95,28 @@ MODEL: dict[str, Any] = {
 }
 
 
-def known_bodies(app_id: str, access_token: str) -> dict[tuple[str, str], dict[str, Any]]:
+@dataclass
+class People:
+    """The accounts the run needs: ``person`` (an administrator, signed in) fuzzes their own
+    account's routes; ``victim`` is the user the administration routes are aimed at."""
+
+    session: str
+    token_id: str  # a personal token of the person's
+    victim_id: str
+    victim_code: str  # a one-time sign-in link of the victim's
+
+
+def known_bodies(app_id: str, access_token: str, people: People) -> dict[tuple[str, str], dict[str, Any]]:
     """One body per route that a random one would almost never get past validation."""
     completion = {"model": app_id, "messages": [{"role": "user", "content": QUESTION}]}
     return {
+        ("POST", "/api/user/login"): {"username": PERSON, "password": PASSWORD},
+        ("POST", "/api/user/signin_link"): {"code": people.victim_code},
+        ("PUT", "/api/user/re_password"): {"current_password": PASSWORD, "password": PASSWORD, "re_password": PASSWORD},
+        ("POST", "/api/user/token"): {"name": "fuzz-token"},
+        ("POST", "/api/user_manage"): {"username": "fuzz-created", "password": PASSWORD, "role": "viewer"},
+        ("PUT", "/api/user_manage/{user_id}"): {"role": "editor"},
+        ("PUT", "/api/user_manage/{user_id}/re_password"): {"password": PASSWORD, "re_password": PASSWORD},
         ("POST", "/api/application/{app_id}/chat/completions"): completion,
         ("POST", "/v1/chat/completions"): {**completion, "stream": True},
         ("POST", "/api/application/{app_id}/eval"): {
@@ -196,10 +217,14 @@ def _failure_line(failure: BaseException) -> str:
     return f"{title}: {' '.join(str(message).split())[:300]}"
 
 
+def operator_headers(seeded: Seeded) -> dict[str, str]:
+    return {"Authorization": f"Bearer {seeded.stack.operator_token}"}
+
+
 def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
-    """Ids that exist, for the path: a chat of the caller's with one answered record, and a
-    paragraph of the seeded document."""
-    url = seeded.stack.url
+    """Ids that exist, for the path: a chat of the caller's with one answered record, and (read
+    by the operator) a paragraph of the seeded document, a key and a model endpoint."""
+    url, operator = seeded.stack.url, operator_headers(seeded)
     chat_id = str(
         requests.get(f"{url}/api/application/{seeded.app_id}/chat/open", headers=headers, timeout=30).json()["data"]
     )
@@ -214,12 +239,16 @@ def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
         "model": seeded.app_id,  # the OpenAI model lookup takes an application's id
     }
     paragraphs = requests.get(
-        f"{url}/api/dataset/{seeded.dataset_id}/document/{seeded.document_id}/paragraph/1/1", timeout=30
+        f"{url}/api/dataset/{seeded.dataset_id}/document/{seeded.document_id}/paragraph/1/1",
+        headers=operator,
+        timeout=30,
     ).json()["data"]["records"]
     ids["paragraph_id"] = str(paragraphs[0]["id"])
-    keys = requests.get(f"{url}/api/application/{seeded.app_id}/api_key", timeout=30).json()["data"]
+    keys = requests.get(f"{url}/api/application/{seeded.app_id}/api_key", headers=operator, timeout=30).json()["data"]
     ids["api_key_id"] = str(keys[0]["id"])
-    model = requests.post(f"{url}/api/model", json={**MODEL, "name": f"fuzz-model-{uuid.uuid4().hex[:8]}"}, timeout=30)
+    model = requests.post(
+        f"{url}/api/model", json={**MODEL, "name": f"fuzz-model-{uuid.uuid4().hex[:8]}"}, headers=operator, timeout=30
+    )
     ids["model_id"] = str(model.json()["data"]["id"])
     records = requests.get(
         f"{url}/api/application/{seeded.app_id}/chat/{chat_id}/chat_record/1/1", headers=headers, timeout=30
@@ -263,9 +292,17 @@ def fuzz_operation(
 
 def mutation_order(operation: Any) -> tuple[int, int]:
     """Reads and creations first, then updates, then deletions (a document before its
-    dataset), so the real ids stay real, and unchanged, for as long as possible."""
+    dataset), so the real ids stay real, and unchanged, for as long as possible; signing out,
+    which ends the caller's session, last of all."""
+    if operation.path == "/api/user/logout":
+        return 3, 0
     rank = {"PUT": 1, "DELETE": 2}.get(operation.method.upper(), 0)
     return rank, -operation.path.count("/") if rank == 2 else 0
+
+
+def own_account_route(path: str) -> bool:
+    """The routes about the signed-in person's own account: only a person gets past them."""
+    return path == "/api/user" or path.startswith("/api/user/")
 
 
 def visitor_route(path: str) -> bool:
@@ -275,12 +312,13 @@ def visitor_route(path: str) -> bool:
 
 def fuzz_as(
     seeded: Seeded,
+    people: People,
     spec: dict[str, Any],
     headers: dict[str, str],
     examples: int,
     tally: Tally,
     only: Callable[[str], bool] | None = None,
-    caller: str = "",
+    caller: str = "key",
 ) -> None:
     """One caller over every operation (or those ``only`` keeps), in ``mutation_order``."""
     schema = schemathesis.openapi.from_dict(spec)
@@ -290,10 +328,9 @@ def fuzz_as(
         if only is None or only(result.ok().path):
             operations.append(result.ok())
     operations.sort(key=mutation_order)
-    ids = real_ids(seeded, headers)
-    bodies = known_bodies(seeded.app_id, seeded.access_token)
+    ids = {**real_ids(seeded, headers), "user_id": people.victim_id, "token_id": people.token_id}
+    bodies = known_bodies(seeded.app_id, seeded.access_token, people)
     session = requests.Session()
-    caller = caller or ("key" if headers else "operator")
 
     def send(case: Any) -> None:
         try:
@@ -309,14 +346,34 @@ def fuzz_as(
 
 
 async def visitor_token(seeded: Seeded) -> str:
-    async with seeded.stack.http() as anonymous:
+    async with seeded.stack.http(anonymous=True) as anonymous:
         signed_in = await anonymous.post("/api/application/authentication", json={"access_token": seeded.access_token})
     return str(signed_in.json()["data"])
 
 
+async def make_people(seeded: Seeded) -> People:
+    """The person (signed in, with a personal token) and the victim, made by the operator."""
+    async with seeded.stack.http() as operator:
+        for name, role in ((PERSON, "admin"), (VICTIM, "viewer")):
+            made = await operator.post("/api/user_manage", json={"username": name, "password": PASSWORD, "role": role})
+            assert made.status_code == 200, made.text
+        victim_id = str(made.json()["data"]["id"])
+        link = await operator.post(f"/api/user_manage/{victim_id}/signin_link")
+        assert link.status_code == 200, link.text
+        signed_in = await operator.post("/api/user/login", json={"username": PERSON, "password": PASSWORD})
+        assert signed_in.status_code == 200, signed_in.text
+        session = str(signed_in.json()["data"])
+        token = await operator.post("/api/user/token", json={"name": "kept"}, headers={"Authorization": session})
+        assert token.status_code == 200, token.text
+    return People(session, str(token.json()["data"]["id"]), victim_id, str(link.json()["data"]["code"]))
+
+
 @pytest.fixture(scope="module")
 async def fuzzed_stack(tmp_path_factory: pytest.TempPathFactory, embedder, offline_model) -> AsyncIterator[Seeded]:
-    async with private_stack(tmp_path_factory.mktemp("fuzz"), embedder=embedder, model=offline_model) as seeded:
+    # Random sign-ins fail by the hundred from one address: the known-good one must still be tried.
+    folder, limit = tmp_path_factory.mktemp("fuzz"), 10_000
+    running = private_stack(folder, embedder=embedder, model=offline_model, signin_failures=limit, signins_per_ip=limit)
+    async with running as seeded:
         yield seeded
 
 
@@ -330,11 +387,17 @@ async def test_fuzzing_every_route_finds_no_5xx_no_internal_text_and_no_shape_of
     started = time.monotonic()
     try:  # the stack serves in this event loop; the fuzzer's blocking client runs in a thread
         # The visitor first: the operator's run rotates and switches off the share link.
+        people = await make_people(fuzzed_stack)
         visitor = {"Authorization": await visitor_token(fuzzed_stack)}  # bare, as MaxKB's page sends it
-        await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, visitor, KEY_EXAMPLES, tally, visitor_route, "visitor")
+        fuzz = functools.partial(fuzz_as, fuzzed_stack, people, spec)
+        await asyncio.to_thread(fuzz, visitor, KEY_EXAMPLES, tally, visitor_route, "visitor")
         key = {"Authorization": f"Bearer {fuzzed_stack.api_key}"}
-        await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, key, KEY_EXAMPLES, tally)
-        await asyncio.to_thread(fuzz_as, fuzzed_stack, spec, {}, OPERATOR_EXAMPLES, tally)
+        await asyncio.to_thread(fuzz, key, KEY_EXAMPLES, tally)
+        person = {"Authorization": f"Bearer {people.session}"}  # signs themselves out at the end
+        await asyncio.to_thread(fuzz, person, KEY_EXAMPLES, tally, own_account_route, "person")
+        # Last: the operator's run deletes what it finds.
+        operator = operator_headers(fuzzed_stack)
+        await asyncio.to_thread(fuzz, operator, OPERATOR_EXAMPLES, tally, None, "operator")
     finally:
         logging.getLogger("uvicorn.error").removeHandler(escaped)
     took = time.monotonic() - started

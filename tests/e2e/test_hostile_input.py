@@ -2,8 +2,10 @@
 passing results): the gateway refuses what attacks before doing any work, and never answers
 with a 500, an id's owner or the operator's settings.
 
-The stack's gateway has no KB_ADMIN_TOKEN, so a loopback caller that sends no token is the
-operator: exactly the configuration a web page in the operator's browser could drive."""
+The operator's calls present its token (the harness's default: a loopback caller that sends
+none is nobody). The edge rules are tested all the same: with KB_DEV_LOOPBACK_OPERATOR on, a
+loopback caller without a token is the operator, which is exactly what a web page in the
+developer's browser could drive."""
 
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ async def document_names(client: httpx.AsyncClient) -> list[str]:
     return sorted(d["name"] for d in listed.json()["data"])
 
 
-# Operator safety without a token -------------------------------------------------------
+# Operator safety at the edge, whoever calls ---------------------------------------------
 
 
 async def test_d3_a_foreign_host_is_refused_before_any_work(stack: Stack, sessions) -> None:

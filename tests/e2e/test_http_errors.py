@@ -93,6 +93,41 @@ async def test_operator_token_is_required_when_configured(stack: Stack) -> None:
     await app.state.backends.close()
 
 
+async def test_a_loopback_caller_without_a_token_is_nobody(stack: Stack) -> None:
+    """No operator by address (docs/access.md): the stack's gateway has no KB_ADMIN_TOKEN and
+    this caller is on loopback, yet with no credentials it may only do what anyone may."""
+    async with stack.http(anonymous=True) as nobody:
+        assert_envelope(await nobody.get("/api/dataset"), 401, "token")
+        assert_envelope(await nobody.get("/api/application"), 401, "token")
+        assert_envelope(await nobody.post(f"/api/application/{DEMO_APPLICATION_ID}/api_key"), 401, "token")
+        assert_envelope(await nobody.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open"), 401, "token")
+        assert (await nobody.get("/api/profile")).status_code == 200, "what anyone may still answers"
+
+
+async def test_the_development_switch_makes_only_a_tokenless_loopback_caller_the_operator(stack: Stack) -> None:
+    import dataclasses
+
+    import httpx
+
+    from gateway.app import create_app
+    from gateway.backends import Backends
+
+    settings = dataclasses.replace(stack.settings, dev_loopback_operator=True)
+    app = create_app(settings, Backends.connect(settings))
+
+    async def status(client_host: str, headers: dict[str, str]) -> int:
+        transport = httpx.ASGITransport(app=app, client=(client_host, 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            return (await client.get("/api/dataset", headers=headers)).status_code
+
+    try:
+        assert await status("127.0.0.1", {}) == 200
+        assert await status("203.0.113.9", {}) == 401, "only loopback"
+        assert await status("127.0.0.1", {"Authorization": "Bearer nobody-issued-this"}) == 401, "a header is judged"
+    finally:
+        await app.state.backends.close()
+
+
 async def test_openapi_is_served(stack: Stack) -> None:
     async with stack.http() as client:
         spec = (await client.get("/openapi.json")).json()

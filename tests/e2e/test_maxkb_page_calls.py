@@ -70,7 +70,7 @@ async def share_link(stack: Stack) -> tuple[str, str]:
 
 async def test_the_page_opens_answers_shows_sources_keeps_history_and_renames_and_deletes(stack: Stack) -> None:
     app_id, access_token = await share_link(stack)
-    async with stack.http() as page:
+    async with stack.http(anonymous=True) as page:
         server = await envelope(await page.get("/api/profile"))
         assert server["IS_XPACK"] is False and server["XPACK_LICENSE_IS_VALID"] is False
 
@@ -162,7 +162,7 @@ async def test_credentials_that_are_not_the_visitors_own_are_refused_and_change_
         )
         listing = f"/api/application/{app_id}/chat/client/1/20"
         await refused(await page.get(listing, headers=as_page(key["secret_key"])), 403, "only a share-link visitor")
-        await refused(await page.get(listing), 403, "only a share-link visitor")  # the local operator
+        await refused(await page.get(listing), 403, "only a share-link visitor")  # the operator (its token)
         await refused(await page.get(listing, headers={"AUTHORIZATION": "Bearer"}), 401, "holds no token")
         await refused(await page.get(listing, headers={"AUTHORIZATION": ""}), 401, "holds no token")
         await refused(await page.get(listing, headers=as_page(stranger)), 404, "not found")
@@ -175,15 +175,16 @@ async def test_credentials_that_are_not_the_visitors_own_are_refused_and_change_
         assert fresh not in (stranger, token)
 
 
-async def test_any_authorization_header_is_judged_by_its_token_never_as_the_local_operator(stack: Stack) -> None:
-    """On loopback with no operator token configured, only a request with no Authorization header
-    at all is the operator: a visitor's page behind a same-host proxy stays a visitor."""
+async def test_any_authorization_header_is_judged_by_its_token_and_none_names_nobody(stack: Stack) -> None:
+    """From loopback too: a visitor's page behind a same-host proxy stays a visitor, a token
+    nobody issued is refused, and a page with no token at all is nobody (not the operator)."""
     _, access_token = await share_link(stack)
-    async with stack.http() as page:
+    async with stack.http(anonymous=True) as page:
         token = await envelope(await page.post("/api/application/authentication", json={"access_token": access_token}))
-        await refused(await page.get("/api/dataset", headers=as_page(token)), 403, "operator")
+        await refused(await page.get("/api/dataset", headers=as_page(token)), 403, "")
         await refused(await page.get("/api/dataset", headers=as_page("nobody-issued-this")), 401, "")
-        assert (await page.get("/api/dataset")).status_code == 200
+        await refused(await page.get("/api/dataset"), 401, "token")
+        assert (await page.get("/api/dataset", headers=as_page(stack.operator_token))).status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -193,7 +194,7 @@ async def test_a_bad_chat_name_is_refused_with_a_sentence_and_nothing_changes(
     stack: Stack, title: str, words: str
 ) -> None:
     app_id, access_token = await share_link(stack)
-    async with stack.http() as page:
+    async with stack.http(anonymous=True) as page:
         token = await envelope(await page.post("/api/application/authentication", json={"access_token": access_token}))
         chat_id = await envelope(await page.get(f"/api/application/{app_id}/chat/open", headers=as_page(token)))
         await page.post(
@@ -207,7 +208,7 @@ async def test_a_bad_chat_name_is_refused_with_a_sentence_and_nothing_changes(
 
 async def test_ten_thousand_chats_come_in_pages(stack: Stack, sessions) -> None:
     app_id, access_token = await share_link(stack)
-    async with stack.http() as page:
+    async with stack.http(anonymous=True) as page:
         token = await envelope(await page.post("/api/application/authentication", json={"access_token": access_token}))
     async with sessions() as session:
         visitor_id = await session.scalar(select(Visitor.id).where(Visitor.token_hash == digest(token)))
@@ -233,7 +234,7 @@ async def test_ten_thousand_chats_come_in_pages(stack: Stack, sessions) -> None:
                 for c in chats
             ],
         )
-    async with stack.http() as page:
+    async with stack.http(anonymous=True) as page:
         first = await envelope(await page.get(f"/api/application/{app_id}/chat/client/1/20", headers=as_page(token)))
         last = await envelope(await page.get(f"/api/application/{app_id}/chat/client/500/20", headers=as_page(token)))
         beyond = await envelope(await page.get(f"/api/application/{app_id}/chat/client/501/20", headers=as_page(token)))

@@ -25,7 +25,7 @@ def stack_info(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, o
     settings = {"KB_LOG_LEVEL": "WARNING"}
     data_dir, documents = tmp_path_factory.mktemp("metrics-stack"), ["yunling_shiyan_primary_enrollment_2026.md"]
     with stack_processes(data_dir, settings, stop=signal.SIGINT, documents=documents) as stack:
-        yield stack.info
+        yield {**stack.info, "operator_headers": stack.operator_headers}
 
 
 def scrape(client: httpx.Client, url: str) -> Scrape:
@@ -38,7 +38,7 @@ def test_each_process_counts_its_own_part_of_one_question(stack_info: dict[str, 
     metrics = dict(stack_info["metrics"])  # type: ignore[call-overload]
     assert set(metrics) == {"context", "retrieval", "chat", "gateway"}, metrics
     url, app = str(stack_info["url"]), str(stack_info["application_id"])
-    with httpx.Client(base_url=url, timeout=120) as client:
+    with httpx.Client(base_url=url, headers=stack_info["operator_headers"], timeout=120) as client:  # type: ignore[arg-type]
         chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
         with client.stream("POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION}) as response:
             assert response.status_code == 200

@@ -1,12 +1,15 @@
 """The README's `make run` path: every service a separate process (`python -m tools.stack
---ephemeral`, all on port 0), one compound question through HTTP, then a graceful stop."""
+--ephemeral`, all on port 0), the banner's one-time sign-in link for the first administrator, one
+compound question through HTTP as the operator, then a graceful stop."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from tests.sse_client import answer_text, parse_frames
 from tools.demo_ids import DEMO_IDS_FILE
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
+REPO = Path(__file__).resolve().parents[2]
 QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天？县图书馆成人读者证的借期是多少天？"
 
 
@@ -25,13 +29,14 @@ QUESTION = "云岭县实验小学2026年一年级新生网上报名是哪几天�
 def process_stack(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[dict[str, object], subprocess.Popen[bytes]]]:
-    settings = {"KB_LOG_LEVEL": "WARNING"}
+    settings = {"KB_LOG_LEVEL": "WARNING", "KB_HTTP_DOCS": "false"}
     # The two documents the question is about (seeding all sixteen is the same code, and the
     # in-process stack of the suite does it); the whole environment passed on, KB_ settings included.
     documents = ["yunling_shiyan_primary_enrollment_2026.md", "yunling_library_rules.md"]
     data_dir = tmp_path_factory.mktemp("stack-data")
     with stack_processes(data_dir, settings, dropped=(), stop=signal.SIGINT, documents=documents) as stack:
-        yield {**stack.info, "data_dir": str(stack.data_dir)}, stack.process
+        extra = {"data_dir": str(stack.data_dir), "log": str(stack.log), "operator_headers": stack.operator_headers}
+        yield {**stack.info, **extra}, stack.process
 
 
 def test_compound_question_through_separate_processes(
@@ -39,7 +44,8 @@ def test_compound_question_through_separate_processes(
 ) -> None:
     info, _ = process_stack
     url, app = str(info["url"]), str(info["application_id"])
-    with httpx.Client(base_url=url, timeout=120) as client:
+    headers: dict[str, str] = info["operator_headers"]  # type: ignore[assignment]
+    with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
         chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
         with client.stream(
             "POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION, "progress": "named"}
@@ -65,6 +71,46 @@ def test_make_run_seeds_the_demo_under_random_ids_kept_in_the_data_folder(
     assert info["application_id"] != DEMO_APPLICATION_ID and info["dataset_id"] != DEMO_DATASET_ID
     stored = json.loads((Path(str(info["data_dir"])) / DEMO_IDS_FILE).read_text())
     assert stored == {"dataset_id": info["dataset_id"], "application_id": info["application_id"]}
+
+
+def test_the_first_start_prints_a_one_time_sign_in_link_for_admin_and_only_pages_that_answer(
+    process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
+) -> None:
+    info, _ = process_stack
+    url = str(info["url"])
+    banner = Path(str(info["log"])).read_text(errors="replace")
+    [code] = re.findall(re.escape(f"{url}/ui/admin#signin=") + r"([\w-]+)", banner)
+    assert f"{url}/docs" not in banner, "KB_HTTP_DOCS is off: /docs answers 404"
+    assert f"TOKEN=$(cat {Path(str(info['data_dir'])) / 'operator.token'})" in banner
+    with httpx.Client(base_url=url, timeout=60) as client:
+        assert client.get("/docs").status_code == 404
+        assert client.get("/api/dataset").status_code == 401, "no token: nobody, not the operator"
+        signed_in = client.post("/api/user/signin_link", json={"code": code})
+        assert signed_in.status_code == 200, signed_in.text
+        me = client.get("/api/user", headers={"Authorization": f"Bearer {signed_in.json()['data']}"}).json()["data"]
+        assert (me["username"], me["role"]) == ("admin", "admin") and not me["has_password"], me
+        again = client.post("/api/user/signin_link", json={"code": code})
+        assert again.status_code == 401 and "used already" in again.json()["message"], again.text
+
+
+def test_tools_signin_link_prints_a_new_link_that_signs_admin_in(
+    process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
+) -> None:
+    """Once the banner's link is used up: ``python -m tools.signin_link`` on the same data."""
+    info, _ = process_stack
+    env = {**os.environ, "KB_DATA_DIR": str(info["data_dir"]), "KB_LOG_LEVEL": "WARNING"}
+    made = subprocess.run(
+        [sys.executable, "-m", "tools.signin_link"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert made.returncode == 0, made.stderr
+    [code] = re.findall(r"/ui/admin#signin=([\w-]+)", made.stdout)
+    with httpx.Client(base_url=str(info["url"]), timeout=60) as client:
+        signed_in = client.post("/api/user/signin_link", json={"code": code})
+    assert signed_in.status_code == 200 and signed_in.json()["data"].startswith("kbs_"), signed_in.text
+    nobody = subprocess.run(
+        [sys.executable, "-m", "tools.signin_link", "nobody"], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert nobody.returncode == 1 and "'nobody' is no user" in nobody.stderr
 
 
 def test_sigterm_stops_every_process_gracefully(

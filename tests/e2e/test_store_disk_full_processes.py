@@ -65,7 +65,9 @@ async def test_the_retrieval_service_starts_on_a_full_disk_serves_searches_and_t
             info = stack.info
             pid = int(info["pids"]["retrieval"])
             dataset, app = str(info["dataset_id"]), str(info["application_id"])
-            async with httpx.AsyncClient(base_url=str(info["url"]), timeout=60) as client:
+            async with httpx.AsyncClient(
+                base_url=str(info["url"]), headers=stack.operator_headers, timeout=60
+            ) as client:
                 assert copy.is_dir(), "the store is not served from a read-only copy"
                 assert any("16:00" in h["content"] for h in await hit_test(client, dataset, "ICU探视时间")), "no search"
                 assert "16:00" in await answer(client, app)

@@ -76,7 +76,7 @@ def traced_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedSta
 def ask_one(stack: TracedStack, headers: dict[str, str] | None = None) -> dict[str, Any]:
     """One question over HTTP, answered in full; its record as the gateway shows it."""
     url, app = str(stack.info["url"]), str(stack.info["application_id"])
-    with httpx.Client(base_url=url, timeout=60) as client:
+    with httpx.Client(base_url=url, headers=stack.processes.operator_headers, timeout=60) as client:
         chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
         body = {"message": QUESTION}
         with client.stream("POST", f"/api/application/chat_message/{chat_id}", json=body, headers=headers) as response:

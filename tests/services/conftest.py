@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import grpc
 import pytest
 
+from grpc_stubs.chat.v1 import chat_service_pb2_grpc as chat_grpc
 from grpc_stubs.context.v1 import context_service_pb2_grpc as context_grpc
 from kbcore.models.base import ModelClient
 from kbcore.rpc.bootstrap import RunningServer
@@ -38,6 +39,12 @@ async def chat(stack: Stack) -> AsyncIterator[ChatStubs]:
     channel = open_channel(stack.chat_target, stack.credential)
     yield ChatStubs.of(channel)
     await channel.close()
+
+
+@pytest.fixture
+def users(chat: ChatStubs) -> chat_grpc.UserServiceStub:
+    """The chat service's accounts (sign-in, tokens, user management)."""
+    return chat.users
 
 
 @pytest.fixture

@@ -1,8 +1,10 @@
 """Metrics: ``KB_METRICS`` and the metrics ports switch them on and off, and the
-gateway's ``/metrics`` answers the operator only."""
+gateway's ``/metrics`` answers the operator only (its token; a loopback caller without one only
+with ``KB_DEV_LOOPBACK_OPERATOR``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 
 import httpx
@@ -14,6 +16,7 @@ from gateway.backends import Backends
 from kbcore.metrics.grpc_interceptor import MetricsInterceptor, metrics_interceptors
 from kbcore.metrics.http_server import serve_metrics
 from kbcore.metrics.registry import set_enabled
+from kbcore.rpc.caller_token import operator_token
 from kbcore.settings import Settings
 
 
@@ -35,23 +38,25 @@ def test_the_grpc_interceptor_follows_the_process_switch() -> None:
         set_enabled(True)
 
 
-async def _client(settings: Settings, client_host: str) -> AsyncIterator[httpx.AsyncClient]:
+async def _client(settings: Settings, client_host: str, token: str = "") -> AsyncIterator[httpx.AsyncClient]:
+    """The gateway app as a caller at ``client_host`` sees it, presenting ``token`` if any."""
     app = create_app(settings, Backends.connect(settings))
     transport = httpx.ASGITransport(app=app, client=(client_host, 40000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=headers) as client:
         yield client
     await app.state.backends.close()
 
 
 @pytest.fixture
-async def loopback(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    async for client in _client(settings, "127.0.0.1"):
+async def operator(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    async for client in _client(settings, "127.0.0.1", operator_token(settings)):
         yield client
 
 
-async def test_the_gateway_serves_metrics_to_the_operator(loopback: httpx.AsyncClient) -> None:
-    await loopback.get("/api/no-such-route/42")
-    response = await loopback.get("/metrics")
+async def test_the_gateway_serves_metrics_to_the_operator(operator: httpx.AsyncClient) -> None:
+    await operator.get("/api/no-such-route/42")
+    response = await operator.get("/metrics")
     assert response.status_code == 200
     families = {f.name: f for f in text_string_to_metric_families(response.text)}
     assert {"kb_http_requests", "kb_questions", "process_cpu_seconds"} <= families.keys()
@@ -59,7 +64,7 @@ async def test_the_gateway_serves_metrics_to_the_operator(loopback: httpx.AsyncC
     routes = {s.labels.get("route") for s in families["kb_http_requests"].samples}
     assert "unmatched" in routes and not any("42" in str(route) for route in routes)
     # OpenMetrics for a scraper that asks for it.
-    asked = await loopback.get("/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"})
+    asked = await operator.get("/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"})
     assert asked.headers["content-type"].startswith("application/openmetrics-text")
     assert asked.text.rstrip().endswith("# EOF")
 
@@ -69,6 +74,24 @@ async def test_the_gateway_refuses_metrics_to_anyone_else(settings: Settings) ->
         response = await client.get("/metrics")
         assert response.status_code == 401
         assert "kb_" not in response.text
+    async for client in _client(settings, "127.0.0.1", "nobody-issued-this"):
+        assert (await client.get("/metrics")).status_code == 401
+
+
+async def test_a_loopback_caller_without_credentials_gets_no_metrics(settings: Settings) -> None:
+    """No operator by address: a process on the same host (a proxy, another user's program)
+    presents a token like anyone else (docs/access.md)."""
+    async for client in _client(settings, "127.0.0.1"):
+        response = await client.get("/metrics")
+        assert response.status_code == 401 and "kb_" not in response.text
+
+
+async def test_the_development_switch_makes_a_loopback_caller_the_operator_and_no_one_else(settings: Settings) -> None:
+    dev = dataclasses.replace(settings, dev_loopback_operator=True)
+    async for client in _client(dev, "127.0.0.1"):
+        assert (await client.get("/metrics")).status_code == 200
+    async for client in _client(dev, "203.0.113.9"):
+        assert (await client.get("/metrics")).status_code == 401
 
 
 async def test_metrics_off_means_no_route(settings: Settings) -> None:

@@ -1,6 +1,6 @@
-"""AccessService: who a caller is, and the operator's API keys and share links, created,
-listed masked, revoked, re-activated, given an expiry, rotated (the rules are
-``services.chat.access.credential_admin``)."""
+"""AccessService: who a caller is, and an application's API keys and share links, created,
+listed masked, revoked, re-activated, given an expiry, rotated by those who may change the
+application (the rules are ``services.chat.access.credential_admin``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kbcore.db.tables import AccessToken, ApiKey
 from kbcore.errors import InvalidRequest
+from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, unary_errors
 from services.chat.access.credential_admin import CredentialAdmin, KeyChange, LinkChange, masked, parse_expiry
 from services.chat.access.credentials import (
@@ -20,7 +21,9 @@ from services.chat.access.credentials import (
     Credentials,
 )
 from services.chat.access.identity import CallerKind, current_caller
-from services.chat.access.rules import require_operator
+from services.chat.access.rules import require
+from services.chat.accounts.user_messages import user_info
+from services.chat.accounts.user_store import UserStore
 from services.chat.chat_messages import _timestamp
 from services.chat.store import ChatStore
 
@@ -28,6 +31,7 @@ CALLER_KINDS = {
     CallerKind.OPERATOR: pb.WhoAmIResponse.KIND_OPERATOR,
     CallerKind.APPLICATION: pb.WhoAmIResponse.KIND_APPLICATION,
     CallerKind.VISITOR: pb.WhoAmIResponse.KIND_VISITOR,
+    CallerKind.USER: pb.WhoAmIResponse.KIND_USER,
 }
 
 
@@ -60,15 +64,17 @@ def link_info(row: AccessToken) -> pb.AccessTokenInfo:
 
 
 class AccessRpcs(pb_grpc.AccessServiceServicer):
-    def __init__(self, store: ChatStore, credentials: Credentials):
-        """``credentials`` issues keys, links and visitor tokens; the store knows the applications."""
+    def __init__(self, store: ChatStore, credentials: Credentials, users: UserStore):
+        """``credentials`` issues keys, links and visitor tokens; the store knows the applications;
+        ``users`` the accounts WhoAmI describes."""
         self._store = store
         self._credentials = credentials
         self._admin = CredentialAdmin(store.sessions)
+        self._users = users
 
     async def _operators_application(self, application_id: str) -> str:
-        """The application's id, once the caller is known to be the operator and it exists."""
-        require_operator(current_caller())
+        """The application's id, once the caller is known to be allowed to change it and it exists."""
+        require(current_caller(), Need.APPLICATION_WRITE, application_id)
         return (await self._store.get_application(application_id)).id
 
     @unary_errors
@@ -81,7 +87,7 @@ class AccessRpcs(pb_grpc.AccessServiceServicer):
     async def CreateAccessToken(
         self, request: pb.CreateAccessTokenRequest, context: Context
     ) -> pb.CreateAccessTokenResponse:
-        require_operator(current_caller())
+        require(current_caller(), Need.APPLICATION_WRITE, request.application_id)
         access_num = request.access_num or DEFAULT_ACCESS_NUM
         if not 1 <= access_num <= MAX_ACCESS_NUM:
             raise InvalidRequest(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {access_num}")
@@ -111,6 +117,9 @@ class AccessRpcs(pb_grpc.AccessServiceServicer):
     @unary_errors
     async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> pb.WhoAmIResponse:
         caller = current_caller()
+        if caller.kind is CallerKind.USER:
+            user = user_info(await self._users.get(caller.user_id))
+            return pb.WhoAmIResponse(kind=pb.WhoAmIResponse.KIND_USER, user=user)
         return pb.WhoAmIResponse(kind=CALLER_KINDS[caller.kind], application_id=caller.application_id)
 
     @unary_errors

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import AccessToken, ApiKey, Visitor, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
+from services.chat.access.credential_audit import change_words, record_key, record_link, state_of
 from services.chat.access.credentials import MAX_ACCESS_NUM, MAX_DAILY_CAP, new_api_key
 from services.chat.access.identity import Caller, CallerKind
 from services.chat.access.visitors import ShareLinkVisitors
@@ -113,7 +114,9 @@ class CredentialAdmin:
     async def update_key(self, application_id: str, key_id: str, change: KeyChange) -> ApiKey:
         async with self._sessions.begin() as session:
             row = await _key(session, application_id, key_id)
+            before = state_of(row)
             _apply(row, change, "API key")
+            record_key(session, "update", row, change_words(before, row))
         return row
 
     async def rotate_key(self, application_id: str, key_id: str) -> tuple[ApiKey, str]:
@@ -122,6 +125,7 @@ class CredentialAdmin:
         async with self._sessions.begin() as session:
             row = await _key(session, application_id, key_id)
             row.key_hash, row.prefix = hashed, prefix
+            record_key(session, "rotate", row)
         return row, key
 
     async def list_links(self, application_id: str) -> list[AccessToken]:
@@ -129,15 +133,19 @@ class CredentialAdmin:
             rows = await session.scalars(select(AccessToken).where(AccessToken.application_id == application_id))
             return list(rows.all())
 
-    async def update_link(self, application_id: str, access_token: str, change: LinkChange) -> AccessToken:
-        """Everything the change asks, in one transaction: all of it or, refused, none of it (a
-        rotation asked together with a refused change rotates nothing).
+    async def update_link(
+        self, application_id: str, access_token: str, change: LinkChange, verb: str = "update"
+    ) -> AccessToken:
+        """Everything the change asks, in one transaction with its audit row (``access_token.<verb>``):
+        all of it or, refused, none of it (a rotation asked together with a refused change
+        rotates nothing).
 
         With ``reset``, a new link token: the old link fails at once, and so do the visitor
         tokens it issued (dropped in the same transaction). Sign-ins racing this one are ordered
         by the link's row (``ShareLinkVisitors.sign_in`` checks it in its own transaction)."""
         async with self._sessions.begin() as session:
             row = await _link(session, application_id, access_token)
+            before = state_of(row)
             _apply(row, change, "share link")
             if change.access_num is not None:
                 row.access_num = change.access_num
@@ -148,11 +156,12 @@ class CredentialAdmin:
                 await session.flush()  # the row lock first, then the visitors
                 visitors = select(Visitor.id).where(Visitor.application_id == application_id)
                 await ShareLinkVisitors.drop(session, visitors)
+            await record_link(session, verb, row, change_words(before, row))
         return row
 
     async def rotate_link(self, application_id: str, access_token: str) -> AccessToken:
         """A new link token and nothing else (``update_link`` with ``reset``)."""
-        return await self.update_link(application_id, access_token, LinkChange(reset=True))
+        return await self.update_link(application_id, access_token, LinkChange(reset=True), "rotate")
 
 
 async def _key(session: AsyncSession, application_id: str, key_id: str) -> ApiKey:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import AccessToken, ApiKey, Visitor
 from kbcore.errors import Unauthenticated
+from services.chat.access.credential_audit import change_words, record_key, record_link, state_of
 from services.chat.access.visitors import (
     DEFAULT_ACCESS_NUM,
     DEFAULT_DAILY_CAP,
@@ -57,6 +58,8 @@ class Credentials:
         async with self._sessions.begin() as session:
             row = ApiKey(application_id=application_id, key_hash=hashed, prefix=prefix)
             session.add(row)
+            await session.flush()
+            record_key(session, "create", row)
         return row.id, key
 
     async def set_access_token(
@@ -67,11 +70,16 @@ class Credentials:
         never re-opens one the operator switched off."""
         async with self._sessions.begin() as session:
             row = await session.scalar(select(AccessToken).where(AccessToken.application_id == application_id))
+            before = state_of(row) if row is not None else None
             if row is None:
                 row = AccessToken(application_id=application_id, access_token=secrets.token_hex(8))
                 session.add(row)
             row.access_num = access_num
             row.daily_cap = daily_cap
+            if before is None:
+                await record_link(session, "create", row)
+            else:
+                await record_link(session, "update", row, change_words(before, row))
         return row
 
     async def new_visitor(self, access_token: str, visitor_token: str = "") -> tuple[Visitor, str]:

@@ -1,14 +1,26 @@
-"""Who may touch which chat: the operator everything, an application key its application's
-chats, a share-link visitor only the chats it opened. Others see "not found", not "forbidden",
-so chat ids cannot be probed."""
+"""Who may touch what, in the chat service: every call is checked against the permission table
+(``kbcore.permissions.table``) once its caller is known (``check_call``), and the methods
+check what the table cannot see from the request alone: the application of a chat named only
+by its id, a visitor's own chats, the applications a list may show.
+
+An application key reaches its application's chats, a share-link visitor only the chats it
+opened. They see "not found", not "forbidden", for anything else, so ids cannot be probed.
+Users (docs/access.md) are refused in words that say what their account lacks
+(``kbcore.permissions.check.refusal_text``); the break-glass operator and administrators may
+do everything.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 from kbcore.db.tables import Chat
 from kbcore.errors import InvalidRequest, NotFound, PermissionDenied
+from kbcore.permissions.check import first_refused, objects_named, refusal_text
+from kbcore.permissions.roles import Kind, Need, Principal, allows, sees_everything
+from kbcore.permissions.table import Requirement, requirements_for_rpc
 from services.chat.access.identity import Caller, CallerKind, current_caller
 from services.chat.store import ChatStore
 
@@ -16,28 +28,80 @@ from services.chat.store import ChatStore
 # or someone else's: a message that differs ("chat … does not exist" vs "application <id> does
 # not exist") tells a prober that the id exists and who owns it.
 NOT_VISIBLE = "not found: no such application, chat or record for this caller"
+# Said to an application key or a visitor asking for what only people who run the deployment do.
+CHAT_ONLY = (
+    "an application API key or a share-link visitor may only chat; this needs the operator's token"
+    " or a signed-in user allowed to do it"
+)
+UNLISTED = "this call is not in the permission table, so nobody may make it"
+_CHAT_SIDE = (Kind.VISITOR, Kind.APPLICATION)
 
 
 def not_visible() -> NotFound:
     return NotFound(NOT_VISIBLE)
 
 
-def require_application_access(caller: Caller, application_id: str) -> None:
-    if caller.kind is CallerKind.OPERATOR or caller.application_id == application_id:
+def refusal(principal: Principal, requirement: Requirement) -> Exception:
+    """What a caller who does not meet ``requirement`` is told: a key or visitor asking for a
+    chat-side need on another application "not found"; a user why not; others that they cannot."""
+    if principal.kind in _CHAT_SIDE and allows(principal, requirement.need):
+        return not_visible()
+    if principal.kind is Kind.USER:
+        return PermissionDenied(refusal_text(principal, requirement))
+    return PermissionDenied(CHAT_ONLY)
+
+
+def check_call(caller: Caller, method: str, request: Any) -> None:
+    """Refuse the call unless the permission table lists ``method`` and ``caller`` meets its
+    requirements for the objects the request names."""
+    requirements = requirements_for_rpc(method)
+    if requirements is None:
+        raise PermissionDenied(UNLISTED)
+    principal = caller.principal
+    objects = objects_named(request, requirements)
+    refused = first_refused(principal, requirements, objects)
+    if refused is not None:
+        raise refusal(principal, refused)
+
+
+def require(caller: Caller, need: Need, object_id: str = "") -> None:
+    """Refuse unless ``caller`` meets ``need`` on ``object_id`` ("" = no particular object)."""
+    principal = caller.principal
+    if not allows(principal, need, object_id):
+        raise refusal(principal, Requirement(need))
+
+
+def is_chat_side(caller: Caller) -> bool:
+    """An application key or a share-link visitor: a caller bound to one application."""
+    return caller.kind in (CallerKind.APPLICATION, CallerKind.VISITOR)
+
+
+def shown_applications(caller: Caller) -> frozenset[str] | None:
+    """The applications a list may show the caller; None for all of them."""
+    principal = caller.principal
+    return None if sees_everything(principal) else principal.applications
+
+
+def require_application_access(caller: Caller, application_id: str, need: Need = Need.CHAT_READ) -> None:
+    """A key or visitor reaches only its own application (else ``NOT_VISIBLE``); a user must
+    meet ``need`` on it."""
+    if is_chat_side(caller):
+        if caller.application_id != application_id:
+            raise not_visible()
         return
-    raise not_visible()
+    require(caller, need, application_id)
 
 
-def require_chat_access(caller: Caller, chat: Chat) -> None:
-    require_application_access(caller, chat.application_id)
+def require_chat_access(caller: Caller, chat: Chat, need: Need = Need.CHAT_READ) -> None:
+    require_application_access(caller, chat.application_id, need)
     # A chat its visitor deleted is gone for them: not listed, not readable, not continued.
     if caller.kind is CallerKind.VISITOR and (chat.visitor_id != caller.visitor_id or chat.hidden_at is not None):
         raise not_visible()
 
 
-async def visible_chat(store: ChatStore, chat_id: str, application_id: str = "") -> Chat:
-    """The chat, once the caller is known to be allowed to see it (and, when ``application_id``
-    is given, known to be one of that application's chats)."""
+async def visible_chat(store: ChatStore, chat_id: str, application_id: str = "", need: Need = Need.CHAT_READ) -> Chat:
+    """The chat, once the caller is known to be allowed ``need`` on it (and, when
+    ``application_id`` is given, known to be one of that application's chats)."""
     if not chat_id:
         raise InvalidRequest("chat_id must not be empty")
     caller = current_caller()
@@ -45,22 +109,17 @@ async def visible_chat(store: ChatStore, chat_id: str, application_id: str = "")
         chat = await store.get_chat(chat_id)
         if application_id and chat.application_id != application_id:
             raise NotFound(f"chat {chat_id} does not exist in application {application_id}")
-        require_chat_access(caller, chat)
+        require_chat_access(caller, chat, need)
     return chat
 
 
 @contextlib.contextmanager
 def hiding_absence(caller: Caller) -> Iterator[None]:
-    """Inside, any "not found" a non-operator meets reads as ``NOT_VISIBLE``; the operator, who
-    may see everything, keeps the precise message."""
+    """Inside, any "not found" a key or visitor meets reads as ``NOT_VISIBLE``; the operator
+    and users, who are told plainly what they may not see, keep the precise message."""
     try:
         yield
     except NotFound as exc:
-        if caller.kind is CallerKind.OPERATOR:
+        if not is_chat_side(caller):
             raise
         raise not_visible() from exc
-
-
-def require_operator(caller: Caller) -> None:
-    if caller.kind is not CallerKind.OPERATOR:
-        raise PermissionDenied("only the operator may manage applications")

@@ -40,8 +40,8 @@ _VOTES_CHUNK = 500  # record ids per IN list (SQLite's parameter limit is far ab
 
 def record_origin(caller: Caller, source: str) -> dict[str, str]:
     """Where a new record's question came from (``log_source``) and who asked (``caller_ref``:
-    the API key's or the visitor's id; empty for the operator). The OpenAI-compatible endpoint
-    is named as such whoever calls it."""
+    the API key's, the visitor's or the user's id; empty for the operator). The OpenAI-compatible
+    endpoint is named as such whoever calls it."""
     if source == RecordSource.OPENAI_API:
         kind = pb.LOG_SOURCE_OPENAI_API
     elif caller.kind is CallerKind.VISITOR:
@@ -50,7 +50,11 @@ def record_origin(caller: Caller, source: str) -> dict[str, str]:
         kind = pb.LOG_SOURCE_API_KEY
     else:
         kind = pb.LOG_SOURCE_PAGE
-    reference = {CallerKind.APPLICATION: caller.key_id, CallerKind.VISITOR: caller.visitor_id}.get(caller.kind, "")
+    reference = {
+        CallerKind.APPLICATION: caller.key_id,
+        CallerKind.VISITOR: caller.visitor_id,
+        CallerKind.USER: caller.user_id,
+    }.get(caller.kind, "")
     return {"log_source": LOG_SOURCE.name(kind), "caller_ref": reference}
 
 
@@ -60,6 +64,7 @@ class LogQuery:
     inside ``stop_reasons`` or ``sources`` means "none recorded", a None in ``votes`` "not voted"."""
 
     application_id: str = ""
+    among: frozenset[str] | None = None  # only these applications (a user's granted ones); None = all
     since: dt.datetime | None = None
     before: dt.datetime | None = None
     statuses: tuple[str, ...] = ()
@@ -142,6 +147,8 @@ def _filtered(query: LogQuery, tally: Subquery) -> Select[Any]:
     conditions: list[ColumnElement[bool]] = []
     if query.application_id:
         conditions.append(Chat.application_id == query.application_id)
+    if query.among is not None:
+        conditions.append(Chat.application_id.in_(sorted(query.among)))
     if query.since is not None:
         conditions.append(ChatRecord.created_at >= query.since)
     if query.before is not None:

@@ -16,9 +16,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.db.audit import current_actor, record_action
 from kbcore.db.tables import ChatRecord
 from kbcore.errors import InvalidRequest, NotFound, Unavailable
 from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_TITLE_CHARS
+from kbcore.permissions.roles import Principal
+from kbcore.permissions.wire import address_metadata, principal_metadata
 from kbcore.rpc.error_mapping import from_upstream
 from kbcore.rpc.stubs import RetrievalStubs
 
@@ -39,10 +42,20 @@ def paragraph_text(question: str, answer: str, record_question: str) -> tuple[st
     return title or record_question.strip()[:MAX_PARAGRAPH_TITLE_CHARS], content
 
 
+def on_behalf_of(principal: Principal) -> tuple[tuple[str, str | bytes], ...]:
+    """Call metadata that makes the retrieval service write the paragraph as ``principal``'s,
+    from the client's address: its audit trail then names the person, not the chat service."""
+    return (*principal_metadata(principal), *address_metadata(current_actor().address))
+
+
 class Improver:
-    def __init__(self, retrieval: RetrievalStubs, timeout: float) -> None:
+    def __init__(
+        self, retrieval: RetrievalStubs, timeout: float, metadata: tuple[tuple[str, str | bytes], ...] = ()
+    ) -> None:
+        """``metadata``: whom the calls act for (``on_behalf_of``); none, the service itself."""
         self._retrieval = retrieval
         self._timeout = timeout
+        self._metadata = metadata
 
     async def write(self, dataset_id: str, title: str, content: str) -> tuple[str, str]:
         """The new paragraph's document id and paragraph id."""
@@ -55,6 +68,7 @@ class Improver:
                     dataset_id=dataset_id, document_id=document_id, title=title, content=content
                 ),
                 timeout=self._timeout,
+                metadata=self._metadata,
             )
             return document_id, added.id
         except grpc.aio.AioRpcError as error:
@@ -62,7 +76,7 @@ class Improver:
 
     async def _document(self, dataset_id: str) -> str | None:
         listed = await self._retrieval.documents.ListDocuments(
-            retrieval_pb.ListDocumentsRequest(dataset_id=dataset_id), timeout=self._timeout
+            retrieval_pb.ListDocumentsRequest(dataset_id=dataset_id), timeout=self._timeout, metadata=self._metadata
         )
         named = [d for d in listed.documents if d.name == IMPROVED_DOCUMENT]
         return min(named, key=lambda d: d.created_at).id if named else None
@@ -76,7 +90,9 @@ class Improver:
             ),
         )
         document_id = ""
-        async for event in self._retrieval.documents.AddDocument(request, timeout=self._timeout):
+        async for event in self._retrieval.documents.AddDocument(
+            request, timeout=self._timeout, metadata=self._metadata
+        ):
             if event.HasField("document"):
                 document_id = event.document.id
         if not document_id:
@@ -84,6 +100,7 @@ class Improver:
         page = await self._retrieval.paragraphs.ListParagraphs(
             retrieval_pb.ListParagraphsRequest(dataset_id=dataset_id, document_id=document_id, page=1, page_size=1),
             timeout=self._timeout,
+            metadata=self._metadata,
         )
         return document_id, page.paragraphs[0].id
 
@@ -96,8 +113,13 @@ def _refusal(error: grpc.aio.AioRpcError, dataset_id: str) -> Exception:
     return from_upstream(error, "the retrieval service could not write the paragraph")
 
 
-async def link_paragraph(sessions: async_sessionmaker[AsyncSession], record_id: int, paragraph_id: str) -> None:
-    """Append the paragraph to the record's list (read and written in one transaction)."""
+async def link_paragraph(
+    sessions: async_sessionmaker[AsyncSession], record_id: int, dataset_id: str, paragraph_id: str
+) -> None:
+    """Append the paragraph to the record's list (read and written in one transaction), with the
+    audit row ``record.improve``: the paragraph itself is the retrieval service's to record."""
     async with sessions.begin() as session:
         record = (await session.scalars(select(ChatRecord).where(ChatRecord.id == record_id).with_for_update())).one()
         record.improved_paragraph_ids = [*(record.improved_paragraph_ids or []), paragraph_id]
+        detail = f"dataset {dataset_id}, paragraph {paragraph_id}, chat {record.chat_id}"
+        record_action(session, "record.improve", "record", str(record_id), detail=detail)

@@ -14,13 +14,16 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.db.audit import record_action
 from kbcore.db.tables import Application, ModelEndpoint, utcnow
 from kbcore.embedding_rule import of_dataset
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.models.endpoints import AUX_PURPOSES, CHAT_PURPOSES, PROVIDERS, PURPOSES
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.secret_box import SecretBox, key_hint
+from services.chat.audit_words import changed_fields, detail_of
 
+MODEL = "model"  # the audit trail's object kind
 MAX_NAME = 100
 MAX_URL = 500
 MAX_MODEL = 200
@@ -100,6 +103,13 @@ def address(base_url: str) -> tuple[str, str, int | None, str]:
     return scheme, (parts.hostname or "").rstrip("."), port, path
 
 
+def _key_named(changed: list[str]) -> list[str]:
+    """The changed fields as the trail names them: a new API key is "api_key" (sealed anew on
+    every entry, so it always differs), never its value or its hint."""
+    named = [name for name in changed if name not in ("api_key_sealed", "key_hint")]
+    return [*named, "api_key"] if len(named) < len(changed) else named
+
+
 def users_of(applications: Iterable[Application], endpoint_id: str) -> list[str]:
     """The ids of the applications whose chat or auxiliary model is ``endpoint_id``."""
     return [a.id for a in applications if endpoint_id in {(a.model_setting or {}).get(s) for s in SLOTS}]
@@ -117,7 +127,7 @@ class ModelAdmin:
     async def create(self, fields: EndpointFields) -> ModelEndpoint:
         values: dict[str, Any] = fields.checked()
         row = ModelEndpoint(**values, **self._sealed(fields.api_key or ""))
-        return await self._saved(row)
+        return await self._saved(row, "create", f"{row.purpose} model")
 
     async def update(self, endpoint_id: str, fields: EndpointFields) -> ModelEndpoint:
         values: dict[str, Any] = fields.checked()
@@ -129,10 +139,11 @@ class ModelAdmin:
             raise InvalidRequest(KEY_FOR_NEW_ADDRESS)
         if "purpose" in values:
             await self._purpose_fits_users(endpoint_id, values["purpose"])
+        changed = changed_fields({name: getattr(row, name) for name in values}, values)
         for name, value in values.items():
             setattr(row, name, value)
         row.updated_at = utcnow()  # a new version even when nothing changed: clients are rebuilt
-        return await self._saved(row)
+        return await self._saved(row, "update", detail_of(_key_named(changed)))
 
     async def get(self, endpoint_id: str) -> ModelEndpoint:
         async with self._sessions() as session:
@@ -171,6 +182,7 @@ class ModelAdmin:
                     "give them another embedding model first"
                 )
             await session.delete(row)
+            record_action(session, "model.delete", MODEL, row.id, row.name)
 
     async def _embedded_datasets(self, endpoint_id: str) -> list[str]:
         """The names of the datasets whose vectors the model makes, or is about to make (a
@@ -213,10 +225,13 @@ class ModelAdmin:
                         f"it must stay one of {sorted(purposes)}"
                     )
 
-    async def _saved(self, row: ModelEndpoint) -> ModelEndpoint:
+    async def _saved(self, row: ModelEndpoint, verb: str, detail: str) -> ModelEndpoint:
+        """Save the row with its audit row (``model.<verb>``): a name taken meanwhile saves neither."""
         try:
             async with self._sessions.begin() as session:
                 row = await session.merge(row)
+                await session.flush()
+                record_action(session, f"model.{verb}", MODEL, row.id, row.name, detail)
         except IntegrityError:
             raise Conflict(f"a model named {row.name!r} already exists") from None
         return row

@@ -1,5 +1,6 @@
-"""ModelService: the registered model endpoints, for the operator only (the rules are
-``services.chat.admin.model_admin``). No response ever carries an API key: only ``key_hint``."""
+"""ModelService: the registered model endpoints, changed by administrators only and listed to
+every signed-in user (who chooses one for an application); the rules are
+``services.chat.admin.model_admin``. No response ever carries an API key: only ``key_hint``."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kbcore.db.tables import Application, ModelEndpoint
 from kbcore.models.check import check_endpoint
+from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, unary_errors
 from services.chat.access.identity import current_caller
-from services.chat.access.rules import require_operator
+from services.chat.access.rules import require
 from services.chat.admin.model_admin import EndpointFields, ModelAdmin, users_of
 from services.chat.chat_messages import _timestamp
 
@@ -41,7 +43,7 @@ class ModelRpcs(pb_grpc.ModelServiceServicer):
 
     @unary_errors
     async def CreateModel(self, request: pb.CreateModelRequest, context: Context) -> pb.ModelInfo:
-        require_operator(current_caller())
+        require(current_caller(), Need.ADMIN)
         fields = EndpointFields(
             name=request.name,
             provider=request.provider,
@@ -54,13 +56,13 @@ class ModelRpcs(pb_grpc.ModelServiceServicer):
 
     @unary_errors
     async def ListModels(self, request: pb.ListModelsRequest, context: Context) -> pb.ListModelsResponse:
-        require_operator(current_caller())
+        require(current_caller(), Need.MODEL_READ)
         rows, applications = await self._model_admin.listed(request.purpose)
         return pb.ListModelsResponse(models=[model_info(r, applications) for r in rows])
 
     @unary_errors
     async def UpdateModel(self, request: pb.UpdateModelRequest, context: Context) -> pb.ModelInfo:
-        require_operator(current_caller())
+        require(current_caller(), Need.ADMIN)
         names = ("name", "provider", "base_url", "model", "purpose", "api_key")
         fields = EndpointFields(**{n: _optional(request, n) for n in names})
         row = await self._model_admin.update(request.id, fields)
@@ -69,13 +71,13 @@ class ModelRpcs(pb_grpc.ModelServiceServicer):
 
     @unary_errors
     async def DeleteModel(self, request: pb.DeleteModelRequest, context: Context) -> pb.DeleteModelResponse:
-        require_operator(current_caller())
+        require(current_caller(), Need.ADMIN)
         await self._model_admin.delete(request.id)
         return pb.DeleteModelResponse()
 
     @unary_errors
     async def CheckModel(self, request: pb.CheckModelRequest, context: Context) -> pb.CheckModelResponse:
-        require_operator(current_caller())
+        require(current_caller(), Need.ADMIN)
         row = await self._model_admin.get(request.id)
         result = await check_endpoint(
             base_url=row.base_url, api_key=self._model_admin.api_key(row), model=row.model, purpose=row.purpose

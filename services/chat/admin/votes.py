@@ -1,7 +1,8 @@
 """Votes on answers: one row per record and voter, changed in place, deleted when withdrawn.
 
-A voter is the caller as the votes table names it: ``operator``, ``key:<api key id>`` or
-``visitor:<visitor id>``, so each API key and each share-link visitor has one vote per answer
+A voter is the caller as the votes table names it: ``operator``, ``key:<api key id>``,
+``visitor:<visitor id>`` or ``user:<user id>``, so each API key, each share-link visitor and
+each user has one vote per answer
 and a changed mind replaces the earlier one. The write is one upsert on the table's unique
 (record, voter) pair, the statement ``kbcore.db.lease`` uses for leases, so two votes sent at
 once by the same caller leave one row, on SQLite and PostgreSQL alike.
@@ -42,6 +43,8 @@ def voter_of(caller: Caller) -> str:
         return "operator"
     if caller.kind is CallerKind.APPLICATION:
         return f"key:{caller.key_id}"
+    if caller.kind is CallerKind.USER:
+        return f"user:{caller.user_id}"
     return f"visitor:{caller.visitor_id}"
 
 

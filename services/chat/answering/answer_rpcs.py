@@ -14,6 +14,7 @@ from kbcore.db.lease import LeaseStore
 from kbcore.db.tables import RecordSource
 from kbcore.errors import InvalidRequest, PermissionDenied
 from kbcore.paging import checked_page
+from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
 from kbcore.telemetry.log_context import begin_question
 from kbcore.text.tokens import require_question_fits
@@ -76,7 +77,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
         caller = current_caller()
         with hiding_absence(caller):
             chat, application = await self._store.get_chat_and_application(request.chat_id)
-            require_chat_access(caller, chat)
+            require_chat_access(caller, chat, Need.CHAT_ASK)
 
         async def admit_visitor() -> None:
             """Count a visitor's question once it holds the chat, so a refused (409) one costs nothing."""
@@ -100,7 +101,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
 
     @unary_errors
     async def Stop(self, request: pb.StopRequest, context: Context) -> pb.StopResponse:
-        chat = await visible_chat(self._store, request.chat_id)
+        chat = await visible_chat(self._store, request.chat_id, need=Need.CHAT_ASK)
         # Here when the answer runs in this process, else through the lease row to its holder.
         stopped = self._running.stop(chat.id) or await self._stop_elsewhere(chat.id)
         return pb.StopResponse(stopped=stopped)
@@ -155,7 +156,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
         if caller.kind is CallerKind.VISITOR:
             raise PermissionDenied("a visitor cannot export an application's log")
         with hiding_absence(caller):
-            require_application_access(caller, request.application_id)
+            require_application_access(caller, request.application_id, Need.LOG_READ)
             application = await self._store.get_application(request.application_id)
         records = await self._store.export_records(application.id, MAX_EXPORT_RECORDS)
         return pb.ExportRecordsResponse(records=[record_message(r) for r in records])

@@ -1,15 +1,19 @@
 """The catalog of datasets and documents (names, counts, content hashes) in the SQL database;
-the paragraphs themselves live in the vector store."""
+the paragraphs themselves live in the vector store. Each change an operator asks for adds its
+audit row in the transaction that makes it (``kbcore.db.audit``; docs/access.md)."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from kbcore.db.audit import record_action
 from kbcore.db.lookup import require_row
-from kbcore.db.tables import Application, Dataset, Document
-from kbcore.errors import NotFound
+from kbcore.db.tables import Application, Dataset, Document, UserGrant, new_id
+from kbcore.errors import Conflict, NotFound
 from services.retrieval.catalog.known_ids import KnownIds
+
+DATASET_GRANT = "dataset"  # user_grant.object_kind of a dataset
 
 
 class Catalog:
@@ -25,34 +29,55 @@ class Catalog:
         *,
         embedding_model_id: str = "",
         embedding_dimension: int = 0,
+        granted_to: str = "",
+        reuse_existing: bool = True,
     ) -> Dataset:
-        """A new dataset on its embedding model ("" = the default); an existing id returns that dataset."""
+        """A new dataset on its embedding model ("" = the default); an existing id returns that
+        dataset, unless ``reuse_existing`` is False (its creator may not see it): then Conflict.
+        ``granted_to`` names the user the new dataset is granted to, in the transaction that
+        creates it, so its creator can use it at once (docs/access.md, People and roles)."""
         async with self._sessions.begin() as session:
             if dataset_id:
                 existing = await session.get(Dataset, dataset_id)
+                if existing is not None and not reuse_existing:
+                    raise Conflict(f"dataset id {dataset_id!r} is taken: choose another or leave it empty")
                 if existing is not None:
                     return existing
             dataset = Dataset(
+                id=dataset_id or new_id(),
                 name=name,
                 description=description,
                 embedding_model_id=embedding_model_id,
                 embedding_dimension=embedding_dimension,
                 embedding_pending_id=None,
                 embedding_error="",
-                **({"id": dataset_id} if dataset_id else {}),
             )
             session.add(dataset)
+            record_action(session, "dataset.create", "dataset", dataset.id, name)
+            if granted_to:
+                session.add(UserGrant(user_id=granted_to, object_kind=DATASET_GRANT, object_id=dataset.id))
         return dataset
 
     async def rename_dataset(self, dataset_id: str, name: str | None, description: str | None) -> None:
+        """The fields given (None: left as is); the audit row names those that changed, not their values."""
         async with self._sessions.begin() as session:
             dataset = await session.get(Dataset, dataset_id, with_for_update=True)
             if dataset is None:
                 raise NotFound(f"dataset {dataset_id} does not exist")
+            changed = [
+                field
+                for field, given, current in (
+                    ("name", name, dataset.name),
+                    ("description", description, dataset.description),
+                )
+                if given is not None and given != current
+            ]
             if name is not None:
                 dataset.name = name
             if description is not None:
                 dataset.description = description
+            if changed:
+                record_action(session, "dataset.update", "dataset", dataset_id, dataset.name, ", ".join(changed))
 
     async def get_dataset(self, dataset_id: str) -> Dataset:
         return await require_row(self._sessions, Dataset, dataset_id, "dataset")
@@ -103,12 +128,17 @@ class Catalog:
             dataset = await session.get(Dataset, dataset_id)
             if dataset is None:
                 raise NotFound(f"dataset {dataset_id} does not exist")
-            for document in (await session.scalars(select(Document).where(Document.dataset_id == dataset_id))).all():
+            documents = (await session.scalars(select(Document).where(Document.dataset_id == dataset_id))).all()
+            for document in documents:
                 await session.delete(document)
             # The mappers know no order between the two tables: unflushed, the dataset's DELETE
             # could run first and cascade, leaving the documents' DELETE matching no row.
             await session.flush()
             await session.delete(dataset)
+            # Its grants go with it: a dataset made later under the same id is not theirs.
+            await session.execute(
+                delete(UserGrant).where(UserGrant.object_kind == DATASET_GRANT, UserGrant.object_id == dataset_id)
+            )
             detached = []
             # Every application is read: the JSON list cannot be searched the same way on both
             # databases, and applications are few.
@@ -116,6 +146,8 @@ class Catalog:
                 if dataset_id in (application.dataset_ids or []):
                     application.dataset_ids = [d for d in application.dataset_ids if d != dataset_id]
                     detached.append(application)
+            taken = f"documents: {len(documents)}, applications detached: {len(detached)}"
+            record_action(session, "dataset.delete", "dataset", dataset_id, dataset.name, taken)
             return detached
 
     async def delete_document(self, dataset_id: str, document_id: str) -> None:
@@ -124,3 +156,4 @@ class Catalog:
             if document is None or document.dataset_id != dataset_id:
                 raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
             await session.delete(document)
+            record_action(session, "document.delete", "document", document_id, document.name, f"dataset {dataset_id}")

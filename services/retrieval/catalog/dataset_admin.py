@@ -20,6 +20,7 @@ from kbcore.db.tables import ModelEndpoint
 from kbcore.embedding_rule import DEFAULT_MODEL_LABEL
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
+from kbcore.permissions.roles import Kind, Need, Principal, allows
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.embedding.reembed_queue import Change, SwitchQueue, newest_switches
 from services.retrieval.embedding.spaces import EmbeddingSpaces
@@ -51,14 +52,20 @@ class DatasetAdmin:
         self._switches = switches
         self._wake_switcher = wake_switcher
 
-    async def create(self, request: pb.CreateDatasetRequest) -> pb.Dataset:
+    async def create(self, request: pb.CreateDatasetRequest, creator: Principal | None = None) -> pb.Dataset:
+        """The new dataset, granted to ``creator`` when that is a person (None: one of the
+        deployment's own processes). An id already taken returns its dataset only to a creator
+        who may see it."""
         change = await self._change(request.embedding_model_id.strip())
+        dataset_id = request.id.strip() or None
         dataset = await self._catalog.create_dataset(
             checked_name(request.name),
             request.description,
-            request.id.strip() or None,
+            dataset_id,
             embedding_model_id=change.model_id,
             embedding_dimension=change.dimension,
+            granted_to=creator.user_id if creator is not None and creator.kind is Kind.USER else "",
+            reuse_existing=creator is None or allows(creator, Need.DATASET_READ, dataset_id or ""),
         )
         return await self.view(dataset.id)
 

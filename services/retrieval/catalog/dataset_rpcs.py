@@ -1,11 +1,14 @@
 """DatasetService: datasets created, listed, changed (their embedding model too) and deleted;
-deleting one detaches it from the applications that named it."""
+deleting one detaches it from the applications that named it. A person (``current_principal``)
+sees only the datasets granted to them, unless an administrator, and is granted what they create."""
 
 from __future__ import annotations
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from kbcore.permissions.roles import sees_everything
 from kbcore.rpc.error_mapping import Context, unary_errors
+from services.retrieval.caller_check import current_principal
 from services.retrieval.catalog.dataset_admin import DatasetAdmin
 from services.retrieval.catalog.document_desk import DocumentDesk
 
@@ -18,11 +21,13 @@ class DatasetRpcs(pb_grpc.DatasetServiceServicer):
 
     @unary_errors
     async def CreateDataset(self, request: pb.CreateDatasetRequest, context: Context) -> pb.CreateDatasetResponse:
-        return pb.CreateDatasetResponse(dataset=await self._datasets.create(request))
+        return pb.CreateDatasetResponse(dataset=await self._datasets.create(request, current_principal()))
 
     @unary_errors
     async def ListDatasets(self, request: pb.ListDatasetsRequest, context: Context) -> pb.ListDatasetsResponse:
-        return pb.ListDatasetsResponse(datasets=await self._datasets.views())
+        principal = current_principal()
+        only = None if principal is None or sees_everything(principal) else principal.datasets
+        return pb.ListDatasetsResponse(datasets=await self._datasets.views(only))
 
     @unary_errors
     async def UpdateDataset(self, request: pb.UpdateDatasetRequest, context: Context) -> pb.UpdateDatasetResponse:

@@ -4,6 +4,10 @@ They are the points of the document's served version in the vector store, which 
 home of a paragraph's text; the catalog row keeps the document's counts in step. Changes are
 refused while the document has a job queued or running, because the version that job
 publishes would silently drop them.
+
+Each change adds its audit row (``kbcore.db.audit``; docs/access.md) in the transaction that
+keeps the document's counts, after the store has taken it: the row names the paragraph by id and
+title and the fields that changed, never the text.
 """
 
 from __future__ import annotations
@@ -12,9 +16,8 @@ import uuid
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlalchemy.orm import Session
 
-from kbcore.db.engine import run_write
+from kbcore.db.audit import record_action
 from kbcore.db.tables import Document
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_PAGE_SIZE, MAX_PARAGRAPH_TITLE_CHARS
@@ -34,6 +37,18 @@ class ParagraphChange:
     title: str | None = None
     content: str | None = None
     enabled: bool | None = None
+
+
+@dataclass(frozen=True)
+class _Audited:
+    """One paragraph change as the audit trail names it, with what it does to the document's counts."""
+
+    action: str
+    paragraph_id: str
+    title: str
+    paragraphs: int = 0  # added to the document's paragraph count
+    chars: int = 0  # added to its character count
+    detail: str = ""
 
 
 class ParagraphEditor:
@@ -60,7 +75,7 @@ class ParagraphEditor:
         vector = await _builder(space).embed_one(target.document_name, paragraph.title, paragraph.content)
         point_id = str(uuid.uuid4())
         await space.store.upsert([version_point(target, point_id, position, paragraph, vector, searchable=True)])
-        await self._count(document_id, 1, len(paragraph.content))
+        await self._settle(document_id, _Audited("paragraph.add", point_id, paragraph.title, 1, len(paragraph.content)))
         return await self._require(space, dataset_id, document_id, point_id)
 
     async def update(
@@ -69,6 +84,7 @@ class ParagraphEditor:
         target, space = await self._editable(dataset_id, document_id)
         current = await self._require(space, dataset_id, document_id, paragraph_id, target.version)
         enabled = current.enabled if change.enabled is None else change.enabled
+        edited = SplitParagraph(current.title, current.content)
         if change.title is not None or change.content is not None:
             edited = _checked(
                 current.title if change.title is None else change.title,
@@ -79,16 +95,21 @@ class ParagraphEditor:
                 target, paragraph_id, current.position, edited, vector, searchable=True, enabled=enabled
             )
             await space.store.upsert([point])
-            await self._count(document_id, 0, len(edited.content) - len(current.content))
-        elif change.enabled is not None and change.enabled != current.enabled:
-            await space.store.set_enabled(dataset_id, [paragraph_id], change.enabled)
+        elif enabled != current.enabled:
+            await space.store.set_enabled(dataset_id, [paragraph_id], enabled)
+        changed = _changed_fields(current, edited, enabled)
+        if changed:
+            chars = len(edited.content) - len(current.content)
+            audited = _Audited("paragraph.update", paragraph_id, edited.title, 0, chars, ", ".join(changed))
+            await self._settle(document_id, audited)
         return await self._require(space, dataset_id, document_id, paragraph_id)
 
     async def delete(self, dataset_id: str, document_id: str, paragraph_id: str) -> None:
         target, space = await self._editable(dataset_id, document_id)
         current = await self._require(space, dataset_id, document_id, paragraph_id, target.version)
         await space.store.delete_points([paragraph_id])
-        await self._count(document_id, -1, -len(current.content))
+        deleted = _Audited("paragraph.delete", paragraph_id, current.title, -1, -len(current.content))
+        await self._settle(document_id, deleted)
 
     async def _editable(self, dataset_id: str, document_id: str) -> tuple[VersionTarget, Space]:
         document, job = await self._queue.document(dataset_id, document_id)
@@ -118,14 +139,23 @@ class ParagraphEditor:
             raise NotFound(f"paragraph {paragraph_id} does not exist in document {document_id}")
         return found
 
-    async def _count(self, document_id: str, paragraphs: int, chars: int) -> None:
-        def work(session: Session) -> None:
-            document = session.get(Document, document_id, with_for_update=True)
+    async def _settle(self, document_id: str, change: _Audited) -> None:
+        """The document's counts follow the change the store has taken, and its audit row is
+        added, in one transaction."""
+        async with self._sessions.begin() as session:
+            document = await session.get(Document, document_id, with_for_update=True)
             if document is not None:
-                document.paragraph_count = max(0, document.paragraph_count + paragraphs)
-                document.char_length = max(0, document.char_length + chars)
+                document.paragraph_count = max(0, document.paragraph_count + change.paragraphs)
+                document.char_length = max(0, document.char_length + change.chars)
+            detail = f"document {document_id}" + (f": {change.detail}" if change.detail else "")
+            record_action(session, change.action, "paragraph", change.paragraph_id, change.title, detail)
 
-        await run_write(self._sessions, work)
+
+def _changed_fields(before: StoredParagraph, after: SplitParagraph, enabled: bool) -> list[str]:
+    """The names of the fields an edit changed, as the audit trail lists them (never their text)."""
+    fields = (("title", before.title, after.title), ("content", before.content, after.content))
+    changed = [name for name, old, new in fields if old != new]
+    return changed + (["is_active"] if before.enabled != enabled else [])
 
 
 def _builder(space: Space) -> VersionBuilder:

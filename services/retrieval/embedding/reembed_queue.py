@@ -11,6 +11,10 @@ write conditional on still holding it).
 While a change runs, uploads and paragraph edits of the dataset are refused (the copy would miss
 them); a change is refused while documents are being ingested, and when the dataset shares an
 application with other datasets (``kbcore.embedding_rule``: it would mix models).
+
+A request that queues or cancels a change is an operator's ``dataset.update`` in the audit trail,
+recorded in the transaction that queues it; what the background job does after is not
+(``kbcore.db.audit``; docs/access.md).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.db.audit import record_action
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import Application, Dataset, Document, EmbeddingJob, IngestJob, ModelEndpoint
 from kbcore.embedding_rule import model_label
@@ -50,6 +55,15 @@ class Change:
     model_id: str
     dimension: int
     label: str  # how messages name it
+
+
+@dataclass(frozen=True)
+class Requested:
+    """What a request did: ``queued`` a job for the switcher; ``audit`` says what changed ("": nothing)."""
+
+    queued: bool
+    dataset_name: str = ""
+    audit: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,11 @@ class SwitchQueue:
     async def request(self, dataset_id: str, change: Change) -> bool:
         """Start re-embedding the dataset with ``change``'s model; naming the model it has while a
         change runs cancels that change. True when a job was queued."""
-        return await run_write(self._sessions, lambda s: _request(s, dataset_id, change, self._leases.store_key))
+        async with self._sessions.begin() as session:
+            done = await session.run_sync(lambda s: _request(s, dataset_id, change, self._leases.store_key))
+            if done.audit:
+                record_action(session, "dataset.update", "dataset", dataset_id, done.dataset_name, done.audit)
+        return done.queued
 
     async def claim(self, holder: str) -> ClaimedSwitch | None:
         return await claim_if_waiting(self._sessions, self._leases, lambda s: self._leases.claim(s, holder, _claimed))
@@ -146,22 +164,22 @@ def _ended(session: Session, row: EmbeddingJob, state: str, error: str) -> None:
         dataset.embedding_error = f"the change of embedding model was not made ({error}); the dataset keeps its model"
 
 
-def _request(session: Session, dataset_id: str, change: Change, store_key: str) -> bool:
+def _request(session: Session, dataset_id: str, change: Change, store_key: str) -> Requested:
     dataset = session.get(Dataset, dataset_id, with_for_update=True)
     if dataset is None:
         raise NotFound(f"dataset {dataset_id} does not exist")
     if dataset.embedding_pending_id is not None:
         if change.model_id == dataset.embedding_model_id:
             _cancel(session, dataset_id)
-            return False
+            return Requested(False, dataset.name, "embedding model (change cancelled)")
         if change.model_id == dataset.embedding_pending_id:
-            return False
+            return Requested(False)
         raise Conflict(
             f"dataset {dataset.name!r} is already being embedded again by another model; "
             "cancel that first (choose its current model again) or wait for it to finish"
         )
     if change.model_id == dataset.embedding_model_id:
-        return False
+        return Requested(False)
     _require_idle(session, dataset)
     _require_alone(session, dataset, change)
     session.add(
@@ -181,7 +199,7 @@ def _request(session: Session, dataset_id: str, change: Change, store_key: str) 
         )
     )
     dataset.embedding_pending_id, dataset.embedding_error = change.model_id, ""
-    return True
+    return Requested(True, dataset.name, "embedding model")
 
 
 def _require_idle(session: Session, dataset: Dataset) -> None:

@@ -3,6 +3,10 @@
 A job is leased (``jobs.leased``: claimed by compare and set, its lease renewed with every
 progress report, taken over when its holder dies, every write conditional on still holding it),
 so a job taken over from a slow process is never finished twice.
+
+An upload accepted and an ingestion cancelled are an operator's actions: each adds its audit
+row in the transaction that queues or cancels the job (``kbcore.db.audit``; docs/access.md).
+The worker's progress and outcome that follow are not recorded.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
+from kbcore.db.audit import record_action
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import Conflict, NotFound
@@ -60,7 +65,11 @@ class JobQueue:
     async def submit(self, dataset_id: str, upload: Upload) -> Document:
         """The document row, created or found by name, with a new queued job holding the upload.
         A document with a job still queued or running is refused: the two versions would race."""
-        return await run_write(self._sessions, lambda s: _submit(s, dataset_id, upload, self._leases.store_key))
+        async with self._sessions.begin() as session:
+            document = await session.run_sync(lambda s: _submit(s, dataset_id, upload, self._leases.store_key))
+            detail = f"dataset {dataset_id}, source {upload.source_type}"
+            record_action(session, "document.add", "document", document.id, document.name, detail)
+        return document
 
     async def served(self, dataset_id: str, upload: Upload) -> Document | None:
         """The document, when it is ready and serves exactly this upload: nothing to queue (the
@@ -105,7 +114,10 @@ class JobQueue:
     async def cancel(self, dataset_id: str, document_id: str) -> Document:
         """A queued job ends at once; a running one is flagged and its worker stops at its next
         report (within one embedding batch)."""
-        return await run_write(self._sessions, lambda s: _cancel(s, dataset_id, document_id))
+        async with self._sessions.begin() as session:
+            document = await session.run_sync(lambda s: _cancel(s, dataset_id, document_id))
+            record_action(session, "document.cancel", "document", document.id, document.name, f"dataset {dataset_id}")
+        return document
 
     async def document(self, dataset_id: str, document_id: str) -> tuple[Document, IngestJob | None]:
         def work(session: Session) -> tuple[Document, IngestJob | None]:

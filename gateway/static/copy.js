@@ -1,0 +1,28 @@
+// A "复制" button for a secret or a link shown once. The clipboard API needs a secure context
+// (https or localhost); elsewhere the text is selected for the person to copy by hand.
+import LABELS from "/ui/labels.json" with { type: "json" };
+import { h } from "./dom.js";
+
+const WORDS = LABELS.users;
+
+async function copyText(field) {
+  try {
+    await navigator.clipboard.writeText(field.value);
+    return true;
+  } catch {
+    field.focus();
+    field.select();
+    return false;
+  }
+}
+
+/** A read-only field holding text, and the button that copies it. testid names the field. */
+export function copyField(text, testid) {
+  const field = h("input", { class: "copy-text", readonly: true, testid, value: text, "aria-label": text, onfocus: (e) => e.target.select() });
+  const state = h("span", { class: "muted small", "aria-live": "polite" });
+  const button = h("button", { type: "button", class: "secondary", testid: `${testid}-copy` }, WORDS.copy);
+  button.addEventListener("click", async () => {
+    state.textContent = (await copyText(field)) ? WORDS.copied : WORDS.copy_failed;
+  });
+  return h("div", { class: "copy-row" }, field, button, state);
+}

@@ -1,0 +1,76 @@
+"""Personal tokens: a user's own long-lived bearer tokens for scripts and the CLI, shown once,
+listed by their prefix only, revoked by their owner. They act with their owner's role and grants
+as they are at each call (resolved by ``user_tokens.UserTokens.resolve``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import unicodedata
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from kbcore.db.tables import UserToken, utcnow
+from kbcore.errors import Conflict, InvalidRequest, NotFound
+from services.chat.access.visitors import digest
+from services.chat.accounts.account_audit import record_personal_token
+from services.chat.accounts.user_tokens import PERSONAL, PERSONAL_PREFIX, SHOWN_PREFIX, new_secret
+
+MAX_NAME = 100  # the width of ``user_token.name``
+
+
+def checked_name(raw: str) -> str:
+    name = raw.strip()
+    if len(name) > MAX_NAME:
+        raise InvalidRequest(f"a personal token's name must be at most {MAX_NAME} characters long, got {len(name)}")
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise InvalidRequest("a personal token's name must not contain control characters")
+    return name
+
+
+def is_active(row: UserToken, now: dt.datetime | None = None) -> bool:
+    return row.revoked_at is None and (row.expires_at is None or row.expires_at > (now or utcnow()))
+
+
+class PersonalTokens:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+
+    async def create(self, user_id: str, name: str, expires_at: dt.datetime | None) -> tuple[UserToken, str]:
+        """A new token of ``user_id`` (the row, and the token itself, which is never stored)."""
+        token = new_secret(PERSONAL_PREFIX)
+        row = UserToken(
+            user_id=user_id,
+            kind=PERSONAL,
+            token_hash=digest(token),
+            prefix=token[:SHOWN_PREFIX],
+            name=checked_name(name),
+            created_at=utcnow(),
+            expires_at=expires_at,
+        )
+        async with self._sessions.begin() as session:
+            session.add(row)
+            await session.flush()
+            record_personal_token(session, "create", row)
+        return row, token
+
+    async def listed(self, user_id: str) -> list[UserToken]:
+        """The user's personal tokens, newest first, revoked and expired ones included (marked so)."""
+        async with self._sessions() as session:
+            rows = await session.scalars(
+                select(UserToken)
+                .where(UserToken.user_id == user_id, UserToken.kind == PERSONAL)
+                .order_by(UserToken.created_at.desc(), UserToken.id)
+            )
+            return list(rows.all())
+
+    async def revoke(self, user_id: str, token_id: str) -> None:
+        """Revoke one of the user's own tokens; another user's reads as not found."""
+        async with self._sessions.begin() as session:
+            row = await session.get(UserToken, token_id) if token_id else None
+            if row is None or row.user_id != user_id or row.kind != PERSONAL:
+                raise NotFound(f"you have no personal token with id {token_id[:64]!r}")
+            if row.revoked_at is not None:
+                raise Conflict("this personal token is revoked already; nothing was changed")
+            row.revoked_at = utcnow()
+            record_personal_token(session, "revoke", row)

@@ -1,0 +1,197 @@
+"""A user's bearer credentials: sessions (``kbs_…``, from signing in), personal tokens
+(``kbp_…``, for scripts and the CLI) and one-time sign-in link codes. Each is random, shown once,
+and stored only as its SHA-256 (``user_token``), as API keys are.
+
+Every call resolves its token afresh, so a sign-out, a revocation, a deactivated or deleted
+account takes effect on the token's very next call. A session slides: each use moves its expiry
+``KB_SESSION_HOURS`` on (written at most once a minute, so a busy page does not write on every
+call), never beyond 30 days after it began.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from kbcore.db.tables import UserAccount, UserGrant, UserToken, utcnow
+from kbcore.errors import Unauthenticated
+from kbcore.settings import Settings
+from services.chat.access.visitors import digest
+from services.chat.accounts.grants import GrantSpec, specs_of
+
+SESSION_PREFIX = "kbs_"
+PERSONAL_PREFIX = "kbp_"
+SESSION, PERSONAL, SIGNIN_LINK = "session", "personal", "signin_link"
+KIND_OF_PREFIX = {SESSION_PREFIX: SESSION, PERSONAL_PREFIX: PERSONAL}
+MAX_SESSION_AGE = dt.timedelta(days=30)
+SLIDE_EVERY = dt.timedelta(minutes=1)
+SHOWN_PREFIX = 12  # what a list shows of a personal token: "kbp_" and 8 hex digits
+
+UNKNOWN_TOKEN = "unknown or revoked token"
+SESSION_ENDED = "this session has ended (signed out, or the password was changed); sign in again"
+SESSION_EXPIRED = "this session has expired; sign in again"
+PERSONAL_REVOKED = "this personal token was revoked; create a new one"
+PERSONAL_EXPIRED = "this personal token has expired; create a new one"
+ACCOUNT_OFF = "this account is deactivated; ask an administrator to activate it again"
+LINK_UNUSABLE = "this sign-in link is unknown, was used already or has expired; ask an administrator for a new one"
+
+
+def is_user_token(token: str) -> bool:
+    """Whether ``token`` has the shape of a session or personal token."""
+    return token.startswith((SESSION_PREFIX, PERSONAL_PREFIX))
+
+
+@dataclass(frozen=True)
+class TokenHolder:
+    """Who a session or personal token names, resolved for one call."""
+
+    token_id: str
+    token_kind: str  # SESSION or PERSONAL
+    account: UserAccount
+    grants: tuple[GrantSpec, ...]
+
+
+@dataclass(frozen=True)
+class IssuedSession:
+    token: str
+    expires_at: dt.datetime
+
+
+def new_secret(prefix: str) -> str:
+    return prefix + secrets.token_hex(24)
+
+
+class UserTokens:
+    """Issuing, resolving and ending a user's tokens."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        settings: Settings,
+        clock: Callable[[], dt.datetime] = utcnow,
+    ) -> None:
+        self._sessions = sessions
+        self._session_lifetime = dt.timedelta(hours=settings.session_hours)
+        self.link_lifetime = dt.timedelta(minutes=settings.signin_link_minutes)
+        self._clock = clock
+
+    # --- resolving --------------------------------------------------------------------------
+
+    async def resolve(self, token: str) -> TokenHolder:
+        """The user a session or personal token names; Unauthenticated, in words, otherwise."""
+        kind = KIND_OF_PREFIX[token[:4]]
+        async with self._sessions() as session:
+            found = (
+                await session.execute(
+                    select(UserToken, UserAccount)
+                    .join(UserAccount, UserAccount.id == UserToken.user_id)
+                    .where(UserToken.token_hash == digest(token), UserToken.kind == kind)
+                )
+            ).first()
+            if found is None:
+                raise Unauthenticated(UNKNOWN_TOKEN)
+            row, account = found
+            self._refuse_unusable(row, account)
+            grants = specs_of(await session.scalars(select(UserGrant).where(UserGrant.user_id == account.id)))
+        await self._touch(row)
+        return TokenHolder(row.id, row.kind, account, grants)
+
+    def _refuse_unusable(self, row: UserToken, account: UserAccount) -> None:
+        session = row.kind == SESSION
+        if row.revoked_at is not None:
+            raise Unauthenticated(SESSION_ENDED if session else PERSONAL_REVOKED)
+        if row.expires_at is not None and row.expires_at <= self._clock():
+            raise Unauthenticated(SESSION_EXPIRED if session else PERSONAL_EXPIRED)
+        if not account.is_active:
+            raise Unauthenticated(ACCOUNT_OFF)
+
+    async def _touch(self, row: UserToken) -> None:
+        """Record the use, and slide a session's expiry, at most once a minute per token."""
+        now = self._clock()
+        if row.last_used_at is not None and row.last_used_at > now - SLIDE_EVERY:
+            return
+        values: dict[str, dt.datetime] = {"last_used_at": now}
+        if row.kind == SESSION:
+            values["expires_at"] = self.session_expiry(row.created_at, now)
+        stale = or_(UserToken.last_used_at.is_(None), UserToken.last_used_at <= now - SLIDE_EVERY)
+        async with self._sessions.begin() as session:
+            await session.execute(
+                update(UserToken).where(UserToken.id == row.id, UserToken.revoked_at.is_(None), stale).values(**values)
+            )
+
+    def session_expiry(self, created_at: dt.datetime, now: dt.datetime) -> dt.datetime:
+        return min(now + self._session_lifetime, created_at + MAX_SESSION_AGE)
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    async def start_session(self, session: AsyncSession, account: UserAccount) -> IssuedSession:
+        """A new session for ``account``, in the caller's transaction (which also records the
+        sign-in): the session exists only if the sign-in that made it commits."""
+        now = self._clock()
+        token = new_secret(SESSION_PREFIX)
+        expires_at = self.session_expiry(now, now)
+        session.add(
+            UserToken(
+                user_id=account.id,
+                kind=SESSION,
+                token_hash=digest(token),
+                prefix=token[:SHOWN_PREFIX],
+                created_at=now,
+                expires_at=expires_at,
+                last_used_at=now,
+            )
+        )
+        account.last_sign_in_at = now
+        return IssuedSession(token, expires_at)
+
+    async def end_sessions(self, session: AsyncSession, user_id: str, keep: str = "") -> None:
+        """End every live session of ``user_id`` but ``keep`` (a token id), in the caller's transaction."""
+        condition = [UserToken.user_id == user_id, UserToken.kind == SESSION, UserToken.revoked_at.is_(None)]
+        if keep:
+            condition.append(UserToken.id != keep)
+        await session.execute(update(UserToken).where(*condition).values(revoked_at=self._clock()))
+
+    async def end_session(self, token_id: str) -> None:
+        async with self._sessions.begin() as session:
+            await session.execute(
+                update(UserToken)
+                .where(UserToken.id == token_id, UserToken.revoked_at.is_(None))
+                .values(revoked_at=self._clock())
+            )
+
+    # --- one-time sign-in links -------------------------------------------------------------
+
+    async def new_link(self, session: AsyncSession, user_id: str) -> tuple[str, dt.datetime]:
+        """A one-time sign-in code for ``user_id``, in the caller's transaction."""
+        code = secrets.token_urlsafe(24)
+        now = self._clock()
+        expires_at = now + self.link_lifetime
+        session.add(
+            UserToken(user_id=user_id, kind=SIGNIN_LINK, token_hash=digest(code), created_at=now, expires_at=expires_at)
+        )
+        return code, expires_at
+
+    async def consume_link(self, session: AsyncSession, code: str) -> str:
+        """Use up the sign-in link ``code`` names, in the caller's transaction; the id of its user.
+        One conditional update: of two redemptions at once, one finds it unused, the other not."""
+        now = self._clock()
+        used = await session.execute(
+            update(UserToken)
+            .where(
+                UserToken.token_hash == digest(code),
+                UserToken.kind == SIGNIN_LINK,
+                UserToken.revoked_at.is_(None),
+                UserToken.expires_at > now,
+            )
+            .values(revoked_at=now, last_used_at=now)
+            .returning(UserToken.user_id)
+        )
+        user_id = used.scalar()
+        if user_id is None:
+            raise Unauthenticated(LINK_UNUSABLE)
+        return str(user_id)
