@@ -79,6 +79,12 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+# Loggers that write SQL statements with their parameters (aiosqlite at DEBUG, SQLAlchemy's
+# engine at INFO): stored hashes of tokens and passwords, share-link tokens. Kept at WARNING
+# whatever KB_LOG_LEVEL asks, so no log line carries them.
+QUIET_LOGGERS = ("aiosqlite", "sqlalchemy.engine")
+
+
 def configure_logging(service: str, level: str, log_format: str) -> None:
     """The root logger's one handler (stderr) in ``log_format``; every logger, uvicorn's too
     when it is told not to configure its own, writes through it."""
@@ -89,3 +95,5 @@ def configure_logging(service: str, level: str, log_format: str) -> None:
     handler.addFilter(QuestionIds())
     handler.setFormatter(JsonFormatter(service) if chosen == "json" else TextFormatter())
     logging.basicConfig(level=level, handlers=[handler], force=True)
+    for name in QUIET_LOGGERS:  # whatever the level asked for
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))

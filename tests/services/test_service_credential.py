@@ -37,11 +37,21 @@ NO_STRING_FIELDS = frozenset(
     {
         "kb.chat.v1.ApplicationService/ListApplications",
         "kb.chat.v1.AccessService/WhoAmI",
+        "kb.chat.v1.UserService/SignOut",
+        "kb.chat.v1.UserService/ListPersonalTokens",
+        "kb.chat.v1.UserService/ListUsers",
         "kb.retrieval.v1.DatasetService/ListDatasets",
     }
 )
 Path_ = tuple[FieldDescriptor, ...]
-CHAT_SERVICES = ("AnswerService", "ApplicationService", "AccessService", "OperationsService", "ModelService")
+CHAT_SERVICES = (
+    "AnswerService",
+    "ApplicationService",
+    "AccessService",
+    "OperationsService",
+    "ModelService",
+    "UserService",
+)
 RETRIEVAL_SERVICES = ("SearchService", "DatasetService", "DocumentService", "ParagraphService")
 
 
