@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.fresh_chat import drop_database, fresh_database_url
 from tests.process_stack import stack_processes
 from tests.sse_client import answer_text, parse_frames
 from tools.demo_ids import DEMO_IDS_FILE
@@ -34,9 +35,20 @@ def process_stack(
     # in-process stack of the suite does it); the whole environment passed on, KB_ settings included.
     documents = ["yunling_shiyan_primary_enrollment_2026.md", "yunling_library_rules.md"]
     data_dir = tmp_path_factory.mktemp("stack-data")
-    with stack_processes(data_dir, settings, dropped=(), stop=signal.SIGINT, documents=documents) as stack:
-        extra = {"data_dir": str(stack.data_dir), "log": str(stack.log), "operator_headers": stack.operator_headers}
-        yield {**stack.info, **extra}, stack.process
+    # A first start is a first start on PostgreSQL too: a new empty database (the suite's has
+    # users already), dropped afterwards. On SQLite the data folder's file is new anyway.
+    suite_url = os.environ.get("KB_DATABASE_URL", "")
+    fresh_url, dropped_database = fresh_database_url(data_dir, suite_url) if suite_url else ("", "")
+    if fresh_url:
+        settings["KB_DATABASE_URL"] = fresh_url
+    try:
+        with stack_processes(data_dir, settings, dropped=(), stop=signal.SIGINT, documents=documents) as stack:
+            extra = {"data_dir": str(stack.data_dir), "log": str(stack.log), "operator_headers": stack.operator_headers}
+            extra["database_url"] = fresh_url
+            yield {**stack.info, **extra}, stack.process
+    finally:
+        if dropped_database:
+            drop_database(suite_url, dropped_database)
 
 
 def test_compound_question_through_separate_processes(
@@ -99,6 +111,8 @@ def test_tools_signin_link_prints_a_new_link_that_signs_admin_in(
     """Once the banner's link is used up: ``python -m tools.signin_link`` on the same data."""
     info, _ = process_stack
     env = {**os.environ, "KB_DATA_DIR": str(info["data_dir"]), "KB_LOG_LEVEL": "WARNING"}
+    if info["database_url"]:
+        env["KB_DATABASE_URL"] = str(info["database_url"])
     made = subprocess.run(
         [sys.executable, "-m", "tools.signin_link"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
