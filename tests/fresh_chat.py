@@ -37,6 +37,13 @@ class FreshChat:
     users: chat_grpc.UserServiceStub
     operator: tuple[tuple[str, str], ...]  # the operator token as call metadata
 
+    @property
+    def served_settings(self) -> Settings:
+        """Its settings naming it as the chat target: what a gateway in front of it is given."""
+        return dataclasses.replace(self.settings, chat_target=self.target)
+
+    target: str = ""  # host:port of its gRPC server
+
 
 def fresh_database_url(folder: Path, suite_url: str) -> tuple[str, str]:
     """A new empty database beside the suite's: (its URL, the PostgreSQL database to drop or "")."""
@@ -75,7 +82,8 @@ async def fresh_chat_server(stack: Stack, folder: Path, suite_url: str, **settin
     channel = open_channel(f"{own.grpc_host}:{server.port}", stack.credential)
     stubs = ChatStubs.of(channel)
     try:
-        yield FreshChat(deps.sessions, own, stubs, stubs.users, bearer(operator_token(own)))
+        target = f"{own.grpc_host}:{server.port}"
+        yield FreshChat(deps.sessions, own, stubs, stubs.users, bearer(operator_token(own)), target)
     finally:
         await channel.close()
         await server.stop(grace=1)

@@ -5,8 +5,10 @@ real local HTTP server speaking the OpenAI protocol, where a test asks for it)."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,6 +113,26 @@ class Stack:
                 await deps.endpoints.aclose()
         if self.service_deps is not None and self.service_deps[0].spaces is not None:
             await self.service_deps[0].spaces.close()  # the embedding models' own stores
+
+
+@contextlib.asynccontextmanager
+async def another_gateway(settings: Settings) -> AsyncIterator[str]:
+    """One more gateway on a stack's services, under ``settings``, on the uvicorn config
+    ``python -m gateway`` runs (``http_config``: where KB_TRUSTED_PROXIES and the edge limits
+    take effect), on a port-0 socket; yields its URL."""
+    sock = bind_http_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    config = http_config(create_app(settings), settings, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        await eventually(lambda: server.started or task.done(), timeout=60, what="the gateway starting")
+        if task.done():
+            task.result()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
 
 
 async def start_stack(

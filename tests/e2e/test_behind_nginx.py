@@ -14,19 +14,16 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import uvicorn
 from fastapi.routing import APIRoute, iter_route_contexts
 
 from gateway.app import create_app
-from gateway.edge.listen import bind_http_socket
-from gateway.edge.server_config import http_config
 from kbcore.permissions.roles import Kind, Need, Principal, allows
 from kbcore.permissions.table import ROUTES
 from kbcore.rpc.caller_token import bearer, operator_token
 from kbcore.settings import Settings
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, plausible_route
-from tests.harness import Stack
+from tests.harness import Stack, another_gateway
 from tests.nginx_proxy import nginx_in_front_of
 from tests.sse_client import answer_text, parse_frames
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -120,25 +117,6 @@ async def client_at(url: str, source: str = "127.0.0.1", **headers: str) -> Asyn
         yield client
 
 
-@contextlib.asynccontextmanager
-async def gateway_with(settings: Settings) -> AsyncIterator[str]:
-    """Another gateway on the stack's services, under ``settings``, on the uvicorn config
-    ``python -m gateway`` runs (``http_config``: where KB_TRUSTED_PROXIES takes effect)."""
-    sock = bind_http_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    config = http_config(create_app(settings), settings, log_level="warning", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        await eventually(lambda: server.started or task.done(), timeout=60, what="the gateway starting")
-        if task.done():
-            task.result()
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
 async def test_an_anonymous_caller_through_nginx_is_refused_on_every_route_that_is_not_public(stack: Stack) -> None:
     """nginx connects from loopback: that must not make its anonymous clients anybody."""
     routes = not_public(stack.settings)
@@ -169,7 +147,7 @@ async def test_with_nginx_trusted_the_gateway_counts_the_address_nginx_forwards(
     appends to X-Forwarded-For: the client's own connection, not what the client wrote there."""
     access_token = await new_share_link(stack, f"behind-nginx-{unique}")
     settings = dataclasses.replace(stack.settings, trusted_proxies="127.0.0.1", signins_per_ip=SIGNINS_PER_IP)
-    async with gateway_with(settings) as gateway, nginx_in_front_of(gateway) as nginx:
+    async with another_gateway(settings) as gateway, nginx_in_front_of(gateway) as nginx:
         async with client_at(nginx.url, "127.0.0.2") as first:
             from_first = [(await sign_in(first, access_token)).status_code for _ in range(SIGNINS_PER_IP + 1)]
         async with client_at(nginx.url, "127.0.0.3") as second:
@@ -190,7 +168,7 @@ async def test_with_no_trusted_proxies_a_forged_header_is_ignored_whatever_the_e
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
     access_token = await new_share_link(stack, f"untrusted-nginx-{unique}")
     settings = dataclasses.replace(stack.settings, trusted_proxies="", signins_per_ip=SIGNINS_PER_IP)
-    async with gateway_with(settings) as gateway, nginx_in_front_of(gateway) as nginx:
+    async with another_gateway(settings) as gateway, nginx_in_front_of(gateway) as nginx:
         async with client_at(gateway) as direct:
             forged = [
                 (await sign_in(direct, access_token, **{"x-forwarded-for": f"198.51.100.{n}"})).status_code

@@ -24,44 +24,23 @@ from kbcore.permissions.table import ROUTES
 from kbcore.rpc.caller_token import operator_token
 from tests.document_jobs import wait_for_documents
 from tests.harness import Stack
+from tests.permission_expectations import (
+    ADMIN,
+    ANONYMOUS,
+    CALLERS,
+    EDITOR,
+    EXPECT,
+    KEY,
+    OTHER,
+    PASSWORD,
+    VIEWER,
+    VISITOR,
+)
 from tests.sse_client import ask
 
-ANONYMOUS, VISITOR, KEY, VIEWER, OTHER, EDITOR, ADMIN = (
-    "anonymous",
-    "visitor",
-    "application key",
-    "viewer",
-    "editor of another",
-    "editor",
-    "administrator",
-)
-CALLERS = (ANONYMOUS, VISITOR, KEY, VIEWER, OTHER, EDITOR, ADMIN)
 USERS = {VIEWER: "viewer", OTHER: "editor", EDITOR: "editor", ADMIN: "admin"}
 REFUSED = frozenset({401, 403, 404})
-PASSWORD = "matrix-password-1"
 QUESTION = "星澜科技员工累计工作满1年不满10年的，年休假有几天？"
-
-# One letter per caller, in CALLERS' order. Y: let through. N: refused. G: let through unless the
-# request names an object (in its path, or one the chat service checks) that is not the caller's:
-# every request names dataset A and application A, which the viewer and the editor are granted,
-# the key and the visitor belong to, and the administrator sees; only the editor of dataset B and
-# application B is a stranger to them.
-EXPECT: dict[Need, str] = {
-    Need.PUBLIC: "YYYYYYY",
-    Need.ANY_CALLER: "NGGGGGY",
-    Need.SIGNED_IN: "NNNYYYY",
-    Need.CHAT_ASK: "NGGNGGY",
-    Need.CHAT_READ: "NGGGGGY",
-    Need.LOG_READ: "NNGGGGY",
-    Need.APPLICATION_READ: "NNNGGGY",
-    Need.APPLICATION_WRITE: "NNNNGGY",
-    Need.APPLICATION_CREATE: "NNNNYYY",
-    Need.DATASET_READ: "NNNGGGY",
-    Need.DATASET_WRITE: "NNNNGGY",
-    Need.DATASET_CREATE: "NNNNYYY",
-    Need.MODEL_READ: "NNNYYYY",
-    Need.ADMIN: "NNNNNNY",
-}
 
 
 @dataclass

@@ -12,7 +12,6 @@ other than 127.0.0.1 (all of 127/8 is this machine), one per role in the test.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
@@ -22,29 +21,17 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from argon2 import PasswordHasher
 from argon2.exceptions import VerifyMismatchError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gateway.app import create_app
-from gateway.edge.listen import bind_http_socket
-from gateway.edge.server_config import http_config
-from kbcore.db.engine import create_engine as create_async_db_engine
-from kbcore.db.engine import session_factory
-from kbcore.db.migrate import upgrade
 from kbcore.db.tables import UserAccount
 from kbcore.rpc.caller_token import operator_token
-from kbcore.rpc.client import open_channel
-from kbcore.settings import Settings
 from services.chat.accounts import signin_throttle
 from services.chat.accounts.signin import WRONG
-from services.chat.server import ChatDeps
-from services.chat.server import create_server as create_chat_server
-from tests.eventually import eventually
-from tests.fresh_chat import drop_database, fresh_database_url
-from tests.harness import Stack
+from tests.fresh_chat import fresh_chat_server
+from tests.harness import Stack, another_gateway
 
 FAILURES = 10  # KB_SIGNIN_FAILURES, its default, set explicitly
 SIGNINS_PER_IP = 1000  # above every attempt the first test makes: its 429s are the failure counts'
@@ -63,55 +50,6 @@ class Throttled:
     operator: str  # the operator token
 
 
-@contextlib.asynccontextmanager
-async def chat_server_of_our_own(
-    stack: Stack, folder: Path, suite_url: str, **changes: Any
-) -> AsyncIterator[tuple[Settings, async_sessionmaker[AsyncSession]]]:
-    """A chat server over a fresh database (the suite's kind: SQLite or PostgreSQL), under the
-    stack's settings with ``changes``; yields (its settings, naming it as the chat target; its
-    sessions). Its context and retrieval are the stack's."""
-    url, dropped = fresh_database_url(folder, suite_url)
-    await asyncio.to_thread(upgrade, url)
-    engine = create_async_db_engine(url)
-    own = dataclasses.replace(stack.settings, database_url=url, **changes)
-    deps = ChatDeps(
-        sessions=session_factory(engine),
-        model=stack.chat_deps.model,
-        context_channel=open_channel(stack.context_target, stack.credential),
-        retrieval_channel=open_channel(stack.retrieval_target, stack.credential),
-    )
-    server = await create_chat_server(own, deps, port=0)
-    try:
-        yield dataclasses.replace(own, chat_target=f"{own.grpc_host}:{server.port}"), deps.sessions
-    finally:
-        await server.stop(grace=1)
-        await deps.context_channel.close()
-        await deps.retrieval_channel.close()
-        if deps.endpoints is not None:
-            await deps.endpoints.aclose()
-        await engine.dispose()
-        if dropped:
-            drop_database(suite_url, dropped)
-
-
-@contextlib.asynccontextmanager
-async def gateway_on(settings: Settings) -> AsyncIterator[str]:
-    """A gateway under ``settings`` (``KB_SIGNINS_PER_IP`` among them) on a port-0 socket."""
-    sock = bind_http_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    config = http_config(create_app(settings), settings, log_level="warning", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        await eventually(lambda: server.started or task.done(), timeout=60, what="the gateway starting")
-        if task.done():
-            task.result()
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
 @pytest.fixture
 def one_window(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The failure counts' 15-minute window, held for the test: a burst that crossed a window's
@@ -124,10 +62,10 @@ def one_window(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @contextlib.asynccontextmanager
 async def throttled_stack(stack: Stack, folder: Path, suite_url: str, per_ip: int) -> AsyncIterator[Throttled]:
     async with (
-        chat_server_of_our_own(stack, folder, suite_url, signin_failures=FAILURES) as (settings, sessions),
-        gateway_on(dataclasses.replace(settings, signins_per_ip=per_ip)) as url,
+        fresh_chat_server(stack, folder, suite_url, signin_failures=FAILURES) as fresh,
+        another_gateway(dataclasses.replace(fresh.served_settings, signins_per_ip=per_ip)) as url,
     ):
-        yield Throttled(url, sessions, operator_token(settings))
+        yield Throttled(url, fresh.sessions, operator_token(fresh.settings))
 
 
 @contextlib.asynccontextmanager

@@ -32,44 +32,24 @@ from kbcore.rpc.client import open_channel
 from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from tests.grpc_status import outcome_of
 from tests.harness import Stack
-
-ANONYMOUS, VISITOR, KEY, VIEWER, OTHER, EDITOR, ADMIN = (
-    "anonymous",
-    "visitor",
-    "application key",
-    "viewer",
-    "editor of another",
-    "editor",
-    "administrator",
+from tests.permission_expectations import (
+    ADMIN,
+    ANONYMOUS,
+    CALLERS,
+    EDITOR,
+    EXPECT,
+    KEY,
+    OTHER,
+    PASSWORD,
+    VIEWER,
+    VISITOR,
 )
-CALLERS = (ANONYMOUS, VISITOR, KEY, VIEWER, OTHER, EDITOR, ADMIN)
+
 ROLES = {VIEWER: Role.VIEWER, OTHER: Role.EDITOR, EDITOR: Role.EDITOR, ADMIN: Role.ADMIN}
-PASSWORD = "matrix-password-1"
 QUESTION = "年休假有几天？"
 KEYWORD = common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_KEYWORD, top_n=5)
 CHAT_SIDE = frozenset({VISITOR, KEY})
 
-# One letter per caller, in CALLERS' order. Y: let through. N: refused. G: let through unless the
-# request names an object (a field the table reads, or a chat the chat service checks) that is not
-# the caller's: every request names dataset A and application A, which the viewer and the editor
-# are granted, the key and the visitor belong to, and the administrator sees; only the editor of
-# dataset B and application B is a stranger to them.
-EXPECT: dict[Need, str] = {
-    Need.PUBLIC: "YYYYYYY",
-    Need.ANY_CALLER: "NGGGGGY",
-    Need.SIGNED_IN: "NNNYYYY",
-    Need.CHAT_ASK: "NGGNGGY",
-    Need.CHAT_READ: "NGGGGGY",
-    Need.LOG_READ: "NNGGGGY",
-    Need.APPLICATION_READ: "NNNGGGY",
-    Need.APPLICATION_WRITE: "NNNNGGY",
-    Need.APPLICATION_CREATE: "NNNNYYY",
-    Need.DATASET_READ: "NNNGGGY",
-    Need.DATASET_WRITE: "NNNNGGY",
-    Need.DATASET_CREATE: "NNNNYYY",
-    Need.MODEL_READ: "NNNYYYY",
-    Need.ADMIN: "NNNNNNY",
-}
 CHAT_STUBS = {
     "AnswerService": "answers",
     "ApplicationService": "applications",
