@@ -5,6 +5,7 @@ permission matrices (HTTP routes and gRPC methods) check against. Never computed
 from __future__ import annotations
 
 from kbcore.permissions.roles import Need
+from kbcore.permissions.table import Requirement
 
 ANONYMOUS, VISITOR, KEY, VIEWER, OTHER, EDITOR, ADMIN = (
     "anonymous",
@@ -39,3 +40,20 @@ EXPECT: dict[Need, str] = {
     Need.MODEL_READ: "NNNYYYY",
     Need.ADMIN: "NNNNNNY",
 }
+
+
+def expected_through(
+    requirements: tuple[Requirement, ...], caller: str, *, reaches: bool = False, visitors_only: bool = False
+) -> bool:
+    """The hand-written expectation for a route or method: every requirement must let the caller
+    through. ``reaches``: the service checks the chat the call names; ``visitors_only``: only a
+    share-link visitor has what it lists (its own chats)."""
+    if visitors_only and caller != VISITOR:
+        return False
+    column = CALLERS.index(caller)
+    for requirement in requirements:
+        letter = EXPECT[requirement.need][column]
+        names_object = bool(requirement.object_from) or reaches
+        if letter == "N" or (letter == "G" and names_object and caller == OTHER):
+            return False
+    return True

@@ -35,6 +35,7 @@ from tests.permission_expectations import (
     PASSWORD,
     VIEWER,
     VISITOR,
+    expected_through,
 )
 from tests.sse_client import ask
 
@@ -209,17 +210,9 @@ CASES: tuple[Case, ...] = (
 )
 
 
-def expected_through(case: Case, caller: str) -> bool:
-    """The hand-written expectation: every requirement of the route must let the caller through."""
-    if case.visitors_only and caller != VISITOR:
-        return False
-    column = CALLERS.index(caller)
-    for requirement in ROUTES[case.key]:
-        letter = EXPECT[requirement.need][column]
-        names_object = bool(requirement.object_from) or case.reaches
-        if letter == "N" or (letter == "G" and names_object and caller == OTHER):
-            return False
-    return True
+def expected_of(case: Case, caller: str) -> bool:
+    """The hand-written expectation for ``case`` (``tests.permission_expectations``)."""
+    return expected_through(ROUTES[case.key], caller, reaches=case.reaches, visitors_only=case.visitors_only)
 
 
 # --- the world the requests name ----------------------------------------------------------
@@ -332,7 +325,7 @@ class Outcome:
 
 async def send(world: World, case: Case, caller: str) -> Outcome:
     ids = {**world.ids, **world.own.get(caller, {})}
-    if case.fresh is not None and expected_through(case, caller):
+    if case.fresh is not None and expected_of(case, caller):
         ids.update(await case.fresh(world, caller))
     method, template = case.key.split(" ", 1)
     async with world.client(caller, ids.pop("token", None)) as client:
@@ -385,7 +378,7 @@ async def test_every_caller_gets_what_the_hand_written_table_expects_on_every_ro
     wrong = []
     for case in CASES:
         for caller in CALLERS:
-            outcome, through = outcomes[case.key, caller], expected_through(case, caller)
+            outcome, through = outcomes[case.key, caller], expected_of(case, caller)
             if through and (outcome.status in REFUSED or outcome.status >= 500):
                 wrong.append(f"{case.key} as {caller}: expected through, got {outcome.status} {outcome.message}")
             elif not through and outcome.status not in REFUSED:

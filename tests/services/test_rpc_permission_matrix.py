@@ -43,6 +43,7 @@ from tests.permission_expectations import (
     PASSWORD,
     VIEWER,
     VISITOR,
+    expected_through,
 )
 
 ROLES = {VIEWER: Role.VIEWER, OTHER: Role.EDITOR, EDITOR: Role.EDITOR, ADMIN: Role.ADMIN}
@@ -354,17 +355,9 @@ LAST_CASES: tuple[Case, ...] = (
 CASES = CHAT_CASES + RETRIEVAL_CASES + LAST_CASES
 
 
-def expected_through(case: Case, caller: str) -> bool:
-    """The hand-written expectation: every requirement of the method must let the caller through."""
-    if case.visitors_only and caller != VISITOR:
-        return False
-    column = CALLERS.index(caller)
-    for requirement in RPCS[case.method]:
-        letter = EXPECT[requirement.need][column]
-        names_object = bool(requirement.object_from) or case.reaches
-        if letter == "N" or (letter == "G" and names_object and caller == OTHER):
-            return False
-    return True
+def expected_of(case: Case, caller: str) -> bool:
+    """The hand-written expectation for ``case`` (``tests.permission_expectations``)."""
+    return expected_through(RPCS[case.method], caller, reaches=case.reaches, visitors_only=case.visitors_only)
 
 
 def refused(caller: str, code: grpc.StatusCode) -> bool:
@@ -473,7 +466,7 @@ class Outcome:
 
 async def send(world: World, case: Case, caller: str) -> Outcome:
     ids = {**world.ids, **world.own.get(caller, {}), "caller": caller, "unique": world.unique}
-    if case.fresh is not None and expected_through(case, caller):
+    if case.fresh is not None and expected_of(case, caller):
         ids.update(await case.fresh(world, caller))
     package_service, method = case.method.rsplit("/", 1)
     service = package_service.rsplit(".", 1)[1]
@@ -528,7 +521,7 @@ async def test_every_caller_gets_what_the_hand_written_table_expects_on_every_me
     surprises = []
     for case in CASES:
         for caller in CALLERS:
-            outcome, through = outcomes[case.method, caller], expected_through(case, caller)
+            outcome, through = outcomes[case.method, caller], expected_of(case, caller)
             got = f"{outcome.code.name} {outcome.message}"
             if through and refused(caller, outcome.code):
                 surprises.append(f"{case.method} as {caller}: expected through, got {got}")
