@@ -7,14 +7,19 @@ duration a real model would take (``latency_profiles``: a DeepSeek-like hosted A
 model on a local GPU): it sleeps the rest of the profile's duration after the offline call, so
 the offline model's own time is inside the duration, not added to it. The searches are real.
 
+Two loops: as deployed (the evidence judge checks each round first, as the retrieval service
+does for a remote model: a compound question's parts searched in the first round, no
+assessment call when every part is verified; its work is local and counted in full), and with
+every round assessed by the model (the loop before the judge, for comparison).
+
 Per case:
 
 - time to first progress: from the loop's start to its first event (after the rewrite, for a
   follow-up);
 - time to first answer token: the loop's end, plus the generation call's first token for a
   prompt built as the chat service builds it (``build_messages``: question, history, evidence);
-  the offline model's final ``support`` step is taken out of the loop's time, since a remote
-  model has none (the loop runs it for the offline model only);
+  the offline model's final ``support`` step repeats the last judgement, remembered, so it
+  costs nothing to take out;
 - total: first answer token plus the offline answer's tokens at the profile's output speed;
 - model calls and tokens per kind (rewrite, assess, generate), prompt tokens counted on the
   text each call sends with ``count_tokens``, completion tokens from the profile (the answer's
@@ -22,7 +27,7 @@ Per case:
 - all gold and facts in the answer, graded as ``offline_answers`` grades them.
 
 Single-shot: one search with the question as asked (no rewrite, no assessment), then the same
-generation step. Its cases run one after the other, alone: they have no sleeps, so all their
+generation step. The headline is dev-hard's compound questions, the loop's reason to exist. Its cases run one after the other, alone: they have no sleeps, so all their
 time is CPU and anything running beside them would lengthen it. The loop's cases run eight at a
 time (``CONCURRENCY``): each waits seconds on its sleeps and spends about 0.1 s of CPU, so
 the CPU is busy about a quarter of the time (a row shows the share measured) and a case rarely
@@ -40,8 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -80,8 +84,9 @@ SECTION = "loop_latency"
 SET_NAMES = ("dev", "dev-hard")
 CONCURRENCY = 8
 HEADLINE = ("deepseek", "dev-hard")  # the profile and set the loop's speed-up is judged on
-TARGET_RATIO = 1.5  # loop / single-shot, p50 time to first answer token (the goal of the work to come)
-LOOP, SINGLE = "loop", "single-shot"
+HEADLINE_KIND = "compound"  # ... on its questions of this kind
+TARGET_RATIO = 1.5  # loop / single-shot, p50 time to first answer token
+LOOP, EVERY_ROUND, SINGLE = "loop", "loop, every round assessed", "single-shot"
 REWRITE, ASSESS, GENERATE = "rewrite", "assess", "generate"
 KINDS = (REWRITE, ASSESS, GENERATE)
 
@@ -118,9 +123,10 @@ class ProfiledModel(OfflineExtractiveModel):
 
     Each rewrite and assessment lasts the profile's duration for its prompt and completion
     tokens: after the offline call, the rest of that duration is slept (on ``sleep``, read on
-    ``clock``, both replaceable so a test can check it without waiting). ``support`` outside an
-    assessment is the offline model's own step, which a remote model does not take: it is not a
-    call, and its time is kept in ``offline_seconds`` so the measurement can take it out."""
+    ``clock``, both replaceable so a test can check it without waiting). Its judgements are
+    ``judge``'s when one is given (the evidence judge beside it, whose local work is no call and
+    is counted as it is): the final ``support``, which only the offline model takes, then
+    repeats a remembered judgement instead of adding offline-only work to the loop's time."""
 
     def __init__(
         self,
@@ -128,31 +134,22 @@ class ProfiledModel(OfflineExtractiveModel):
         profile: ModelProfile,
         clock: Clock = time.perf_counter,
         sleep: Sleep = asyncio.sleep,
+        judge: OfflineExtractiveModel | None = None,
     ) -> None:
         super().__init__(matcher=matcher)
+        self.judge = judge
         self.profile = profile
         self.tallies = {REWRITE: Tally(), ASSESS: Tally()}
-        self.offline_seconds = 0.0
         self.overruns = 0  # calls whose offline work took longer than the profile's duration
         self._clock = clock
         self._sleep = sleep
-        self._depth = 0  # > 0 while a profiled call runs (its inner support is part of it)
-
-    @contextmanager
-    def _inside(self) -> Iterator[None]:
-        self._depth += 1
-        try:
-            yield
-        finally:
-            self._depth -= 1
 
     async def _profiled(
         self, kind: str, completion_tokens: int, prompt: Callable[[], int], call: Callable[[], Awaitable[T]]
     ) -> T:
         started = self._clock()
-        with self._inside():
-            tokens = prompt()  # counted inside the duration too: the bench's work, not the model's
-            result = await call()
+        tokens = prompt()  # counted inside the duration too: the bench's work, not the model's
+        result = await call()
         duration = self.profile.duration(tokens, completion_tokens)
         remaining = duration - (self._clock() - started)
         if remaining > 0:
@@ -161,6 +158,13 @@ class ProfiledModel(OfflineExtractiveModel):
             self.overruns += 1
         self.tallies[kind].add(tokens, completion_tokens, duration)
         return result
+
+    async def support(
+        self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
+    ) -> list[PartSupport]:
+        if self.judge is not None:
+            return await self.judge.support(question, history, evidence)
+        return await super().support(question, history, evidence)
 
     async def rewrite(self, history: Sequence[ChatMessage], question: str) -> str:
         return await self._profiled(
@@ -184,17 +188,6 @@ class ProfiledModel(OfflineExtractiveModel):
             lambda: super(ProfiledModel, self).assess(question, history, evidence, searched),
         )
 
-    async def support(
-        self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
-    ) -> list[PartSupport]:
-        if self._depth:
-            return await super().support(question, history, evidence)
-        started = self._clock()
-        try:
-            return await super().support(question, history, evidence)
-        finally:
-            self.offline_seconds += self._clock() - started
-
 
 class CountedSearch:
     """A search function that counts its calls (single-shot must make exactly one)."""
@@ -214,7 +207,7 @@ class Measured:
 
     outcome: CaseOutcome
     first_progress: float
-    retrieval: float  # the loop's end (single-shot: the search's), offline-only work taken out
+    retrieval: float  # the loop's end (single-shot: the search's)
     first_token: float
     total: float
     tallies: dict[str, Tally] = field(default_factory=dict)
@@ -247,8 +240,10 @@ def measured(
     generate.add(
         usage.prompt_tokens, usage.completion_tokens, profile.duration(usage.prompt_tokens, usage.completion_tokens)
     )
+    outcome = graded(case, result, answer, 0.0)
+    outcome.kind = case.get("kind", "")
     return Measured(
-        outcome=graded(case, result, answer, 0.0),
+        outcome=outcome,
         first_progress=first_progress,
         retrieval=retrieval,
         first_token=first_token,
@@ -264,11 +259,15 @@ async def loop_case(
     case: dict[str, Any],
     clock: Clock = time.perf_counter,
     sleep: Sleep = asyncio.sleep,
+    judged: bool = True,
 ) -> Measured:
-    """The case's last turn through the loop (its earlier turns as history)."""
+    """The case's last turn through the loop (its earlier turns as history); ``judged``: the
+    evidence judge checks each round first (as deployed), else the model assesses every round."""
     search, matcher = parts
-    model = ProfiledModel(matcher, profile, clock, sleep)
-    loop = RetrievalLoop(model, search, LIMITS)
+    # The deployed judge is a model of its own beside the remote one, unprofiled: local work.
+    judge = OfflineExtractiveModel(matcher=matcher) if judged else None
+    model = ProfiledModel(matcher, profile, clock, sleep, judge)
+    loop = RetrievalLoop(model, search, LIMITS, judge=judge)
     turn = case["turns"][-1]
     started = clock()
     first_progress: float | None = None
@@ -278,7 +277,7 @@ async def loop_case(
         if first_progress is None:
             first_progress = clock() - started
         result = event
-    retrieval = clock() - started - model.offline_seconds
+    retrieval = clock() - started
     assert isinstance(result, LoopResult) and first_progress is not None
     return measured(case, profile, model, result, first_progress, retrieval)
 
@@ -345,13 +344,17 @@ def calls_and_tokens(cases: Sequence[Measured]) -> str:
     return f"{calls:.2f} calls, {prompt:,.0f} + {completion:,.0f} tokens ({kinds})"
 
 
+def quality(cases: Sequence[Measured]) -> str:
+    gold = sum(m.outcome.all_gold for m in cases)
+    facts = sum(len(m.outcome.facts) for m in cases)
+    found = sum(m.outcome.facts_found for m in cases)
+    return f"{gold}/{len(cases)} · {found}/{facts} ({found / max(facts, 1):.0%})"
+
+
 def pipeline_rows(label: str, cases: Sequence[Measured]) -> list[Row]:
     first, first_95 = spread([m.first_token for m in cases])
     total, total_95 = spread([m.total for m in cases])
     progress, progress_95 = spread([m.first_progress for m in cases])
-    gold = sum(m.outcome.all_gold for m in cases)
-    facts = sum(len(m.outcome.facts) for m in cases)
-    found = sum(m.outcome.facts_found for m in cases)
     return [
         Row(
             SECTION,
@@ -359,11 +362,7 @@ def pipeline_rows(label: str, cases: Sequence[Measured]) -> list[Row]:
             f"{seconds(first)} / {seconds(first_95)} · {seconds(total)} / {seconds(total_95)}"
             f" · {seconds(progress)} / {seconds(progress_95)}",
         ),
-        Row(
-            SECTION,
-            f"{label}: all gold · facts in the answer",
-            f"{gold}/{len(cases)} · {found}/{facts} ({found / max(facts, 1):.0%})",
-        ),
+        Row(SECTION, f"{label}: all gold · facts in the answer", quality(cases)),
         Row(
             SECTION, f"{label}: model calls and prompt + completion tokens per question (mean)", calls_and_tokens(cases)
         ),
@@ -385,26 +384,51 @@ def where_time_goes(cases: Sequence[Measured]) -> str:
     )
 
 
+def of_kind(cases: Sequence[Measured], kind: str) -> list[Measured]:
+    return [m for m in cases if m.outcome.kind == kind]
+
+
+def ratio_row(label: str, loop: Sequence[Measured], single: Sequence[Measured], headline: bool) -> Row:
+    value = ratio(loop, single)
+    return Row(
+        SECTION,
+        f"{label}: p50 time to first answer token / single-shot's",
+        f"{value:.2f}",
+        f"≤ {TARGET_RATIO}" if headline else "",
+        value <= TARGET_RATIO if headline else None,
+    )
+
+
+def set_rows(profile: str, name: str, results: Results) -> list[Row]:
+    """One profile and set: each pipeline's figures, the loops against single-shot, and the
+    headline kind's own ratio and quality (the loop as deployed)."""
+    loop, every = results[(profile, name, LOOP)], results[(profile, name, EVERY_ROUND)]
+    single = results[(profile, name, SINGLE)]
+    prefix = f"{profile} · {name} ({len(loop)} cases)"
+    rows = pipeline_rows(f"{prefix} · {LOOP}", loop)
+    rows += pipeline_rows(f"{prefix} · {EVERY_ROUND}", every)
+    rows += pipeline_rows(f"{prefix} · {SINGLE}", single)
+    rows.append(ratio_row(f"{prefix} · {LOOP}", loop, single, False))
+    rows.append(ratio_row(f"{prefix} · {EVERY_ROUND}", every, single, False))
+    kind = (of_kind(loop, HEADLINE_KIND), of_kind(every, HEADLINE_KIND), of_kind(single, HEADLINE_KIND))
+    if all(kind):
+        label = f"{profile} · {name}, {HEADLINE_KIND} questions ({len(kind[0])})"
+        headline = (profile, name) == HEADLINE
+        rows.append(ratio_row(f"{label} · {LOOP}", kind[0], kind[2], headline))
+        rows.append(ratio_row(f"{label} · {EVERY_ROUND}", kind[1], kind[2], False))
+        rows += [
+            Row(SECTION, f"{label} · {pipeline}: all gold · facts in the answer", quality(cases))
+            for pipeline, cases in zip((LOOP, EVERY_ROUND, SINGLE), kind, strict=True)
+        ]
+    rows.append(Row(SECTION, f"{prefix} · {LOOP}: where the time goes (mean)", where_time_goes(loop)))
+    return rows
+
+
 def rows_of(results: Results) -> list[Row]:
     rows: list[Row] = []
     for profile in PROFILES:
         for name in SET_NAMES:
-            loop, single = results[(profile.name, name, LOOP)], results[(profile.name, name, SINGLE)]
-            prefix = f"{profile.name} · {name} ({len(loop)} cases)"
-            rows += pipeline_rows(f"{prefix} · loop", loop)
-            rows += pipeline_rows(f"{prefix} · single-shot", single)
-            value = ratio(loop, single)
-            headline = (profile.name, name) == HEADLINE
-            rows.append(
-                Row(
-                    SECTION,
-                    f"{prefix}: loop / single-shot, p50 time to first answer token",
-                    f"{value:.2f}",
-                    f"≤ {TARGET_RATIO}" if headline else "",
-                    value <= TARGET_RATIO if headline else None,
-                )
-            )
-            rows.append(Row(SECTION, f"{prefix} · loop: where the time goes (mean)", where_time_goes(loop)))
+            rows += set_rows(profile.name, name, results)
         overruns = sum(m.overruns for key, cases in results.items() if key[0] == profile.name for m in cases)
         rows.append(
             Row(
@@ -428,15 +452,18 @@ async def measure(store: Any, embedder: Any, dataset_id: str) -> tuple[Results, 
             results[(profile.name, name, SINGLE)] = [await single_case(parts, profile, case) for case in cases[name]]
     gate = asyncio.Semaphore(CONCURRENCY)
 
-    async def bounded(parts: Parts, profile: ModelProfile, case: dict[str, Any]) -> Measured:
+    async def bounded(parts: Parts, profile: ModelProfile, case: dict[str, Any], judged: bool) -> Measured:
         async with gate:
-            return await loop_case(parts, profile, case)
+            return await loop_case(parts, profile, case, judged=judged)
 
     jobs: dict[tuple[str, str, str], list[Awaitable[Measured]]] = {}
     for profile in PROFILES:
-        parts = offline_search(store, embedder, dataset_id)
-        for name in SET_NAMES:
-            jobs[(profile.name, name, LOOP)] = [bounded(parts, profile, case) for case in cases[name]]
+        for pipeline in (LOOP, EVERY_ROUND):
+            parts = offline_search(store, embedder, dataset_id)
+            for name in SET_NAMES:
+                jobs[(profile.name, name, pipeline)] = [
+                    bounded(parts, profile, case, pipeline == LOOP) for case in cases[name]
+                ]
     cpu, wall = time.process_time(), time.perf_counter()
     done = await asyncio.gather(*(asyncio.gather(*batch) for batch in jobs.values()))
     busy = (time.process_time() - cpu) / (time.perf_counter() - wall)

@@ -103,6 +103,8 @@ RERANK_WORDS = {
 }
 # A round that added no paragraph: the trace says why it was not assessed.
 SKIPPED_ASSESSMENT = "未再评估：本轮没有新资料，沿用上一轮的判断"
+# A round the local evidence judge decided (every part verified, or follow-up queries of its own).
+JUDGED_ASSESSMENT = "由本地证据核验判定，未调用模型评估"
 # The chat page's button under the last answer (re_chat).
 REGENERATE_WORDS = {
     "button": "重新生成",
@@ -523,6 +525,7 @@ def labels_json() -> dict[str, Any]:
         "models": MODEL_WORDS,
         "rerank": RERANK_WORDS,
         "skipped_assessment": SKIPPED_ASSESSMENT,
+        "judged_assessment": JUDGED_ASSESSMENT,
         "account": ACCOUNT_WORDS,
         "roles": ROLE_LABELS,
         "users": USER_WORDS,

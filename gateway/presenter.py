@@ -118,6 +118,8 @@ def round_json(trace: common_pb2.RoundTrace) -> dict[str, Any]:
         **(rerank if trace.reranked or trace.rerank_error else {}),
         # Only when it happened: the round added nothing, so no assessment was asked.
         **({"assessment_skipped": True} if trace.assessment_skipped else {}),
+        # Only when it happened: the local evidence judge decided the round, no model was asked.
+        **({"assessed_by": trace.assessed_by} if trace.assessed_by else {}),
     }
 
 

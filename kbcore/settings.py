@@ -118,6 +118,12 @@ class Settings:
     agent_evidence_tokens: int = _spec(
         "KB_AGENT_EVIDENCE_TOKENS", 16000, "Evidence token budget per question", 1000, 24000
     )
+    agent_evidence_judge: bool = _spec(
+        "KB_AGENT_EVIDENCE_JUDGE",
+        False,
+        "A remote model's rounds are judged locally first: every part verified means no assessment call,"
+        " and a compound question's parts are searched in the first round (the offline model always does)",
+    )
     context_recent_tokens: int = _spec(
         "KB_CONTEXT_RECENT_TOKENS", 6000, "Token budget of summary + recent turns; over it, compaction runs", 512, 16000
     )

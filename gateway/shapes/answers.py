@@ -43,6 +43,11 @@ class RoundOut(Shape):
         description="present (true) only when the round added no paragraph: no assessment was asked and the last"
         " verdict stands",
     )
+    assessed_by: str = Field(
+        default="",
+        description="present (`evidence_judge`) only when the local evidence judge decided the round without an"
+        " assessment call: every part verified, or follow-up queries of its own",
+    )
 
 
 class RetrievalOut(Shape):

@@ -42,3 +42,5 @@ export const REGENERATE_WORDS = LABELS.regenerate;
 export const RERANK_WORDS = LABELS.rerank;
 
 export const SKIPPED_ASSESSMENT = LABELS.skipped_assessment;
+
+export const JUDGED_ASSESSMENT = LABELS.judged_assessment;

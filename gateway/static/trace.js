@@ -1,7 +1,15 @@
 // How one answer was found: the retrieval trace, context statistics and cited documents.
 // Shared by the chat page (records) and the operator page (multi-round hit test).
 import { h, formatSeconds } from "./dom.js";
-import { PART_VERDICT_LABELS, RERANK_WORDS, SKIPPED_ASSESSMENT, scoreLabel, stopReasonLabel, yesNo } from "./labels.js";
+import {
+  JUDGED_ASSESSMENT,
+  PART_VERDICT_LABELS,
+  RERANK_WORDS,
+  SKIPPED_ASSESSMENT,
+  scoreLabel,
+  stopReasonLabel,
+  yesNo,
+} from "./labels.js";
 
 const docName = (p) => p.document_name || p.document_id || "未命名文档";
 
@@ -70,6 +78,7 @@ export function roundNode(round, { testid = "trace-round", queryTestid = "trace-
       row("后续查询", listOrDash(r.next_queries, "next-query")),
       r.reranked || r.rerank_error ? row(RERANK_WORDS.row, rerankLine(r)) : [],
       r.assessment_skipped ? row("评估", h("span", { testid: "assessment-skipped" }, SKIPPED_ASSESSMENT)) : [],
+      r.assessed_by ? row("评估", h("span", { testid: "assessed-by-judge" }, JUDGED_ASSESSMENT)) : [],
     ),
     extra,
   );

@@ -141,12 +141,31 @@ class EvidenceMatcher(Protocol):
 
 @runtime_checkable
 class EvidenceJudge(Protocol):
-    """A model that says which evidence sentences answer which part (the offline model): the
-    retrieval loop hands its verdict on the final evidence to generation."""
+    """A model that says which evidence sentences answer which part (the offline model).
+
+    The retrieval loop asks it after each round: when it verifies every part, the round needs
+    no assessment call, and while it still has follow-up queries to propose, they are searched
+    before the model is asked; a compound question's parts are searched in the first round; and
+    its verdict on the final evidence goes to generation when it is the answering model too."""
 
     async def support(
         self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
     ) -> list[PartSupport]: ...
+
+    async def part_queries(self, question: str, history: Sequence[ChatMessage]) -> list[str]:
+        """Each part of the standalone question as a query of its own (one for a simple question)."""
+        ...
+
+    async def verdict(
+        self,
+        question: str,
+        history: Sequence[ChatMessage],
+        evidence: Sequence[EvidenceParagraph],
+        searched: Sequence[str],
+    ) -> str:
+        """The assessment JSON this judge gives the evidence (as ``ModelClient.assess``), made
+        locally: no model call is counted for it."""
+        ...
 
 
 class ModelClient(Protocol):

@@ -77,6 +77,7 @@ def result(outcome: LoopResult, mode: SearchMode = DEFAULT_SEARCH.mode) -> pb.Re
                     reranked=r.reranked,
                     rerank_error=r.rerank_error,
                     assessment_skipped=r.assessment_skipped,
+                    assessed_by=r.assessed_by,
                 )
                 for r in outcome.rounds
             ],

@@ -38,7 +38,7 @@ from services.retrieval.ingestion.jobs.sources import job_parser
 from services.retrieval.ingestion.jobs.worker import IngestWorker
 from services.retrieval.ingestion.parsing import ParseLimits
 from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
-from services.retrieval.search.evidence_matcher import with_matcher
+from services.retrieval.search.evidence_matcher import local_judge, with_matcher
 from services.retrieval.search.loop import LoopLimits
 from services.retrieval.search.query import Searcher
 from services.retrieval.search.search_rpcs import SearchRpcs
@@ -127,6 +127,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         embedder=deps.embedder,
         endpoints=deps.endpoints,  # remote endpoints only: the offline matcher wraps the default alone
         reranks=deps.reranks,
+        judge=local_judge(deps.embedder, deps.store) if settings.agent_evidence_judge else None,
     )
     datasets = DatasetRpcs(DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake), desk)
     documents = DocumentRpcs(desk)

@@ -118,14 +118,12 @@ def test_calls_and_tokens_are_counted_per_kind() -> None:
     assert assess.prompt_tokens == assess_prompt(HISTORY, [QUESTION]) + assess_prompt(HISTORY, [QUESTION, "开放时间"])
 
 
-def test_support_of_its_own_is_no_call_and_its_time_is_kept_apart() -> None:
-    time = FakeTime(step=0.5)
-    model = profiled(time)
-    asyncio.run(model.assess(QUESTION, [], EVIDENCE, [QUESTION]))  # its inner support is part of the call
-    assert model.offline_seconds == 0.0
-    asyncio.run(model.support(QUESTION, [], EVIDENCE))
-    assert model.offline_seconds == 0.5
-    assert model.tallies[ASSESS].calls == 1 and model.tallies[REWRITE].calls == 0
+def test_judgements_are_the_judges_and_made_once() -> None:
+    judge = OfflineExtractiveModel()
+    model = ProfiledModel(None, PROFILE, FakeTime().clock, FakeTime().sleep, judge)
+    first = asyncio.run(judge.support(QUESTION, [], EVIDENCE))
+    assert asyncio.run(model.support(QUESTION, [], EVIDENCE)) == first
+    assert model.tallies[ASSESS].calls == 0, "a judgement is no call"
 
 
 def library_search() -> CountedSearch:
@@ -148,25 +146,42 @@ def test_single_shot_searches_the_question_as_asked_once_and_calls_no_model_befo
     assert measured.outcome.all_gold
 
 
-def test_the_loops_first_answer_token_is_its_model_calls_then_the_answers_first_token(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.fixture
+def slow_judgement(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    """Each judgement the offline model makes (not one it remembers) takes 0.5 s."""
+    time = FakeTime()
+    judge = OfflineExtractiveModel._judge
+
+    async def slow(self: OfflineExtractiveModel, *args: Any) -> Any:
+        time.now += 0.5
+        return await judge(self, *args)
+
+    monkeypatch.setattr(OfflineExtractiveModel, "_judge", slow)
+    return time
+
+
+def test_every_round_assessed_waits_for_its_model_calls_then_the_answers_first_token(
+    slow_judgement: FakeTime,
 ) -> None:
-    time, search = FakeTime(), library_search()
-    judged = OfflineExtractiveModel.support
-
-    async def slow_support(self: OfflineExtractiveModel, *args: Any) -> Any:
-        time.now += 0.5  # inside an assessment this is the call's own time; at the loop's end, offline-only
-        return await judged(self, *args)
-
-    monkeypatch.setattr(OfflineExtractiveModel, "support", slow_support)
-    measured = asyncio.run(loop_case((search, None), PROFILE, FOLLOW_UP, time.clock, time.sleep))
+    time, search = slow_judgement, library_search()
+    measured = asyncio.run(loop_case((search, None), PROFILE, FOLLOW_UP, time.clock, time.sleep, judged=False))
     rewrite, assess = measured.tallies[REWRITE], measured.tallies[ASSESS]
     assert rewrite.calls == 1 and assess.calls >= 1
     assert measured.first_progress == rewrite.seconds  # a follow-up's first event waits for its rewrite
-    assert measured.retrieval == pytest.approx(rewrite.seconds + assess.seconds)  # the final support left out
+    # The judgement inside an assessment is the call's own time; the final one is remembered.
+    assert measured.retrieval == pytest.approx(rewrite.seconds + assess.seconds)
     assert measured.overruns == 0
     generate = measured.tallies[GENERATE]
     assert measured.first_token == pytest.approx(measured.retrieval + PROFILE.first_token(generate.prompt_tokens))
+
+
+def test_the_judges_work_is_counted_in_full_and_spares_the_assessment_it_decides(slow_judgement: FakeTime) -> None:
+    time, search = slow_judgement, library_search()
+    case = {"turns": [{"question": "图书馆开放时间是几点？", "gold": [{"must_contain": "9:00至20:00"}]}]}
+    measured = asyncio.run(loop_case((search, None), PROFILE, case, time.clock, time.sleep))
+    assert measured.tallies[ASSESS].calls == 0, "the judge verified the opening hours: no assessment call"
+    assert measured.retrieval == pytest.approx(0.5)  # one judgement, the final one remembered
+    assert measured.first_progress == 0.0 and measured.outcome.all_gold
 
 
 def case_timed(first_token: float, tallies: dict[str, Tally] | None = None) -> Measured:

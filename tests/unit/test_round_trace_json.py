@@ -9,7 +9,12 @@ from grpc_stubs.common.v1 import common_pb2
 
 def test_an_assessed_round_has_no_skipped_field() -> None:
     shown = round_json(common_pb2.RoundTrace(round=1, queries=["年假"], sufficient=True))
-    assert "assessment_skipped" not in shown
+    assert "assessment_skipped" not in shown and "assessed_by" not in shown
+
+
+def test_a_round_the_evidence_judge_decided_says_so() -> None:
+    trace = common_pb2.RoundTrace(round=1, queries=["年假"], sufficient=True, assessed_by="evidence_judge")
+    assert round_json(trace)["assessed_by"] == "evidence_judge"
 
 
 def test_a_round_that_added_nothing_says_its_assessment_was_skipped() -> None:

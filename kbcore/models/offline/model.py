@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 
 from kbcore.metrics.catalog import ModelCall, Purpose, stream_outcome
@@ -45,6 +46,9 @@ _GIST_CHARS = 120
 _REWRITE_TERMS = 5
 _ELLIPTICAL_TERMS = 3  # a part with fewer content words borrows the first part's subject
 _TRAILING_PUNCTUATION = "？?。！!；;，, "
+_REMEMBERED_JUDGEMENTS = 64  # questions judged at once across the service's concurrent chats
+
+JudgementKey = tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
 
 
 class OfflineExtractiveModel:
@@ -57,11 +61,35 @@ class OfflineExtractiveModel:
         """``matcher`` (the retrieval service's embedder) lets parts match paraphrased evidence;
         without it, as in the chat service, support comes with the request or by shared words."""
         self._matcher = matcher
+        # The loop asks for a round's judgement, then (when a part is unverified) for the
+        # assessment built on the same judgement: it is made once.
+        self._judged: OrderedDict[JudgementKey, list[PartSupport]] = OrderedDict()
 
     async def support(
         self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
     ) -> list[PartSupport]:
         """Per part of the standalone question, the evidence sentences that answer it."""
+        key = (
+            question,
+            tuple((m.role, m.content) for m in history),
+            tuple((p.id, p.content) for p in evidence),
+        )
+        judged = self._judged.get(key)
+        if judged is None:
+            judged = await self._judge(question, history, evidence)
+            self._judged[key] = judged
+            while len(self._judged) > _REMEMBERED_JUDGEMENTS:
+                self._judged.popitem(last=False)
+        return list(judged)
+
+    async def part_queries(self, question: str, history: Sequence[ChatMessage]) -> list[str]:
+        """Each part of the standalone question in the user's words, as the judgement compares it."""
+        _, _, queries = await asyncio.to_thread(_parts_of, question, history)
+        return queries
+
+    async def _judge(
+        self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
+    ) -> list[PartSupport]:
         parts, needs, queries = await asyncio.to_thread(_parts_of, question, history)
         passages = prepare(evidence)
         cosines = None
@@ -101,8 +129,18 @@ class OfflineExtractiveModel:
         searched: Sequence[str],
     ) -> str:
         with ModelCall(OFFLINE_MODEL_NAME, Purpose.AUXILIARY):
-            supports = await self.support(question, history, evidence)
-            return await asyncio.to_thread(assessment_json, question, history, evidence, supports, searched)
+            return await self.verdict(question, history, evidence, searched)
+
+    async def verdict(
+        self,
+        question: str,
+        history: Sequence[ChatMessage],
+        evidence: Sequence[EvidenceParagraph],
+        searched: Sequence[str],
+    ) -> str:
+        """The assessment JSON on the judgement of the evidence (``support``, made once)."""
+        supports = await self.support(question, history, evidence)
+        return await asyncio.to_thread(assessment_json, question, history, evidence, supports, searched)
 
     async def summarize(self, previous_summary: str, turns: Sequence[HistoryTurn]) -> str:
         return summarize_turns(previous_summary, turns)

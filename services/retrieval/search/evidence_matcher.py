@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kbcore.models.base import EvidenceParagraph, ModelClient
+from kbcore.models.base import EvidenceJudge, EvidenceParagraph, ModelClient
 from kbcore.models.offline.model import OfflineExtractiveModel
 from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.store.base import VectorStore
@@ -91,3 +91,9 @@ def with_matcher(model: ModelClient, embedder: Embedder, store: VectorStore) -> 
     if isinstance(model, OfflineExtractiveModel):
         return OfflineExtractiveModel(matcher=EmbeddingMatcher(embedder, store))
     return model
+
+
+def local_judge(embedder: Embedder, store: VectorStore) -> EvidenceJudge:
+    """The offline model's judgement on the deployment's embedder, for a remote model's rounds:
+    it decides nothing but whether every part is verified (and how a question splits)."""
+    return OfflineExtractiveModel(matcher=EmbeddingMatcher(embedder, store))

@@ -3,6 +3,14 @@
 It stops on the first of: sufficient evidence, the round limit, only repeated queries, no
 new evidence after the first round, the evidence budget, no follow-up query, no datasets,
 or an assessment that failed. The trace records queries and evidence decisions only.
+
+With an evidence judge, a compound question's parts are searched beside it in the first
+round; a round whose evidence the judge finds answering every part is sufficient without an
+assessment call; and while the judge has follow-up queries of its own and rounds are left, the
+next round searches them without one. The model is asked when the judge can neither verify nor
+search further, so it has the last word before the loop gives up: with a real model each call
+is seconds the visitor waits before the first answer word (docs/retrieval.md, "How fast the
+loop answers").
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import kbcore.telemetry.tracing as tracing
 from grpc_stubs.common.v1 import common_pb2
@@ -28,6 +37,8 @@ log = logging.getLogger(__name__)
 
 MAX_PARAGRAPHS = 40
 FIRST_QUERY_CHARS = 1000
+MAX_FIRST_ROUND_PARTS = 4  # parts searched beside a compound question; more are left to follow-ups
+BY_JUDGE = "evidence_judge"  # a round the local evidence judge decided, with no assessment call
 NOT_ASSESSED = "尚未完成充分性评估"
 NO_DATASETS = "应用未关联知识库"
 ASSESSMENT_FAILED = "证据充分性评估失败，无法确认已覆盖全部问题"
@@ -70,6 +81,7 @@ class RoundTrace:
     reranked: bool = False  # the round's candidates were re-ordered by the rerank model
     rerank_error: str = ""  # why a chosen rerank model did not re-order them (search order kept)
     assessment_skipped: bool = False  # nothing new to judge: the last verdict stands
+    assessed_by: str = ""  # BY_JUDGE when the evidence judge decided the round; empty: the model's assessment
 
 
 @dataclass(frozen=True)
@@ -203,14 +215,29 @@ def _keep_last_verdict(gathered: _Gathered, step: RoundTrace) -> None:
     step.sufficient, step.missing, step.assessment_skipped = gathered.sufficient, gathered.missing, True
 
 
+def _judge_led(gathered: _Gathered) -> bool:
+    """Whether the round before the current one went on by the judge's queries alone: its
+    evidence has not been put to the model, which has the last word before the loop gives up."""
+    return len(gathered.rounds) > 1 and gathered.rounds[-2].assessed_by == BY_JUDGE and not gathered.sufficient
+
+
 class RetrievalLoop:
     def __init__(
-        self, model: ModelClient, search: SearchFn, limits: LoopLimits, rerank: RerankFn | None = None
+        self,
+        model: ModelClient,
+        search: SearchFn,
+        limits: LoopLimits,
+        rerank: RerankFn | None = None,
+        judge: EvidenceJudge | None = None,
     ) -> None:
+        """``judge`` checks each round's evidence before the model is asked (None: the model
+        assesses every round, and the first round searches the question whole)."""
         self._model = model
         self._search = search
         self._limits = limits
         self._rerank = rerank  # None: the search's order is the admission order
+        self._judge = judge
+        self._model_is_judge = judge is not None and judge is cast(object, model)  # the offline model
 
     async def run(
         self, question: str, history: Sequence[ChatMessage], has_datasets: bool
@@ -246,19 +273,71 @@ class RetrievalLoop:
         (which has no embedder); nothing for a remote model, which reads the evidence itself."""
         if not isinstance(self._model, EvidenceJudge) or not gathered.evidence:
             return []
+        return await self._judged(self._model, question, history, gathered)
+
+    async def _judged(
+        self, judge: EvidenceJudge, question: str, history: Sequence[ChatMessage], gathered: _Gathered
+    ) -> list[PartSupport]:
+        """The judge's verdict per part on the evidence so far; none when it failed (the model
+        assesses then, and the offline answer falls back to shared words)."""
         try:
-            return await self._model.support(question, history, as_model_evidence(list(gathered.evidence.values())))
-        except ModelError as exc:  # the embeddings endpoint failed: the answer falls back to shared words
+            return await judge.support(question, history, as_model_evidence(list(gathered.evidence.values())))
+        except ModelError as exc:  # the embeddings endpoint failed
             log.warning("evidence support failed: %s", exc)
             return []
+
+    async def _first_queries(self, question: str, history: Sequence[ChatMessage], problem_text: str) -> list[str]:
+        """The standalone question, and beside it each of its parts when it has several (the
+        judge splits it): a part's own wording finds its paragraph where the whole question's
+        mixed meaning ranks it too low, without waiting an assessment for a follow-up query."""
+        queries = [problem_text[:FIRST_QUERY_CHARS]]
+        if self._judge is None:
+            return queries
+        try:
+            parts = await self._judge.part_queries(question, history)
+        except ModelError as exc:
+            log.warning("splitting the question failed, searching it whole: %s", exc)
+            return queries
+        return queries + [p[:FIRST_QUERY_CHARS] for p in parts[:MAX_FIRST_ROUND_PARTS]] if len(parts) > 1 else queries
+
+    async def _decided_by_judge(
+        self, question: str, history: Sequence[ChatMessage], gathered: _Gathered, step: RoundTrace
+    ) -> bool:
+        """Whether the judge decides the round without an assessment call (the trace says
+        ``assessed_by``): it verifies every part (sufficient), or, when it does not, it has
+        follow-up queries never searched and a round is left for them. Otherwise the model is asked."""
+        if self._judge is None or not gathered.evidence:
+            return False
+        support = await self._judged(self._judge, question, history, gathered)
+        if support and all(part.verified and part.quotes for part in support):
+            gathered.sufficient, gathered.missing = True, ""
+            step.sufficient, step.missing, step.assessed_by = True, "", BY_JUDGE
+            return True
+        if self._model_is_judge or step.round >= self._limits.max_rounds:
+            return False  # the same decision either way / the model has the last word
+        evidence = as_model_evidence(list(gathered.evidence.values()))
+        try:
+            decision = parse_assessment(
+                await self._judge.verdict(question, history, evidence, list(gathered.searched.values()))
+            )
+        except (ModelError, InvalidAssessment) as exc:
+            log.warning("the evidence judge proposed nothing, asking the model: %s", exc)
+            return False
+        queries = [q for q in decision.queries if normalise_query(q) not in gathered.searched]
+        if not queries:
+            return False
+        gathered.sufficient, gathered.missing = False, decision.missing
+        step.sufficient, step.missing, step.next_queries, step.assessed_by = False, decision.missing, queries, BY_JUDGE
+        return True
 
     async def _rounds(
         self, question: str, history: Sequence[ChatMessage], problem_text: str, gathered: _Gathered
     ) -> AsyncGenerator[Retrieving | Assessed, None]:
         """Search, then assess, round after round until a stop reason holds (``gathered.stop``).
 
-        The first round searches the standalone question; later ones the assessment's follow-up queries."""
-        queries = [problem_text[:FIRST_QUERY_CHARS]]
+        The first round searches the standalone question (and its parts); later ones the
+        assessment's follow-up queries."""
+        queries = await self._first_queries(question, history, problem_text)
         for round_no in range(1, self._limits.max_rounds + 1):
             fresh = gathered.fresh(queries)
             if not fresh:
@@ -267,7 +346,7 @@ class RetrievalLoop:
             # One span per round, current only while it awaits (never across a yield).
             round_span = tracing.start_span("retrieval round", {"kb.round": round_no, "kb.queries": len(fresh)})
             try:
-                # The (at most two) queries of a round run concurrently, and start before their
+                # The queries of a round run concurrently, and start before their
                 # progress events are sent (each send waits for its completion); merging in query
                 # order keeps the evidence order independent of which search finished first.
                 with tracing.current(round_span):
@@ -285,8 +364,10 @@ class RetrievalLoop:
                     round_span.set_attribute("kb.hits", sum(len(hits) for hits in results))
                     round_span.set_attribute("kb.new_paragraphs", len(step.new_paragraph_ids))
                     next_queries: list[str] | None = []
-                    if round_no > 1 and not step.new_paragraph_ids:
+                    if round_no > 1 and not step.new_paragraph_ids and not _judge_led(gathered):
                         _keep_last_verdict(gathered, step)
+                    elif await self._decided_by_judge(question, history, gathered, step):
+                        next_queries = step.next_queries
                     else:
                         next_queries = await self._assess(question, history, gathered, step)
             finally:

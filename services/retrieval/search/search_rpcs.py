@@ -14,7 +14,7 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import InvalidRequest, NotFound
 from kbcore.limits import MAX_SEARCH_QUERY_CHARS
-from kbcore.models.base import ChatMessage, ModelClient
+from kbcore.models.base import ChatMessage, EvidenceJudge, ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.rerank import RerankEndpoints
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
@@ -48,10 +48,13 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
         embedder: Embedder,
         endpoints: EndpointClients | None = None,
         reranks: RerankEndpoints | None = None,
+        judge: EvidenceJudge | None = None,
     ):
         """``model`` is the deployment's auxiliary model; ``endpoints`` the registered ones a
         request may name instead (an application's choice), ``reranks`` the rerank calls it may
-        ask for. ``embedder`` groups texts; ``catalog`` knows which datasets exist."""
+        ask for. ``embedder`` groups texts; ``catalog`` knows which datasets exist. ``judge``
+        checks a remote model's rounds first (None: it assesses every round); a model that
+        judges evidence itself (the offline model) is its own judge."""
         self._catalog = catalog
         self._searcher = searcher
         self._model = model
@@ -59,6 +62,7 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
         self._embedder = embedder
         self._endpoints = endpoints
         self._reranks = reranks
+        self._judge = judge
 
     async def _known_datasets(self, dataset_ids: Iterable[str]) -> tuple[str, ...]:
         ids = _distinct_ids(dataset_ids)
@@ -192,7 +196,8 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
                 return await taken
             return await self._searcher.search(dataset_ids, query, settings)
 
-        loop = RetrievalLoop(model, search, self._limits, rerank)
+        judge = model if isinstance(model, EvidenceJudge) else self._judge
+        loop = RetrievalLoop(model, search, self._limits, rerank, judge)
         try:
             async for event in loop.run(question, history, bool(dataset_ids)):
                 yield event
