@@ -57,12 +57,16 @@ run: $(RUNTIME) grpc_stubs/.generated
 # test but those whose database is a SQLite file of their own (marker own_database). First the
 # system packages the browser tests need (Debian's chromium and a CJK font), installed with apt
 # when missing, so this passes by itself on a fresh machine.
+# Each pass ends with its slowest steps: what to look at when the suite's time grows, and how far
+# the slowest stays from the per-test timeout (pyproject.toml).
+TEST_REPORT = --durations=12
+
 test: $(DEV) grpc_stubs/.generated
 	scripts/test-deps.sh
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(TEST_REPORT)
 	@if [ -n "$$KB_TEST_DATABASE_URL" ]; then \
 		echo "== the suite again on $$KB_TEST_DATABASE_URL =="; \
-		KB_DATABASE_URL="$$KB_TEST_DATABASE_URL" $(PY) -m pytest -q -m "not own_database"; \
+		KB_DATABASE_URL="$$KB_TEST_DATABASE_URL" $(PY) -m pytest -q $(TEST_REPORT) -m "not own_database"; \
 	fi
 
 lint: $(DEV) grpc_stubs/.generated

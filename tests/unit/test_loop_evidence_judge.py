@@ -19,7 +19,14 @@ from kbcore.models.base import (
     PartSupport,
     SupportQuote,
 )
-from services.retrieval.search.loop import BY_JUDGE, Assessed, LoopLimits, LoopResult, RetrievalLoop
+from services.retrieval.search.loop import (
+    ASSESSMENT_FAILED,
+    BY_JUDGE,
+    Assessed,
+    LoopLimits,
+    LoopResult,
+    RetrievalLoop,
+)
 from services.retrieval.store.base import Hit
 
 QUESTION = "甲镇的预算是多少？乙乡的编制是多少？"
@@ -207,3 +214,33 @@ def test_a_judge_that_is_the_model_is_not_asked_twice_for_the_same_verdict() -> 
     model = OfflineLike()
     _, result = run(retrieval_loop(model, ScriptedSearch(), LoopLimits(), judge=model))
     assert model.assessed == 1 and result.rounds[0].assessed_by == ""
+
+
+class BrokenModel(RemoteModel):
+    """A model whose assessment times out (``ModelError``) or answers what is not JSON."""
+
+    def __init__(self, reply: str | None) -> None:
+        super().__init__()
+        self.reply = reply
+
+    async def assess(
+        self,
+        question: str,
+        history: Sequence[ChatMessage],
+        evidence: Sequence[EvidenceParagraph],
+        searched: Sequence[str],
+    ) -> str:
+        self.assessed += 1
+        if self.reply is None:
+            raise ModelError("the model endpoint timed out")
+        return self.reply
+
+
+def test_a_last_word_that_fails_ends_the_loop_as_an_assessment_error_never_sufficient() -> None:
+    for reply in (None, "这不是JSON"):
+        model = BrokenModel(reply)
+        judge = ScriptedJudge(queries=["乙乡 编制"])
+        _, result = run(retrieval_loop(model, ScriptedSearch(), LoopLimits(max_rounds=2), judge=judge))
+        assert model.assessed == 1, "the judge led round 1; the model was asked once, for round 2"
+        assert result.stop_reason == common_pb2.STOP_REASON_ASSESSMENT_ERROR
+        assert not result.sufficient and result.missing == ASSESSMENT_FAILED
