@@ -244,3 +244,12 @@ def test_a_last_word_that_fails_ends_the_loop_as_an_assessment_error_never_suffi
         assert model.assessed == 1, "the judge led round 1; the model was asked once, for round 2"
         assert result.stop_reason == common_pb2.STOP_REASON_ASSESSMENT_ERROR
         assert not result.sufficient and result.missing == ASSESSMENT_FAILED
+
+
+def test_when_the_evidence_budget_is_spent_the_model_has_the_last_word() -> None:
+    """No later round could add to the evidence: the judge's follow-ups could never be searched."""
+    model = RemoteModel({"sufficient": False, "missing": "缺少乙乡的编制", "queries": []})
+    judge = ScriptedJudge(queries=["乙乡 编制"])
+    _, result = run(retrieval_loop(model, ScriptedSearch(), LoopLimits(max_paragraphs=2), judge=judge))
+    assert model.assessed == 1 and result.rounds[0].assessed_by == ""
+    assert result.stop_reason == common_pb2.STOP_REASON_EVIDENCE_BUDGET

@@ -301,11 +301,12 @@ class RetrievalLoop:
         return queries + [p[:FIRST_QUERY_CHARS] for p in parts[:MAX_FIRST_ROUND_PARTS]] if len(parts) > 1 else queries
 
     async def _decided_by_judge(
-        self, question: str, history: Sequence[ChatMessage], gathered: _Gathered, step: RoundTrace
+        self, question: str, history: Sequence[ChatMessage], gathered: _Gathered, step: RoundTrace, last: bool
     ) -> bool:
         """Whether the judge decides the round without an assessment call (the trace says
         ``assessed_by``): it verifies every part (sufficient), or, when it does not, it has
-        follow-up queries never searched and a round is left for them. Otherwise the model is asked."""
+        follow-up queries never searched and the loop goes on (``last``: no round or budget left
+        for them). Otherwise the model is asked."""
         if self._judge is None or not gathered.evidence:
             return False
         support = await self._judged(self._judge, question, history, gathered)
@@ -313,7 +314,7 @@ class RetrievalLoop:
             gathered.sufficient, gathered.missing = True, ""
             step.sufficient, step.missing, step.assessed_by = True, "", BY_JUDGE
             return True
-        if self._model_is_judge or step.round >= self._limits.max_rounds:
+        if self._model_is_judge or last:
             return False  # the same decision either way / the model has the last word
         evidence = as_model_evidence(list(gathered.evidence.values()))
         try:
@@ -366,7 +367,9 @@ class RetrievalLoop:
                     next_queries: list[str] | None = []
                     if round_no > 1 and not step.new_paragraph_ids and not _judge_led(gathered):
                         _keep_last_verdict(gathered, step)
-                    elif await self._decided_by_judge(question, history, gathered, step):
+                    elif await self._decided_by_judge(
+                        question, history, gathered, step, exhausted or round_no >= self._limits.max_rounds
+                    ):
                         next_queries = step.next_queries
                     else:
                         next_queries = await self._assess(question, history, gathered, step)
