@@ -203,10 +203,11 @@ def offline_search(store: Any, embedder: Any, dataset_id: str) -> tuple[SearchFn
 
 
 def offline_loop(store: Any, embedder: Any, dataset_id: str) -> tuple[RetrievalLoop, TimedOfflineModel]:
-    """The loop as the retrieval service runs it for the offline model, and that model."""
+    """The loop as the retrieval service runs it for the offline model (its own evidence
+    judge), and that model."""
     search, matcher = offline_search(store, embedder, dataset_id)
     model = TimedOfflineModel(matcher)
-    return RetrievalLoop(model, search, LIMITS), model
+    return RetrievalLoop(model, search, LIMITS, judge=model), model
 
 
 async def evaluate(store: Any, embedder: Any, dataset_id: str, path: Path) -> list[CaseOutcome]:

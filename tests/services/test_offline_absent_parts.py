@@ -32,7 +32,7 @@ async def test_a_part_absent_from_the_knowledge_base_is_named_unverifiable(stack
         return await searcher.search((DEMO_DATASET_ID,), query, SearchSettings(top_n=5))
 
     model = OfflineExtractiveModel(matcher=EmbeddingMatcher(embedder, store))
-    loop = RetrievalLoop(model, search, LoopLimits(max_rounds=3))
+    loop = RetrievalLoop(model, search, LoopLimits(max_rounds=3), judge=model)  # as deployed
     named: list[bool] = []
     invented: list[str] = []
     cases = [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]

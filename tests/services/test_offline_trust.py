@@ -72,7 +72,7 @@ class Asker:
             return await searcher.search(dataset_ids, query, SearchSettings(top_n=5))
 
         model = OfflineExtractiveModel(matcher=EmbeddingMatcher(embedder, store))
-        self._loop = RetrievalLoop(model, search, LoopLimits(max_rounds=3))
+        self._loop = RetrievalLoop(model, search, LoopLimits(max_rounds=3), judge=model)  # as deployed
 
     async def __call__(self, question: str, history: Sequence[ChatMessage] = ()) -> Asked:
         result = [e async for e in self._loop.run(question, list(history), True)][-1]
