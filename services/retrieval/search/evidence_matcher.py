@@ -88,12 +88,14 @@ class EmbeddingMatcher:
 
 def with_matcher(model: ModelClient, embedder: Embedder, store: VectorStore) -> ModelClient:
     """The offline model given the embedder's judgement; any other model unchanged."""
-    if isinstance(model, OfflineExtractiveModel):
-        return OfflineExtractiveModel(matcher=EmbeddingMatcher(embedder, store))
-    return model
+    return _matched_offline_model(embedder, store) if isinstance(model, OfflineExtractiveModel) else model
 
 
 def local_judge(embedder: Embedder, store: VectorStore) -> EvidenceJudge:
     """The offline model's judgement on the deployment's embedder, for a remote model's rounds:
     it decides nothing but whether every part is verified (and how a question splits)."""
+    return _matched_offline_model(embedder, store)
+
+
+def _matched_offline_model(embedder: Embedder, store: VectorStore) -> OfflineExtractiveModel:
     return OfflineExtractiveModel(matcher=EmbeddingMatcher(embedder, store))
