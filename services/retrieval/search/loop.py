@@ -273,15 +273,19 @@ class RetrievalLoop:
         (which has no embedder); nothing for a remote model, which reads the evidence itself."""
         if not isinstance(self._model, EvidenceJudge) or not gathered.evidence:
             return []
-        return await self._judged(self._model, question, history, gathered)
+        return await self._judged(self._model, question, history, as_model_evidence(list(gathered.evidence.values())))
 
     async def _judged(
-        self, judge: EvidenceJudge, question: str, history: Sequence[ChatMessage], gathered: _Gathered
+        self,
+        judge: EvidenceJudge,
+        question: str,
+        history: Sequence[ChatMessage],
+        evidence: Sequence[EvidenceParagraph],
     ) -> list[PartSupport]:
         """The judge's verdict per part on the evidence so far; none when it failed (the model
         assesses then, and the offline answer falls back to shared words)."""
         try:
-            return await judge.support(question, history, as_model_evidence(list(gathered.evidence.values())))
+            return await judge.support(question, history, evidence)
         except ModelError as exc:  # the embeddings endpoint failed
             log.warning("evidence support failed: %s", exc)
             return []
@@ -309,14 +313,14 @@ class RetrievalLoop:
         for them). Otherwise the model is asked."""
         if self._judge is None or not gathered.evidence:
             return False
-        support = await self._judged(self._judge, question, history, gathered)
+        evidence = as_model_evidence(list(gathered.evidence.values()))
+        support = await self._judged(self._judge, question, history, evidence)
         if support and all(part.verified and part.quotes for part in support):
             gathered.sufficient, gathered.missing = True, ""
             step.sufficient, step.missing, step.assessed_by = True, "", BY_JUDGE
             return True
         if self._model_is_judge or last:
             return False  # the same decision either way / the model has the last word
-        evidence = as_model_evidence(list(gathered.evidence.values()))
         try:
             decision = parse_assessment(
                 await self._judge.verdict(question, history, evidence, list(gathered.searched.values()))
