@@ -12,7 +12,15 @@ from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.answer_notice import FORMER_LABELS, OFFLINE_LABEL
 from kbcore.permissions.roles import Kind, Role
-from kbcore.vocabulary import DOCUMENT_STATUS, LOG_SOURCE, PART_VERDICT, RECORD_STATUS, SEARCH_MODE, STOP_REASON
+from kbcore.vocabulary import (
+    DOCUMENT_STATUS,
+    LOG_SOURCE,
+    PART_VERDICT,
+    RECORD_STATUS,
+    SEARCH_MODE,
+    STOP_REASON,
+    SYNC_OUTCOME,
+)
 
 # Every stop reason of the retrieval loop, in the words the trace and the CLI show.
 _STOP_REASONS = {
@@ -51,6 +59,15 @@ _DOCUMENT_STATUSES = {
     retrieval_pb.DOCUMENT_STATUS_FAILED: "失败",
     retrieval_pb.DOCUMENT_STATUS_CANCELLED: "已取消",
 }
+# What a web document's sync did, and what its last check found (document.source_state).
+_SYNC_OUTCOMES = {
+    retrieval_pb.SYNC_OUTCOME_UNCHANGED: "网页没有变化，未重新导入",
+    retrieval_pb.SYNC_OUTCOME_QUEUED: "网页已更新：正在导入新版本，只向量化改动的段落",
+    retrieval_pb.SYNC_OUTCOME_GONE: "网页已不存在（404）：文档保留上次的内容",
+    retrieval_pb.SYNC_OUTCOME_FAILED: "网页暂时无法获取：文档保留上次的内容",
+    retrieval_pb.SYNC_OUTCOME_BUSY: "文档正在导入，稍后再同步",
+}
+SOURCE_STATE_LABELS = {"gone": "网页已不存在", "unreachable": "网页无法获取"}
 # Where a document came from: a file's source type (kbcore.document_types.SOURCE_TYPES; a test
 # holds that each has a label), a web page by address, or paragraphs sent as JSON.
 _SOURCE_TYPES = {
@@ -74,6 +91,7 @@ SEARCH_MODE_LABELS = {SEARCH_MODE.name(value): label for value, label in _SEARCH
 PART_VERDICT_LABELS = {PART_VERDICT.name(value): label for value, label in _PART_VERDICTS.items()}
 DOCUMENT_STATUS_LABELS = {DOCUMENT_STATUS.name(value): label for value, label in _DOCUMENT_STATUSES.items()}
 SOURCE_TYPE_LABELS = dict(_SOURCE_TYPES)
+SYNC_OUTCOME_LABELS = {SYNC_OUTCOME.name(value): label for value, label in _SYNC_OUTCOMES.items()}
 STOP_REASON_FALLBACK = "已完成"
 
 # What a paragraph's score is depends on the search that found it, and the three are not
@@ -516,6 +534,8 @@ def labels_json() -> dict[str, Any]:
         "thinking": THINKING_WORDS,
         "document_statuses": DOCUMENT_STATUS_LABELS,
         "source_types": SOURCE_TYPE_LABELS,
+        "sync_outcomes": SYNC_OUTCOME_LABELS,
+        "source_states": SOURCE_STATE_LABELS,
         "progress": PROGRESS,
         "votes": VOTE_WORDS,
         "usage": USAGE_WORDS,

@@ -27,6 +27,7 @@ from kbcore.vocabulary import (
     RECORD_STATUS,
     SEARCH_MODE,
     STOP_REASON,
+    SYNC_OUTCOME,
     VOTE,
     EnumNames,
 )
@@ -386,6 +387,8 @@ def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
         "embedding_model_name": d.embedding_model_name,
         "embedding_dimension": d.embedding_dimension,
         "embedding_switch": embedding_switch_json(d.embedding_switch) if d.HasField("embedding_switch") else None,
+        "sync_hours": d.sync_hours,
+        "sync_due_at": d.sync_due_at,
     }
 
 
@@ -404,7 +407,9 @@ def document_json(d: retrieval_pb.Document) -> dict[str, Any]:
     """MaxKB's document fields, plus where its ingestion job is: ``status`` (``queued``,
     ``parsing``, ``embedding``, ``ready``, ``failed``), ``progress`` (paragraphs embedded of the
     job's total), the failure's ``error`` in words and the ``source_type`` it came from, so any
-    client can wait for ``ready`` by polling the document."""
+    client can wait for ``ready`` by polling the document. A web page's document has MaxKB's
+    ``meta.source_url`` and ``source``: when it was last checked and what that found (``state``
+    "" = the page is there, ``gone``, ``unreachable``; ``note`` in words)."""
     return {
         "id": d.id,
         "dataset_id": d.dataset_id,
@@ -417,6 +422,17 @@ def document_json(d: retrieval_pb.Document) -> dict[str, Any]:
         "error": d.error,
         "source_type": d.source_type,
         "update_time": d.updated_at,
+        "meta": {"source_url": d.source_url} if d.source_url else {},
+        "source": {"checked_at": d.source_checked_at, "state": d.source_state, "note": d.source_note},
+    }
+
+
+def synced_json(synced: retrieval_pb.SyncedDocument) -> dict[str, Any]:
+    """A web document after a sync, with what the sync did: ``sync.outcome`` (``unchanged``,
+    ``queued``, ``gone``, ``failed``, ``busy``) and ``sync.message`` in words."""
+    return {
+        **document_json(synced.document),
+        "sync": {"outcome": SYNC_OUTCOME.name(synced.outcome) or UNKNOWN_STATUS, "message": synced.message},
     }
 
 

@@ -22,3 +22,5 @@ DEFAULT_SEARCH_MODE = "hybrid"
 MAX_PARAGRAPH_TITLE_CHARS = 256  # a paragraph an operator writes or edits (MaxKB's limit)
 MAX_PARAGRAPH_CONTENT_CHARS = 4096
 MAX_PARAGRAPH_PAGE_SIZE = 200
+# A dataset's web documents are synced at most hourly (a page is not a feed), at least monthly.
+MIN_SYNC_HOURS, MAX_SYNC_HOURS = 1, 24 * 30

@@ -189,6 +189,13 @@ class Settings:
     ingest_poll_seconds: float = _spec(
         "KB_INGEST_POLL_SECONDS", 1.0, "How often an idle retrieval process looks for queued ingestion jobs", 0.05, 60
     )
+    web_sync_poll_seconds: float = _spec(
+        "KB_WEB_SYNC_POLL_SECONDS",
+        60.0,
+        "How often a retrieval process looks for a dataset whose scheduled web sync is due",
+        0.05,
+        3600,
+    )
     ingest_max_paragraphs: int = _spec(
         "KB_INGEST_MAX_PARAGRAPHS",
         20000,

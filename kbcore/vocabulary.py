@@ -50,6 +50,7 @@ SEARCH_MODE: EnumNames[common_pb2.SearchMode] = EnumNames(common_pb2.SearchMode)
 ROLE: EnumNames[common_pb2.Role] = EnumNames(common_pb2.Role)
 PART_VERDICT: EnumNames[common_pb2.PartVerdict] = EnumNames(common_pb2.PartVerdict)
 DOCUMENT_STATUS: EnumNames[retrieval_service_pb2.DocumentStatus] = EnumNames(retrieval_service_pb2.DocumentStatus)
+SYNC_OUTCOME: EnumNames[retrieval_service_pb2.SyncOutcome] = EnumNames(retrieval_service_pb2.SyncOutcome)
 EMBEDDING_SWITCH_STATE: EnumNames[retrieval_service_pb2.EmbeddingSwitchState] = EnumNames(
     retrieval_service_pb2.EmbeddingSwitchState
 )

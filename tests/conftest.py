@@ -3,6 +3,7 @@ set), the embedded vector store with the sample knowledge base, and the running 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -128,6 +129,18 @@ async def stack(
     running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)
     operator, credential = operator_token(settings), running.credential
     await seed_demo(running.retrieval_target, running.chat_target, operator, credential=credential, ids=FIXED_DEMO_IDS)
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+async def loopback_stack(
+    stack: Stack, sessions: async_sessionmaker[AsyncSession], store: VectorStore, embedder: Embedder, offline_model: Any
+) -> AsyncIterator[Stack]:
+    """The suite's data behind services whose operator allowed fetching from 127.0.0.1 (a local
+    web site's pages can be imported and synced)."""
+    settings = dataclasses.replace(stack.settings, fetch_allow_hosts="127.0.0.1")
+    running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)
     yield running
     await running.stop()
 

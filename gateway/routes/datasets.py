@@ -5,7 +5,8 @@ Documents go in as background jobs: every upload is checked here for what the ga
 (size, type by suffix, field lengths), handed to the retrieval service's ``SubmitDocuments`` and
 answered at once, each document ``queued``; a client follows it with ``GET …/document/{id}``
 until its ``status`` is ``ready`` or ``failed``. The routes are MaxKB v1's (apps/dataset/urls.py):
-``document``, ``document/web``, ``document/{id}``, ``document/{id}/cancel_task``."""
+``document``, ``document/web``, ``document/{id}``, ``document/{id}/cancel_task``, and its web
+syncs ``document/{id}/sync`` and ``sync_web``."""
 
 from __future__ import annotations
 
@@ -32,16 +33,17 @@ from gateway.presenter import (
     paragraph_json,
     retrieval_json,
     search_mode,
+    synced_json,
     upload_rules_json,
 )
 from gateway.routes import paragraphs
 from gateway.shapes.answers import ParagraphOut, RetrievalOut
-from gateway.shapes.datasets import DatasetOut, DetachedOut, DocumentOut, UploadRulesOut
+from gateway.shapes.datasets import DatasetOut, DetachedOut, DocumentOut, SyncedDocumentOut, UploadRulesOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
-from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_NAME_CHARS, MAX_TOP_N
+from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_NAME_CHARS, MAX_SYNC_HOURS, MAX_TOP_N
 from kbcore.settings import Settings
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], responses=REFUSALS)
@@ -49,6 +51,8 @@ router = APIRouter(prefix="/api/dataset", tags=["dataset"], responses=REFUSALS)
 ARCHIVE_TYPE = "zip"
 MAX_WEB_URLS = 50  # one request's pages; each is a job of its own
 MAX_URL_CHARS = 2048
+SYNC_FETCH_SECONDS = 30.0  # one page fetched again, beyond the usual deadline (KB_FETCH_TIMEOUT is at most this)
+SYNC_DATASET_SECONDS = 600.0  # every page of a dataset, a few at a time
 # An upload is one file (a .zip for many) and at most its name beside it.
 MAX_FORM_FILES = 1
 MAX_FORM_FIELDS = 4
@@ -76,6 +80,8 @@ class DatasetChangeIn(BaseModel):
     desc: str | None = Field(default=None, max_length=5000)
     embedding_model_id: str | None = Field(default=None, max_length=36)
     embedding_mode_id: str | None = Field(default=None, max_length=36)
+    # Its web documents synced every this many hours (0 = only when asked; whole hours).
+    sync_hours: int | None = Field(default=None, ge=0, le=MAX_SYNC_HOURS, strict=True)
 
 
 def embedding_model_of(ours: str | None, maxkb: str | None) -> str | None:
@@ -125,6 +131,8 @@ async def update_dataset(dataset_id: str, body: DatasetChangeIn, backend: Caller
     model = embedding_model_of(body.embedding_model_id, body.embedding_mode_id)
     if model is not None:
         request.embedding_model_id = model
+    if body.sync_hours is not None:
+        request.sync_hours = body.sync_hours
     reply = await backend.unary(backend.retrieval.datasets.UpdateDataset, request)
     return ok(dataset_json(reply.dataset))
 
@@ -296,6 +304,42 @@ async def cancel_document_task(dataset_id: str, document_id: str, backend: Calle
         pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document_id),
     )
     return ok(document_json(document))
+
+
+class SyncWebIn(BaseModel):
+    """MaxKB's ``sync_web`` body. ``replace`` (the default) fetches every page again and keeps
+    what did not change; MaxKB's ``complete`` (delete, then import anew) is refused: it would
+    embed every unchanged paragraph again and give it a new id."""
+
+    sync_type: str = Field(default="replace", max_length=20)
+
+
+@router.put("/{dataset_id}/document/{document_id}/sync", response_model=Envelope[SyncedDocumentOut])
+async def sync_document(dataset_id: str, document_id: str, backend: CallerBackend) -> JSONResponse:
+    """Fetch a web document's page again now (a conditional request): answers with the document
+    and what the sync did. A document not imported from a page is refused (400)."""
+    reply = await backend.unary(
+        backend.retrieval.documents.SyncDocuments,
+        pb.SyncDocumentsRequest(dataset_id=dataset_id, document_ids=[document_id]),
+        timeout=backend.timeout + SYNC_FETCH_SECONDS,
+    )
+    return ok(synced_json(reply.documents[0]))
+
+
+@router.put("/{dataset_id}/sync_web", response_model=Envelope[list[SyncedDocumentOut]])
+async def sync_web_documents(dataset_id: str, backend: CallerBackend, body: SyncWebIn | None = None) -> JSONResponse:
+    """Fetch every web document of the dataset again now: answers with each and what its sync did."""
+    if body is not None and body.sync_type != "replace":
+        raise ApiError(
+            400,
+            "sync_type must be replace: a sync keeps the paragraphs that did not change (delete a document to start it over)",
+        )
+    reply = await backend.unary(
+        backend.retrieval.documents.SyncDocuments,
+        pb.SyncDocumentsRequest(dataset_id=dataset_id),
+        timeout=backend.timeout + SYNC_DATASET_SECONDS,
+    )
+    return ok([synced_json(d) for d in reply.documents])
 
 
 @router.delete("/{dataset_id}/document/{document_id}", response_model=Envelope[bool])

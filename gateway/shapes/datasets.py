@@ -30,6 +30,8 @@ class DatasetOut(Shape):
     embedding_model_name: str
     embedding_dimension: int
     embedding_switch: EmbeddingSwitchOut | None
+    sync_hours: int
+    sync_due_at: str
 
 
 class DetachedApplicationOut(Shape):
@@ -53,6 +55,27 @@ class DocumentOut(Shape):
     error: str
     source_type: str
     update_time: str
+    meta: DocumentMetaOut
+    source: SourceCheckOut
+
+
+class DocumentMetaOut(Shape):
+    source_url: str | None = None
+
+
+class SourceCheckOut(Shape):
+    checked_at: str
+    state: str
+    note: str
+
+
+class SyncOut(Shape):
+    outcome: str
+    message: str
+
+
+class SyncedDocumentOut(DocumentOut):
+    sync: SyncOut
 
 
 class UploadRulesOut(Shape):

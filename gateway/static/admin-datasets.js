@@ -1,6 +1,6 @@
 // Knowledge bases on the operator page: list, create, delete, and which one is selected (its
 // documents, uploads and paragraphs are admin-documents.js and admin-paragraphs.js).
-import { h, clear, byTestId } from "./dom.js";
+import { h, clear, byTestId, formatTime } from "./dom.js";
 import { call, adminError } from "./admin-api.js";
 
 const ui = {
@@ -159,6 +159,56 @@ function renderPanel() {
   if (!d) return;
   ui.title.textContent = d.name;
   renderEmbedding(d);
+  renderSync(d);
+}
+
+// How often a knowledge base's web pages are fetched again (whole hours; 0 = only when asked).
+const SYNC_CHOICES = [
+  [0, "不自动同步"],
+  [1, "每小时"],
+  [24, "每天"],
+  [168, "每周"],
+  [720, "每 30 天"],
+];
+
+/** The web pages' sync: the schedule, and a button that syncs every page now. */
+function renderSync(d) {
+  const current = d.sync_hours || 0;
+  const choice = h("select", { testid: "dataset-sync-hours", "aria-label": "网页自动同步" });
+  const known = SYNC_CHOICES.some(([hours]) => hours === current) ? SYNC_CHOICES : [...SYNC_CHOICES, [current, `每 ${current} 小时`]];
+  for (const [hours, label] of known) choice.appendChild(h("option", { value: String(hours), selected: hours === current }, label));
+  const save = h("button", { type: "button", testid: "save-dataset-sync", onclick: () => saveSync(d, Number(choice.value)) }, "保存");
+  const now = h("button", { type: "button", class: "link", testid: "sync-dataset-now", onclick: () => syncNow(d) }, "立即同步全部网页");
+  const due = current && d.sync_due_at ? `下次同步：${formatTime(d.sync_due_at)}` : "网页文档只在手动同步时更新";
+  ui.embedding.append(
+    h("div", { class: "inline", "data-needs": "dataset_write" }, h("span", { class: "muted small" }, "网页同步"), choice, save, now),
+    h("div", { class: "muted small", testid: "dataset-sync-due" }, due),
+  );
+}
+
+async function saveSync(d, hours) {
+  try {
+    await call(`/api/dataset/${encodeURIComponent(d.id)}`, { method: "PUT", body: { sync_hours: hours } });
+    await loadDatasets();
+  } catch (err) {
+    showStatus(ui.status, adminError(err, "dataset-error"));
+  }
+}
+
+/** Every web page of the knowledge base fetched again; says how many changed. */
+async function syncNow(d) {
+  showStatus(ui.status, "正在同步网页…");
+  try {
+    const synced = (await call(`/api/dataset/${encodeURIComponent(d.id)}/sync_web`, { method: "PUT", body: { sync_type: "replace" } })) || [];
+    const count = (outcome) => synced.filter((doc) => doc.sync && doc.sync.outcome === outcome).length;
+    const text = synced.length
+      ? `已同步 ${synced.length} 个网页：${count("queued")} 个有更新，${count("unchanged")} 个未变化，${count("gone") + count("failed")} 个无法获取`
+      : "这个知识库没有从网页导入的文档";
+    showStatus(ui.status, h("span", { testid: "dataset-sync-outcome" }, text));
+  } catch (err) {
+    showStatus(ui.status, adminError(err, "dataset-error"));
+  }
+  notify();
 }
 
 /** The dataset's embedding model, the newest change of it, and a control to change it. */

@@ -11,6 +11,8 @@ const RUNNING = new Set(["queued", "parsing", "embedding"]);
 const POLL_MS = 1000;
 const STATUS_LABELS = LABELS.document_statuses || {};
 const SOURCE_LABELS = LABELS.source_types || {};
+const SYNC_LABELS = LABELS.sync_outcomes || {};
+const SOURCE_STATE_LABELS = LABELS.source_states || {};
 
 const ui = {
   docs: document.getElementById("document-list"),
@@ -65,6 +67,9 @@ function documentNode(d, doc) {
   const source = SOURCE_LABELS[doc.source_type] || doc.source_type || "";
   const meta = [source, `${doc.paragraph_count ?? 0} 个段落`, `${doc.char_length ?? 0} 字`, formatTime(doc.update_time || doc.create_time)];
   const canEdit = !running && (doc.paragraph_count ?? 0) > 0;
+  const page = doc.meta && doc.meta.source_url;
+  const checked = page && doc.source && doc.source.checked_at ? `检查于 ${formatTime(doc.source.checked_at)}` : "";
+  const pageState = page && doc.source && doc.source.state ? SOURCE_STATE_LABELS[doc.source.state] || doc.source.state : "";
   return h(
     "li",
     { class: "item static doc", testid: "document", "data-id": doc.id, "data-status": doc.status },
@@ -73,6 +78,8 @@ function documentNode(d, doc) {
       { class: "item-main grow" },
       h("div", { class: "item-name" }, doc.name),
       h("div", { class: "item-meta muted" }, meta.filter(Boolean).join(" · ")),
+      page ? h("div", { class: "item-meta muted doc-source", testid: "document-source" }, [page, checked].filter(Boolean).join(" · ")) : null,
+      pageState ? h("div", { class: "error", testid: "document-source-state", title: doc.source.note || "" }, pageState) : null,
       progressNode(doc),
       doc.error ? h("div", { class: "error", testid: "document-error", role: "alert" }, doc.error) : null,
     ),
@@ -81,6 +88,7 @@ function documentNode(d, doc) {
       { class: "item-actions" },
       running ? h("button", { type: "button", class: "link", testid: "cancel-document", "data-needs": "dataset_write", onclick: () => cancelDocument(d, doc) }, "取消") : null,
       canEdit ? h("button", { type: "button", class: "link", testid: "open-paragraphs", onclick: () => openParagraphs(d, doc) }, "段落") : null,
+      page && !running ? h("button", { type: "button", class: "link", testid: "sync-document", "data-needs": "dataset_write", title: "重新获取网页：未变化的网页不会重新导入", onclick: () => syncDocument(d, doc) }, "同步") : null,
       h("button", { type: "button", class: "link danger-text", testid: "delete-document", "data-needs": "dataset_write", onclick: () => removeDocument(d, doc) }, "删除"),
     ),
   );
@@ -124,6 +132,21 @@ async function cancelDocument(d, doc) {
     showStatus(ui.docsStatus, adminError(err, "document-error"));
   }
   await loadDocuments();
+}
+
+/** Fetch a web document's page again; the list is reloaded first, then the outcome shown (a reload clears the status line). */
+async function syncDocument(d, doc) {
+  showStatus(ui.docsStatus, `正在同步：${doc.name}`);
+  let shown;
+  try {
+    const synced = await call(`${documentPath(d, doc)}/sync`, { method: "PUT" });
+    const outcome = synced && synced.sync ? synced.sync.outcome : "";
+    shown = h("span", { testid: "sync-outcome", "data-outcome": outcome }, `${doc.name}：${SYNC_LABELS[outcome] || outcome}`);
+  } catch (err) {
+    shown = adminError(err, "document-error");
+  }
+  await loadDocuments();
+  showStatus(ui.docsStatus, shown);
 }
 
 async function removeDocument(d, doc) {

@@ -77,6 +77,10 @@ class Dataset(Base):
     embedding_dimension: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     embedding_pending_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     embedding_error: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # Its web documents fetched again every ``sync_hours`` (0 = never), next at ``sync_due_at``:
+    # the process that moves ``sync_due_at`` on (a conditional UPDATE) is the one that syncs.
+    sync_hours: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    sync_due_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Document(Base):
@@ -97,6 +101,15 @@ class Document(Base):
     job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     source_type: Mapped[str] = mapped_column(String(16), default="")
     source_hash: Mapped[str] = mapped_column(String(64), default="")
+    # A document imported from a web page: its address (what identifies it in the dataset), the
+    # validators of the served fetch (ETag, Last-Modified) for a conditional request, when it
+    # was last checked and what that found ("" = the page is there; "gone"; "unreachable").
+    source_url: Mapped[str] = mapped_column(String(2048), default="", server_default="")
+    source_etag: Mapped[str] = mapped_column(String(300), default="", server_default="")
+    source_modified: Mapped[str] = mapped_column(String(100), default="", server_default="")
+    source_checked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    source_state: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    source_note: Mapped[str] = mapped_column(Text, default="", server_default="")
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.tables import Dataset, Document, EmbeddingJob, IngestJob
@@ -127,6 +129,8 @@ def dataset(
         embedding_model_id=row.embedding_model_id,
         embedding_dimension=row.embedding_dimension or default_dimension,
         embedding_model_name=model_name,
+        sync_hours=row.sync_hours,
+        sync_due_at=_when(row.sync_due_at),
     )
     if switch is not None:
         message.embedding_switch.CopyFrom(
@@ -157,7 +161,16 @@ def document(row: Document, job: IngestJob | None = None) -> pb.Document:
         error=row.error,
         source_type=row.source_type,
         updated_at=(row.updated_at or row.created_at).isoformat() + "Z",
+        source_url=row.source_url,
+        source_checked_at=_when(row.source_checked_at),
+        source_state=row.source_state,
+        source_note=row.source_note,
     )
+
+
+def _when(moment: dt.datetime | None) -> str:
+    """RFC 3339 in UTC, or "" for never."""
+    return moment.isoformat() + "Z" if moment is not None else ""
 
 
 def managed_paragraph(p: StoredParagraph) -> pb.ManagedParagraph:

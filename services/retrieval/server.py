@@ -38,6 +38,7 @@ from services.retrieval.ingestion.jobs.sources import job_parser
 from services.retrieval.ingestion.jobs.worker import IngestWorker
 from services.retrieval.ingestion.parsing import ParseLimits
 from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
+from services.retrieval.ingestion.web_sync import SyncSchedule, WebSync
 from services.retrieval.search.evidence_matcher import local_judge, with_matcher
 from services.retrieval.search.loop import LoopLimits
 from services.retrieval.search.query import Searcher
@@ -116,7 +117,10 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     worker = IngestWorker(queue, builder, job_parser(limits), settings.ingest_poll_seconds)
     switches = SwitchQueue(deps.sessions, settings.ingest_lease_seconds, spaces.identity)
     switcher = SwitchWorker(switches, spaces, deps.sessions, settings.ingest_poll_seconds)
-    desk = DocumentDesk(catalog, queue, builder, spaces, worker.wake, limits, FetchPolicy.from_settings(settings))
+    fetch = FetchPolicy.from_settings(settings)
+    desk = DocumentDesk(catalog, queue, builder, spaces, worker.wake, limits, fetch)
+    web_sync = WebSync(deps.sessions, fetch, desk.submit_upload)
+    schedule = SyncSchedule(deps.sessions, web_sync, settings.web_sync_poll_seconds)
     deps.endpoints = EndpointClients(deps.sessions, settings)
     deps.reranks = RerankEndpoints(deps.sessions, settings)
     search = SearchRpcs(
@@ -130,7 +134,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
         judge=local_judge(deps.embedder, deps.store) if settings.agent_evidence_judge else None,
     )
     datasets = DatasetRpcs(DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake), desk)
-    documents = DocumentRpcs(desk)
+    documents = DocumentRpcs(desk, web_sync)
     paragraphs = ParagraphRpcs(ParagraphEditor(deps.sessions, queue, spaces))
 
     def register(server: grpc.aio.Server) -> None:
@@ -149,6 +153,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     if maintainer is not None:
         running.background.append(asyncio.create_task(maintainer.run(), name="vector index maintenance"))
     running.background.append(asyncio.create_task(switcher.run(), name="re-embedding worker"))
+    running.background.append(asyncio.create_task(schedule.run(), name="web sync schedule"))
     # A store whose disk was full takes writes again by itself once it has room (store/disk_watch.py).
     running.background.append(asyncio.create_task(watch_disk(spaces.stores), name="disk space watch"))
     return running

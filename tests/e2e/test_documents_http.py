@@ -22,7 +22,7 @@ from kbcore.document_types import SOURCE_TYPES, SUPPORTED_SUFFIXES
 from kbcore.vocabulary import DOCUMENT_STATUS
 from tests.document_jobs import RUNNING, wait_for_documents
 from tests.fixtures import documents as files
-from tests.harness import Stack, http_client, start_stack
+from tests.harness import Stack, http_client
 
 MiB = 1024 * 1024
 DOCUMENT_KEYS = [
@@ -37,6 +37,8 @@ DOCUMENT_KEYS = [
     "error",
     "source_type",
     "update_time",
+    "meta",
+    "source",
 ]
 PARAGRAPH_KEYS = ["id", "dataset_id", "document_id", "title", "content", "is_active", "position"]
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -242,21 +244,10 @@ def intranet() -> Iterator[str]:
     server.server_close()
 
 
-@pytest.fixture
-async def intranet_stack(
-    stack: Stack, sessions: Any, store: Any, embedder: Any, offline_model: Any
-) -> AsyncIterator[Stack]:
-    """The same data behind services whose operator allowed fetching from loopback."""
-    settings = dataclasses.replace(stack.settings, fetch_allow_hosts="127.0.0.1")
-    running = await start_stack(settings, sessions=sessions, store=store, embedder=embedder, model=offline_model)
-    yield running
-    await running.stop()
-
-
 async def test_a_web_page_from_an_allowed_host_ingests_its_article_without_the_navigation(
-    intranet_stack: Stack, intranet: str, unique: str
+    loopback_stack: Stack, intranet: str, unique: str
 ) -> None:
-    async with intranet_stack.http() as client:
+    async with loopback_stack.http() as client:
         dataset_id = await new_dataset(client, f"intranet-{unique}")
         path = f"/api/dataset/{dataset_id}/document/web"
         answer = await client.post(path, json={"source_url_list": [f"{intranet}/travel.html"], "selector": ""})
@@ -274,6 +265,45 @@ async def test_a_web_page_from_an_allowed_host_ingests_its_article_without_the_n
         )
         assert missing.status_code == 400, missing.text
         assert missing.json()["message"].startswith("source_url_list[1]: "), missing.text
+        await a_web_document_syncs_over_http(client, dataset_id, ready, f"{intranet}/travel.html")
+
+
+async def a_web_document_syncs_over_http(
+    client: httpx.AsyncClient, dataset_id: str, ready: dict[str, Any], url: str
+) -> None:
+    """MaxKB's sync routes on a page that did not change, and what they refuse."""
+    assert ready["meta"] == {"source_url": url} and ready["source"]["state"] == "" and ready["source"]["checked_at"]
+    assert ready["name"] == "差旅报销规定", "named by the page's title"
+    synced = await client.put(f"/api/dataset/{dataset_id}/document/{ready['id']}/sync")
+    assert synced.status_code == 200, synced.text
+    data = synced.json()["data"]
+    assert list(data) == [*DOCUMENT_KEYS, "sync"] and data["sync"]["outcome"] == "unchanged", data
+    assert data["status"] == "ready" and data["source"]["checked_at"] >= ready["source"]["checked_at"]
+    every = await client.put(f"/api/dataset/{dataset_id}/sync_web", json={"sync_type": "replace"})
+    assert every.status_code == 200 and [d["id"] for d in every.json()["data"]] == [ready["id"]], every.text
+    complete = await client.put(f"/api/dataset/{dataset_id}/sync_web", json={"sync_type": "complete"})
+    assert complete.status_code == 400 and "replace" in complete.json()["message"], complete.text
+
+
+async def test_a_sync_schedule_and_a_sync_are_refused_with_a_sentence(client: httpx.AsyncClient, unique: str) -> None:
+    dataset_id = await new_dataset(client, f"sync-{unique}")
+    body = {"name": "手写", "paragraphs": [{"title": "", "content": "手写的段落。"}]}
+    written = (await client.post(f"/api/dataset/{dataset_id}/document", json=body)).json()["data"]
+    refused = await client.put(f"/api/dataset/{dataset_id}/document/{written['id']}/sync")
+    assert refused.status_code == 400 and "not imported from a web page" in refused.json()["message"], refused.text
+    assert written["meta"] == {} and written["source"] == {"checked_at": "", "state": "", "note": ""}
+    unknown = await client.put(f"/api/dataset/{dataset_id}/document/00000000-0000-0000-0000-000000000000/sync")
+    assert unknown.status_code == 404, unknown.text
+    nothing = await client.put(f"/api/dataset/{dataset_id}/sync_web")
+    assert nothing.status_code == 200 and nothing.json()["data"] == [], nothing.text
+    for hours in (0.001, -1, 721, "24"):
+        answer = await client.put(f"/api/dataset/{dataset_id}", json={"sync_hours": hours})
+        assert answer.status_code == 400 and "sync_hours" in answer.json()["message"], (hours, answer.text)
+    daily = await client.put(f"/api/dataset/{dataset_id}", json={"sync_hours": 24})
+    assert daily.status_code == 200 and daily.json()["data"]["sync_hours"] == 24, daily.text
+    assert daily.json()["data"]["sync_due_at"] > daily.json()["data"]["create_time"]
+    off = await client.put(f"/api/dataset/{dataset_id}", json={"sync_hours": 0})
+    assert (off.json()["data"]["sync_hours"], off.json()["data"]["sync_due_at"]) == (0, "")
 
 
 # Cancel ------------------------------------------------------------------------------------

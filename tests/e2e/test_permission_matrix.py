@@ -140,6 +140,8 @@ CASES: tuple[Case, ...] = (
     Case(f"POST {DS}/document/web", {}),
     Case(f"GET {DOC}"),
     Case(f"PUT {DOC}/cancel_task"),
+    Case(f"PUT {DOC}/sync"),
+    Case(f"PUT {DS}/sync_web", {}),
     Case(f"GET {DS}/hit_test", query=Q),
     Case(f"GET {DS}/hit_test_rounds", query=Q),
     Case(f"GET {DOC}/paragraph/{{current_page}}/{{page_size}}"),

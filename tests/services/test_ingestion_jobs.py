@@ -5,10 +5,10 @@ searchable, and a search never sees a version that is still being built."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -28,6 +28,7 @@ from services.retrieval.ingestion.jobs.queue import JobQueue, Upload
 from services.retrieval.server import RetrievalDeps, create_server
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
+from tests.counting_embedder import GatedEmbedder
 from tests.eventually import eventually
 from tests.fixtures.documents import (
     docx_with_headings_and_table,
@@ -41,35 +42,6 @@ from tests.grpc_status import status_of
 
 KEYWORD = common_pb2.SearchSettings(search_mode=common_pb2.SEARCH_MODE_KEYWORD, top_n=50)
 READY, FAILED = pb.DOCUMENT_STATUS_READY, pb.DOCUMENT_STATUS_FAILED
-
-
-class GatedEmbedder:
-    """The real embedder, counting what it embeds, that can be held before a batch (to stop a
-    job in the middle) and slowed down."""
-
-    def __init__(self, inner: Embedder, pause: float = 0.0) -> None:
-        self._inner = inner
-        self.embedded = 0
-        self.open = asyncio.Event()
-        self.open.set()
-        self.pause = pause
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
-
-    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
-        await self.open.wait()
-        if self.pause:
-            await asyncio.sleep(self.pause)
-        self.embedded += len(texts)
-        return await self._inner.embed_passages(texts)
-
-    async def embed_query(self, text: str) -> list[float]:
-        return await self._inner.embed_query(text)
-
-    async def close(self) -> None:
-        pass
 
 
 @dataclasses.dataclass
@@ -355,3 +327,125 @@ async def test_a_job_left_for_another_store_does_not_block_the_document(start_no
     assert (await wait_for(node.stub, dataset_id, orphan.id, finished)).status == READY
     states = sorted(job.state for job in await jobs_of(sessions, orphan.id))
     assert states == ["failed", "ready"], "the stranded job was ended as superseded"
+
+
+def edited(paragraphs: pb.ParagraphList) -> pb.ParagraphList:
+    """The document's next version: a paragraph inserted first, two rewritten, the rest as they were."""
+    changed = [pb.ParagraphInput(title="前言", content="新增：本规定自发布之日起施行。")]
+    for i, paragraph in enumerate(paragraphs.paragraphs):
+        content = f"第{i}条已修订：改为书面申请。" if i in (5, 30) else paragraph.content
+        changed.append(pb.ParagraphInput(title=paragraph.title, content=content))
+    return pb.ParagraphList(paragraphs=changed)
+
+
+async def test_a_changed_upload_embeds_only_its_changed_paragraphs(start_node, unique, own_store) -> None:
+    node = await start_node()
+    dataset_id = await dataset(node.stub, unique)
+    first = paragraphs_doc(40)
+    reply = await node.stub.documents.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规程", paragraphs=first)
+    )
+    document_id = reply.documents[0].id
+    await wait_for(node.stub, dataset_id, document_id, finished)
+    before = {p.content: p.id for p in await own_store.served_paragraphs(dataset_id, document_id)}
+    embedded = node.embedder.embedded
+
+    await node.stub.documents.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规程", paragraphs=edited(first))
+    )
+    ready = await wait_for(node.stub, dataset_id, document_id, lambda d: finished(d) and d.paragraph_count == 41)
+    assert ready.status == READY
+    assert node.embedder.embedded - embedded == 3, "the inserted and the two rewritten paragraphs, nothing else"
+    after = await own_store.served_paragraphs(dataset_id, document_id)
+    assert [p.content for p in after] == [p.content for p in edited(first).paragraphs]
+    assert [p.position for p in after] == list(range(41))
+    kept = [p for p in after if p.content in before]
+    assert len(kept) == 38 and all(p.id == before[p.content] for p in kept), "unchanged paragraphs keep their ids"
+    assert await own_store.count(dataset_id, document_id) == 41, "one version, no orphans"
+    assert "段落5：这是第5条规定的内容。" not in await hits(node.stub, dataset_id, "段落5")
+    assert sorted(await hits(node.stub, dataset_id, "已修订")) == [
+        "第30条已修订：改为书面申请。",
+        "第5条已修订：改为书面申请。",
+    ]
+
+
+class FailingPublication:
+    """The node's store, whose next ``failures`` publications report an error: ``after`` the
+    publication went through (a server whose acknowledgement is lost) or before it began (a
+    server that is away)."""
+
+    def __init__(self, inner: VectorStore) -> None:
+        self._inner = inner
+        self.failures = 0
+        self.after = True
+
+    async def publish_version(self, *args: Any, **kwargs: Any) -> None:
+        if self.failures and not self.after:
+            self.failures -= 1
+            raise ConnectionError("the vector store is away")
+        await self._inner.publish_version(*args, **kwargs)
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("the acknowledgement was lost")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@pytest.fixture
+async def failing_node(settings, sessions, own_store, embedder, offline_model):
+    """A retrieval server on ``own_store`` whose publications can be made to fail, and its store."""
+    quick = dataclasses.replace(settings, ingest_lease_seconds=1.0, ingest_poll_seconds=0.1)
+    store = FailingPublication(own_store)
+    server = await create_server(
+        quick, RetrievalDeps(sessions, cast(VectorStore, store), embedder, offline_model), port=0
+    )
+    channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
+    yield RetrievalStubs.of(channel), store
+    await server.stop(grace=0)
+    await channel.close()
+
+
+async def served_then_edited(stub: RetrievalStubs, unique: str) -> tuple[str, str, pb.ParagraphList]:
+    """A dataset with a served 40-paragraph document, and that document's next version."""
+    dataset_id = await dataset(stub, unique)
+    first = paragraphs_doc(40)
+    reply = await stub.documents.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规程", paragraphs=first)
+    )
+    document_id = reply.documents[0].id
+    await wait_for(stub, dataset_id, document_id, finished)
+    return dataset_id, document_id, edited(first)
+
+
+async def test_a_lost_acknowledgement_of_the_publication_costs_nothing(failing_node, own_store, unique) -> None:
+    stub, store = failing_node
+    dataset_id, document_id, second = await served_then_edited(stub, unique)
+    store.failures, store.after = 1, True
+    await stub.documents.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规程", paragraphs=second)
+    )
+    ready = await wait_for(stub, dataset_id, document_id, lambda d: finished(d) and d.paragraph_count == 41)
+    assert (ready.status, ready.error) == (READY, "")
+    assert [p.content for p in await own_store.served_paragraphs(dataset_id, document_id)] == [
+        p.content for p in second.paragraphs
+    ]
+    assert await own_store.count(dataset_id, document_id) == 41
+
+
+async def test_a_publication_that_keeps_failing_leaves_the_served_version_whole(
+    failing_node, own_store, unique
+) -> None:
+    stub, store = failing_node
+    dataset_id, document_id, second = await served_then_edited(stub, unique)
+    before = await own_store.served_paragraphs(dataset_id, document_id)
+    store.failures, store.after = 2, False
+    await stub.documents.SubmitDocuments(
+        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="规程", paragraphs=second)
+    )
+    failed = await wait_for(stub, dataset_id, document_id, lambda d: d.status == FAILED)
+    assert failed.paragraph_count == 40 and "previous version is still searchable" in failed.error
+    assert await own_store.served_paragraphs(dataset_id, document_id) == before
+    assert await own_store.count(dataset_id, document_id) == 40, "the new version's own points dropped"
+    assert await hits(stub, dataset_id, "已修订") == []
+    assert len(await hits(stub, dataset_id, "段落")) == 40

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document, parse_html
+from services.retrieval.ingestion.parsing.web import page_title
 from tests.fixtures import documents
 
 
@@ -32,3 +33,16 @@ def test_a_page_built_from_divs_still_drops_its_menus() -> None:
 def test_a_page_without_text_is_refused() -> None:
     with pytest.raises(DocumentRejected, match=r"no readable content|contains no text"):
         parse_html("<html><body><nav><a href='/'>首页</a></nav></body></html>")
+
+
+def test_a_page_is_named_by_its_title_in_its_own_encoding() -> None:
+    assert page_title("<html><head><title>\n 差旅  &amp; 报销 </title></head></html>".encode()) == "差旅 & 报销"
+    gbk = '<html><head><meta charset="gbk"><title>办事指南</title></head></html>'.encode("gbk")
+    assert page_title(gbk) == "办事指南"
+    assert page_title(b"<html><body><p>no title</p></body></html>") == ""
+    assert page_title(b"<title><b>bold</b> words</title>") == "bold words"
+    site = "<title>差旅报销规定 - 星澜科技内网</title></head><body><h1>差旅报销规定</h1>".encode()
+    assert page_title(site) == "差旅报销规定", "the site's name left out"
+    assert page_title(b"<title>A - B</title><h1>C</h1>") == "A - B", "no part repeated: the whole title"
+    late = b"<html><head>" + b" " * (70 * 1024) + b"<title>too late</title>"
+    assert page_title(late) == "", "only the head is read"

@@ -22,6 +22,21 @@ def test_chinese_pdf_keeps_its_headings_as_titles_and_its_table_whole() -> None:
     assert not any(p.content in ("一、安装说明", "星澜净水器使用手册") for p in parsed.paragraphs)
 
 
+def test_numbered_lines_in_the_body_font_title_the_paragraphs_under_them() -> None:
+    parsed = parse_document("指南.pdf", documents.numbered_pdf(), LIMITS)
+    titled = {p.content[:8]: p.title for p in parsed.paragraphs}
+    assert titled["居民生活垃圾每日"] == "一、投放时间"
+    assert titled["沙发、床垫等大件"] == "（一）大件垃圾"
+    assert titled["申请垃圾清运服务"] == titled["1. 身份证"] == "二、办理材料"
+    assert titled["清运费按次收取，"] == titled["1.5万元"] == "2.1 收费标准"
+    contents = [p.content for p in parsed.paragraphs]
+    assert not any(c in ("一、投放时间", "（一）大件垃圾", "二、办理材料", "2.1 收费标准") for c in contents)
+    # A numbered list stays text, and so do an unnumbered short line and an amount.
+    for line in ("1. 身份证", "2. 户口簿", "3. 房屋租赁合同", "1.5万元"):
+        assert any(line in c for c in contents), line
+    assert not any(p.title.endswith(("身份证", "户口簿", "房屋租赁合同", "1.5万元")) for p in parsed.paragraphs)
+
+
 def test_a_scanned_pdf_is_refused_as_having_no_text_layer() -> None:
     with pytest.raises(DocumentRejected, match="no text layer: it looks scanned"):
         parse_document("扫描件.pdf", documents.scanned_pdf(), LIMITS)

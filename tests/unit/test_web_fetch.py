@@ -32,15 +32,20 @@ from services.retrieval.ingestion.parsing.web_fetch import (
     MAX_REDIRECTS,
     FetchedPage,
     FetchFailed,
+    FetchGone,
     FetchPolicy,
     FetchRefused,
     IPAddress,
+    NotModified,
+    Validators,
+    fetch_if_changed,
     fetch_page,
     is_public_address,
     safe_filename,
 )
 
 PAGE = b"<html><head><title>Price list</title></head><body><p>Widget: 12 EUR</p></body></html>"
+ETAG, MODIFIED = '"v1"', "Mon, 30 Nov 2026 08:00:00 GMT"
 HUGE_CHUNK = b"x" * 65536
 HUGE_TOTAL = 200 * 1024 * 1024  # what /huge would send if nobody stopped reading
 
@@ -50,6 +55,7 @@ class Served:
     """What the handler threads observed, for assertions about the client's behaviour."""
 
     hosts: list[str] = field(default_factory=list)
+    conditions: list[tuple[str, str]] = field(default_factory=list)  # (If-None-Match, If-Modified-Since) of /validated
     huge_sent: int = 0
     closing: threading.Event = field(default_factory=threading.Event)  # set as the site shuts down
 
@@ -83,6 +89,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(302, Location="http://169.254.169.254/latest/meta-data/")
         elif path == "/to-ftp":
             self._send(301, Location="ftp://example.org/file.pdf")
+        elif path == "/validated":
+            self._validated()
+        elif path == "/removed":
+            self._send(410, b"gone for good")
         elif path == "/missing":
             self._send(404, b"nope")
         elif path == "/broken":
@@ -102,6 +112,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, self.headers.get("Host", "").encode(), "text/plain")
         else:
             self._send(404)
+
+    def _validated(self) -> None:
+        """A page with validators: asked with either of them, it answers 304 with no body."""
+        self.server.served.conditions.append(
+            (self.headers.get("If-None-Match", ""), self.headers.get("If-Modified-Since", ""))
+        )
+        if self.headers.get("If-None-Match") == ETAG or self.headers.get("If-Modified-Since") == MODIFIED:
+            self.send_response(304)
+            self.send_header("ETag", ETAG)
+            self.end_headers()
+            return
+        self._send(200, PAGE, "text/html; charset=utf-8", ETag=ETAG, Last_Modified=MODIFIED)
 
     def _trickle(self) -> None:
         """Headers at once, then a byte every 0.1 s: no single read waits long, the whole does."""
@@ -179,6 +201,24 @@ class FakeResolver:
 
 
 # --- the page itself --------------------------------------------------------------------------
+
+
+async def test_a_conditional_fetch_of_an_unchanged_page_reads_no_body(site: LocalSite) -> None:
+    first = await fetch_if_changed(site.url("/validated"), _policy("127.0.0.1"), Validators())
+    assert isinstance(first, FetchedPage) and (first.etag, first.modified, first.data) == (ETAG, MODIFIED, PAGE)
+    for validators in (Validators(etag=ETAG), Validators(modified=MODIFIED), Validators(ETAG, MODIFIED)):
+        again = await fetch_if_changed(site.url("/validated"), _policy("127.0.0.1"), validators)
+        assert again == NotModified(site.url("/validated"))
+    assert site.served.conditions == [("", ""), (ETAG, ""), ("", MODIFIED), (ETAG, MODIFIED)]
+    stale = await fetch_if_changed(site.url("/validated"), _policy("127.0.0.1"), Validators(etag='"v0"'))
+    assert isinstance(stale, FetchedPage) and stale.data == PAGE
+
+
+@pytest.mark.parametrize(("path", "gone"), [("/missing", True), ("/removed", True), ("/broken", False)])
+async def test_a_page_that_is_not_there_is_told_from_one_that_failed(site: LocalSite, path: str, gone: bool) -> None:
+    with pytest.raises(FetchFailed) as failed:
+        await fetch_if_changed(site.url(path), _policy("127.0.0.1"), Validators(etag=ETAG))
+    assert isinstance(failed.value, FetchGone) is gone
 
 
 async def test_loopback_page_is_refused_unless_allowed(site: LocalSite) -> None:

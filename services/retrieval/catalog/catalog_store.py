@@ -4,12 +4,14 @@ audit row in the transaction that makes it (``kbcore.db.audit``; docs/access.md)
 
 from __future__ import annotations
 
+import datetime as dt
+
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.audit import record_action
 from kbcore.db.lookup import require_row
-from kbcore.db.tables import Application, Dataset, Document, UserGrant, new_id
+from kbcore.db.tables import Application, Dataset, Document, UserGrant, new_id, utcnow
 from kbcore.errors import Conflict, NotFound
 from services.retrieval.catalog.known_ids import KnownIds
 
@@ -58,8 +60,11 @@ class Catalog:
                 session.add(UserGrant(user_id=granted_to, object_kind=DATASET_GRANT, object_id=dataset.id))
         return dataset
 
-    async def rename_dataset(self, dataset_id: str, name: str | None, description: str | None) -> None:
-        """The fields given (None: left as is); the audit row names those that changed, not their values."""
+    async def change_dataset(
+        self, dataset_id: str, name: str | None, description: str | None, sync_hours: int | None = None
+    ) -> None:
+        """The fields given (None: left as is); the audit row names those that changed, not their
+        values. A new sync schedule's first sync is one period from now."""
         async with self._sessions.begin() as session:
             dataset = await session.get(Dataset, dataset_id, with_for_update=True)
             if dataset is None:
@@ -69,6 +74,7 @@ class Catalog:
                 for field, given, current in (
                     ("name", name, dataset.name),
                     ("description", description, dataset.description),
+                    ("sync schedule", sync_hours, dataset.sync_hours),
                 )
                 if given is not None and given != current
             ]
@@ -76,6 +82,9 @@ class Catalog:
                 dataset.name = name
             if description is not None:
                 dataset.description = description
+            if sync_hours is not None and sync_hours != dataset.sync_hours:
+                dataset.sync_hours = sync_hours
+                dataset.sync_due_at = utcnow() + dt.timedelta(hours=sync_hours) if sync_hours else None
             if changed:
                 record_action(session, "dataset.update", "dataset", dataset_id, dataset.name, ", ".join(changed))
 

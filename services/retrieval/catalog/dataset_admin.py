@@ -24,6 +24,7 @@ from kbcore.permissions.roles import Kind, Need, Principal, allows
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.embedding.reembed_queue import Change, SwitchQueue, newest_switches
 from services.retrieval.embedding.spaces import EmbeddingSpaces
+from services.retrieval.ingestion.web_sync import check_sync_hours
 
 MAX_DESCRIPTION_CHARS = 5000
 
@@ -82,8 +83,11 @@ class DatasetAdmin:
             change = Change(model_id, 0, "") if known else await self._change(model_id)
             if await self._switches.request(dataset.id, change):
                 self._wake_switcher()
-        if name is not None or description is not None:
-            await self._catalog.rename_dataset(dataset.id, name, description)
+        sync_hours = request.sync_hours if request.HasField("sync_hours") else None
+        if sync_hours is not None:
+            check_sync_hours(sync_hours)
+        if name is not None or description is not None or sync_hours is not None:
+            await self._catalog.change_dataset(dataset.id, name, description, sync_hours)
         return await self.view(dataset.id)
 
     async def _change(self, model_id: str) -> Change:

@@ -54,6 +54,11 @@ class DocumentDesk:
         self._wake_worker()
         return views
 
+    async def submit_upload(self, dataset_id: str, upload: Upload) -> None:
+        """Queue one upload made here (a web page fetched again) as a new version of its document."""
+        await self._submit_one(dataset_id, upload)
+        self._wake_worker()
+
     async def _submit_one(self, dataset_id: str, upload: Upload) -> DocumentView:
         served = await self._queue.served(dataset_id, upload)
         if served is not None and await self._builder.is_intact(dataset_id, served.id, served.paragraph_count):

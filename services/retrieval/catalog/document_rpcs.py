@@ -12,11 +12,15 @@ from kbcore.errors import Conflict, InvalidRequest
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
 from services.retrieval.catalog.document_desk import DocumentDesk
 from services.retrieval.ingestion.jobs.states import DocumentState
+from services.retrieval.ingestion.web_sync import WebSync
+
+MAX_SYNCED_DOCUMENTS = 1000  # ids one request may name (none: every web document of the dataset)
 
 
 class DocumentRpcs(pb_grpc.DocumentServiceServicer):
-    def __init__(self, desk: DocumentDesk):
+    def __init__(self, desk: DocumentDesk, sync: WebSync):
         self._desk = desk
+        self._sync = sync
 
     @stream_errors
     async def AddDocument(
@@ -64,6 +68,25 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
     @unary_errors
     async def CancelIngestion(self, request: pb.CancelIngestionRequest, context: Context) -> pb.Document:
         return convert.document(*await self._desk.cancel(request.dataset_id, request.document_id))
+
+    @unary_errors
+    async def SyncDocuments(self, request: pb.SyncDocumentsRequest, context: Context) -> pb.SyncDocumentsResponse:
+        if not request.dataset_id:
+            raise InvalidRequest("dataset_id must not be empty")
+        if len(request.document_ids) > MAX_SYNCED_DOCUMENTS:
+            raise InvalidRequest(f"at most {MAX_SYNCED_DOCUMENTS} documents can be named in one sync")
+        synced = await self._sync.sync_documents(request.dataset_id, list(dict.fromkeys(request.document_ids)))
+        documents = []
+        for result in synced:
+            row, job = await self._desk.document(request.dataset_id, result.document_id)
+            documents.append(
+                pb.SyncedDocument(
+                    document=convert.document(row, job),
+                    outcome=result.outcome,
+                    message=result.message,
+                )
+            )
+        return pb.SyncDocumentsResponse(documents=documents)
 
     @unary_errors
     async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:

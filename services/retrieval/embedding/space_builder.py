@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from kbcore.errors import NotFound
 from services.retrieval.embedding.spaces import EmbeddingSpaces
 from services.retrieval.ingestion.splitter import SplitParagraph
+from services.retrieval.ingestion.unchanged import KeptParagraphs
 from services.retrieval.ingestion.version_build import Progress, VersionBuilder, VersionTarget
 
 
@@ -24,11 +25,20 @@ class SpaceBuilder(VersionBuilder):
         space = await self._spaces.served(dataset_id)
         return VersionBuilder(space.store, space.embedder)
 
-    async def stage(self, target: VersionTarget, paragraphs: Sequence[SplitParagraph], progress: Progress) -> bool:
-        return await (await self.of_dataset(target.dataset_id)).stage(target, paragraphs, progress)
+    async def kept(self, target: VersionTarget, paragraphs: Sequence[SplitParagraph]) -> KeptParagraphs:
+        return await (await self.of_dataset(target.dataset_id)).kept(target, paragraphs)
 
-    async def publish(self, target: VersionTarget) -> None:
-        await (await self.of_dataset(target.dataset_id)).publish(target)
+    async def stage(
+        self,
+        target: VersionTarget,
+        paragraphs: Sequence[SplitParagraph],
+        progress: Progress,
+        kept: KeptParagraphs | None = None,
+    ) -> bool:
+        return await (await self.of_dataset(target.dataset_id)).stage(target, paragraphs, progress, kept)
+
+    async def publish(self, target: VersionTarget, kept: KeptParagraphs | None = None) -> None:
+        await (await self.of_dataset(target.dataset_id)).publish(target, kept)
 
     async def drop(self, target: VersionTarget) -> None:
         try:

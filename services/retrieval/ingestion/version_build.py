@@ -4,12 +4,15 @@ A version's points are written *staged* (stored, never searched) batch by batch,
 searchable together by ``publish_version``, which also deletes the document's other versions:
 a search sees the old version or the new one, never half of the new one beside the old.
 Point ids derive from the document, the version, the position and the text, so a job resumed
-after a crash finds the points it already wrote and embeds only the rest.
+after a crash finds the points it already wrote and embeds only the rest. A paragraph the
+served version already indexes with the same text is not written again at all: the version
+keeps that point (``unchanged``), so a changed upload embeds only what changed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,8 +20,11 @@ from dataclasses import dataclass
 from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.ingestion.jobs.embed_pipeline import embed_in_order
 from services.retrieval.ingestion.splitter import SplitParagraph
-from services.retrieval.store.base import ParagraphPoint, VectorStore
+from services.retrieval.ingestion.unchanged import KeptParagraphs, kept_paragraphs
+from services.retrieval.store.base import ParagraphPoint, Unchanged, VectorStore
 from services.retrieval.store.layout import indexed_text
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -59,16 +65,33 @@ class VersionBuilder:
         self._store = store
         self._embedder = embedder
 
-    async def stage(self, target: VersionTarget, paragraphs: Sequence[SplitParagraph], progress: Progress) -> bool:
-        """Write every point of the version, staged; False when told to stop on the way. Points a
-        previous attempt wrote are kept and counted as done. On a full disk it raises StorageFull
-        before embedding anything, or at the batch the disk filled up under: the store refuses a
-        write it has no room for, and the job ends with the reason (the store drops what it
-        staged once it has room; ``VectorStore.drop_version``)."""
+    async def kept(self, target: VersionTarget, paragraphs: Sequence[SplitParagraph]) -> KeptParagraphs:
+        """The served paragraphs the version keeps instead of embedding their texts again."""
+        served = await self._store.served_paragraphs(target.dataset_id, target.document_id)
+        return kept_paragraphs(paragraphs, served, target.document_name, target.version)
+
+    async def stage(
+        self,
+        target: VersionTarget,
+        paragraphs: Sequence[SplitParagraph],
+        progress: Progress,
+        kept: KeptParagraphs | None = None,
+    ) -> bool:
+        """Write every point of the version that ``kept`` does not already hold, staged; False
+        when told to stop on the way. Kept points, and points a previous attempt wrote, count as
+        done. On a full disk it raises StorageFull before embedding anything, or at the batch the
+        disk filled up under: the store refuses a write it has no room for, and the job ends
+        with the reason (the store drops what it staged once it has room;
+        ``VectorStore.drop_version``)."""
         await self._store.check_room()
-        ids = [paragraph_id(target.document_id, target.version, i, p.content) for i, p in enumerate(paragraphs)]
-        stored = await self._store.existing_ids(ids)
-        missing = [i for i, point_id in enumerate(ids) if point_id not in stored]
+        held = kept.by_position if kept is not None else {}
+        ids = [
+            held[i].id if i in held else paragraph_id(target.document_id, target.version, i, p.content)
+            for i, p in enumerate(paragraphs)
+        ]
+        new = [i for i in range(len(ids)) if i not in held]
+        stored = await self._store.existing_ids([ids[i] for i in new])
+        missing = [i for i in new if ids[i] not in stored]
         progress.done, progress.total = len(ids) - len(missing), len(ids)
         texts = [indexed_text(target.document_name, paragraphs[i].title, paragraphs[i].content) for i in missing]
 
@@ -85,8 +108,30 @@ class VersionBuilder:
         # Batches in flight while earlier ones are written, in order; stops within one batch round.
         return await embed_in_order(self._embedder, texts, write, lambda: progress.go_on)
 
-    async def publish(self, target: VersionTarget) -> None:
-        await self._store.publish_version(target.dataset_id, target.document_id, target.version)
+    async def publish(self, target: VersionTarget, kept: KeptParagraphs | None = None) -> None:
+        """Publish the version with the paragraphs it keeps. Every step of a publication can be
+        repeated, so a failure (a lost acknowledgement) is met by publishing once more; should
+        that fail too, the kept paragraphs go back to the served version before the error is
+        raised: the job then fails and drops its own points, and the served version must not
+        lose the kept ones with them."""
+        unchanged = kept.unchanged() if kept is not None else None
+        try:
+            await self._publish(target, unchanged)
+        except Exception as exc:  # a process stopped here instead resumes the job, which publishes again
+            log.warning(
+                "publishing version %d of document %s failed (%s); once more", target.version, target.document_id, exc
+            )
+            try:
+                await self._publish(target, unchanged)
+            except Exception:
+                if kept is not None and kept.by_position:
+                    await self._store.restore_served(
+                        target.dataset_id, target.document_id, target.version, list(kept.by_position.values())
+                    )
+                raise
+
+    async def _publish(self, target: VersionTarget, unchanged: Unchanged | None) -> None:
+        await self._store.publish_version(target.dataset_id, target.document_id, target.version, unchanged)
 
     async def drop(self, target: VersionTarget) -> None:
         await self._store.drop_version(target.dataset_id, target.document_id, target.version)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -66,6 +66,16 @@ class StoredParagraph:
 
 
 @dataclass(frozen=True)
+class Unchanged:
+    """The served paragraphs a new version of their document keeps as they are: same document
+    name, title and text, hence the same vector. They keep their ids (and their enabled state);
+    ``moved`` gives the new position of those whose place in the document changed."""
+
+    ids: frozenset[str] = frozenset()
+    moved: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class SearchQuery:
     dataset_ids: tuple[str, ...]  # never empty: the caller decides what an empty list means
     text: str
@@ -99,14 +109,25 @@ class VectorStore(Protocol):
         occupies the store, which is how orphans are found."""
         ...
 
-    async def publish_version(self, dataset_id: str, document_id: str, version: int) -> None:
-        """Make the version's enabled points searchable, then delete every other version of the
-        document. Between the two writes a search may see both versions; ``layout.ranked`` keeps
+    async def publish_version(
+        self, dataset_id: str, document_id: str, version: int, unchanged: Unchanged | None = None
+    ) -> None:
+        """Make the version's enabled points, and the ``unchanged`` paragraphs it keeps from the
+        served version, its searchable points in one write, then delete every other version of
+        the document. Between the writes a search may see both versions; ``layout.ranked`` keeps
         only the newer one's hits. A version with no points leaves the document empty."""
         ...
 
     async def drop_version(self, dataset_id: str, document_id: str, version: int) -> None:
         """Delete one version's points (a failed or cancelled job), whatever their state."""
+        ...
+
+    async def restore_served(
+        self, dataset_id: str, document_id: str, version: int, kept: Sequence[StoredParagraph]
+    ) -> None:
+        """Undo a ``publish_version`` of ``version`` that failed part-way: its own points stop
+        being searchable and the ``kept`` paragraphs (as read before publishing) get back their
+        version and position, so the served version is whole again until ``drop_version``."""
         ...
 
     async def existing_ids(self, ids: Sequence[str]) -> set[str]:
@@ -116,6 +137,11 @@ class VectorStore(Protocol):
 
     async def document_paragraphs(self, dataset_id: str, document_id: str, version: int) -> list[StoredParagraph]:
         """Every point of one version of the document, by position (then id)."""
+        ...
+
+    async def served_paragraphs(self, dataset_id: str, document_id: str) -> list[StoredParagraph]:
+        """Every published point of the document, whatever its version, by position (then id):
+        what a new version of it may keep instead of embedding again."""
         ...
 
     async def paragraph(self, paragraph_id: str) -> StoredParagraph | None:

@@ -48,7 +48,7 @@ from kbcore.errors import StorageFull
 from kbcore.process.disk_space import DiskSpace, MiB
 from kbcore.settings import Settings
 from services.retrieval.store import layout, shard_files, shard_space
-from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph
+from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph, Unchanged
 from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
 from services.retrieval.store.scoped_idf import ABSENT_TERM_IDF, SETTLE_SECONDS, Scope, ScopedIdf, scope_of
 from services.retrieval.store.shard_slot import ClosedStoreError, ShardSlot
@@ -152,13 +152,23 @@ def _filter(where: layout.Where) -> qe.Filter:
     must_not: list[Any] = [_match(k, v) for k, v in where.not_equal]
     if where.except_ids:
         must_not.append(qe.HasIdCondition(set(where.except_ids)))
-    return qe.Filter(must=must or None, must_not=must_not or None)
+    should: list[Any] = [_filter(w) for w in where.any_of]
+    return qe.Filter(must=must or None, should=should or None, must_not=must_not or None)
 
 
-def _operation(step: layout.Step) -> qe.UpdateOperation:
+def _operations(step: layout.Step) -> list[qe.UpdateOperation]:
+    if isinstance(step, layout.Reposition):
+        return [
+            qe.UpdateOperation.set_payload([uuid.UUID(i)], {"position": position})
+            for i, position in step.positions.items()
+        ]
     if isinstance(step, layout.SetPayload):
-        return qe.UpdateOperation.set_payload_by_filter(_filter(step.where), dict(step.values))
-    return qe.UpdateOperation.delete_points_by_filter(_filter(step.where))
+        return [qe.UpdateOperation.set_payload_by_filter(_filter(step.where), dict(step.values))]
+    return [qe.UpdateOperation.delete_points_by_filter(_filter(step.where))]
+
+
+def _all_operations(steps: Sequence[layout.Step]) -> list[qe.UpdateOperation]:
+    return [operation for step in steps for operation in _operations(step)]
 
 
 def _sparse(terms: SparseTerms) -> qe.SparseVector:
@@ -396,7 +406,7 @@ class EdgeVectorStore:
             if not self._space.room_for(shard_space.FILTER_WRITE):
                 logger.warning("points of earlier versions in %s wait for room on its disk", self._path)
                 return
-            self._apply_now([_operation(step) for step in layout.adoption(datasets)])
+            self._apply_now(_all_operations(layout.adoption(datasets)))
             adopted += len(page)
         if adopted:
             logger.info("adopted the points of earlier versions in %s as published version 0", self._path)
@@ -433,7 +443,7 @@ class EdgeVectorStore:
         self._space.require(need + shard_space.FILTER_WRITE * len(self._deferred))
         if self._deferred:
             deferred, self._deferred = self._deferred, []
-            self._apply_now([_operation(step) for step in deferred])
+            self._apply_now(_all_operations(deferred))
             logger.info("%s has room again: %d deferred removals applied", self._path, len(deferred))
 
     def _reopen_in_place(self) -> bool:
@@ -491,7 +501,7 @@ class EdgeVectorStore:
 
     def _apply(self, steps: Sequence[layout.Step]) -> None:
         """The steps in order, under one write lock and one flush."""
-        self._write([_operation(step) for step in steps])
+        self._write(_all_operations(steps))
 
     async def upsert(self, points: Sequence[ParagraphPoint]) -> None:
         if points:
@@ -510,8 +520,15 @@ class EdgeVectorStore:
     async def delete_dataset(self, dataset_id: str) -> None:
         await asyncio.to_thread(self._apply, [layout.Remove(layout.Where(equal=(("dataset_id", dataset_id),)))])
 
-    async def publish_version(self, dataset_id: str, document_id: str, version: int) -> None:
-        await asyncio.to_thread(self._apply, layout.publication(dataset_id, document_id, version))
+    async def publish_version(
+        self, dataset_id: str, document_id: str, version: int, unchanged: Unchanged | None = None
+    ) -> None:
+        await asyncio.to_thread(self._apply, layout.publication(dataset_id, document_id, version, unchanged))
+
+    async def restore_served(
+        self, dataset_id: str, document_id: str, version: int, kept: Sequence[StoredParagraph]
+    ) -> None:
+        await asyncio.to_thread(self._apply, layout.restoration(dataset_id, document_id, version, kept))
 
     async def drop_version(self, dataset_id: str, document_id: str, version: int) -> None:
         """Deferred while the disk has no room: the points of a version being dropped (a failed
@@ -528,7 +545,7 @@ class EdgeVectorStore:
                 self._deferred.append(step)
                 logger.warning("%s: a removal waits for room on the disk (%d waiting)", self._path, len(self._deferred))
                 return
-            self._apply_now([_operation(step)])
+            self._apply_now(_operations(step))
 
     async def set_enabled(self, dataset_id: str, paragraph_ids: Collection[str], enabled: bool) -> None:
         if paragraph_ids:
@@ -625,6 +642,9 @@ class EdgeVectorStore:
 
     async def document_paragraphs(self, dataset_id: str, document_id: str, version: int) -> list[StoredParagraph]:
         return await asyncio.to_thread(self._scroll_sync, layout.of_version(dataset_id, document_id, version))
+
+    async def served_paragraphs(self, dataset_id: str, document_id: str) -> list[StoredParagraph]:
+        return await asyncio.to_thread(self._scroll_sync, layout.of_served(dataset_id, document_id))
 
     def _scroll_sync(self, where: layout.Where) -> list[StoredParagraph]:
         found: list[StoredParagraph] = []

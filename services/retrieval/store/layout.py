@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.retrieval.store.base import Hit, ParagraphPoint, StoredParagraph
+from services.retrieval.store.base import Hit, ParagraphPoint, StoredParagraph, Unchanged
 from services.retrieval.store.sparse import SparseTerms, document_vector
 
 DENSE = "dense"
@@ -47,13 +47,15 @@ YES, NO = 1, 0  # how ``published`` and ``enabled`` are stored
 @dataclass(frozen=True)
 class Where:
     """Which points: all ``equal`` pairs match, no ``not_equal`` pair matches, the id is in ``ids``
-    (when given) and not in ``except_ids``, and the ``missing`` field has no value (when given)."""
+    (when given) and not in ``except_ids``, the ``missing`` field has no value (when given), and
+    at least one of ``any_of`` matches (when given)."""
 
     equal: tuple[tuple[str, Value], ...] = ()
     not_equal: tuple[tuple[str, Value], ...] = ()
     ids: tuple[str, ...] | None = None  # canonical point ids
     except_ids: tuple[str, ...] = ()
     missing: str | None = None
+    any_of: tuple[Where, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,14 @@ class Remove:
     where: Where
 
 
-Step = SetPayload | Remove
+@dataclass(frozen=True)
+class Reposition:
+    """Give each point its position (canonical point id → position): one write per point."""
+
+    positions: Mapping[str, int]
+
+
+Step = SetPayload | Remove | Reposition
 
 
 def point_id(raw: str) -> str:
@@ -228,19 +237,49 @@ def document_removal(dataset_id: str, document_id: str, keep_ids: Collection[str
     return Remove(Where(equal=of_document(dataset_id, document_id).equal, except_ids=keep))
 
 
-def publication(dataset_id: str, document_id: str, version: int) -> list[Step]:
-    """Publish one version: its points become published (the enabled ones searchable), then the
-    document's other versions go. In this order a crash or a search in between sees the new
-    version (with the old one, which ``ranked`` hides), never neither."""
-    version_points = of_version(dataset_id, document_id, version).equal
+def publication(dataset_id: str, document_id: str, version: int, unchanged: Unchanged | None = None) -> list[Step]:
+    """Publish one version: the paragraphs it keeps from the served version move to their new
+    places, then its points and the kept ones become that version, published (the enabled ones
+    searchable), in one write, and last the document's other versions go. In this order a crash
+    or a search in between sees the old version whole or the new one whole (beside the old one's
+    leftovers, which ``ranked`` hides), never half of each."""
+    kept = unchanged or Unchanged()
+    of_it = of_document(dataset_id, document_id).equal
+    members = (Where(equal=(("version", version),)), *([Where(ids=tuple(map(point_id, kept.ids)))] if kept.ids else []))
+    moved = {point_id(i): position for i, position in kept.moved.items()}
+    return [
+        *([Reposition(moved)] if moved else []),
+        SetPayload(
+            Where(equal=(*of_it, ("enabled", YES)), any_of=members),
+            {"version": version, "published": YES, SEARCHABLE_IN: dataset_id},
+        ),
+        SetPayload(Where(equal=(*of_it, ("enabled", NO)), any_of=members), {"version": version, "published": YES}),
+        Remove(Where(equal=of_it, not_equal=(("version", version),))),
+    ]
+
+
+def restoration(dataset_id: str, document_id: str, version: int, kept: Sequence[StoredParagraph]) -> list[Step]:
+    """Undo a publication of ``version`` that stopped part-way: its own points searchable no
+    more, then the ``kept`` paragraphs back to the version and place they had (as read before
+    it began), so the served version is whole again and the version can be dropped."""
+    of_it = of_document(dataset_id, document_id).equal
+    kept_ids = tuple(point_id(p.id) for p in kept)
+    by_version: dict[int, list[str]] = {}
+    for paragraph in kept:
+        by_version.setdefault(paragraph.version, []).append(point_id(paragraph.id))
     return [
         SetPayload(
-            Where(equal=(*version_points, ("enabled", YES))),
-            {"published": YES, SEARCHABLE_IN: dataset_id},
+            Where(equal=(*of_it, ("version", version)), except_ids=kept_ids),
+            {"published": NO, SEARCHABLE_IN: NOT_SEARCHABLE},
         ),
-        SetPayload(Where(equal=(*version_points, ("enabled", NO))), {"published": YES}),
-        Remove(Where(equal=of_document(dataset_id, document_id).equal, not_equal=(("version", version),))),
+        *(SetPayload(Where(equal=of_it, ids=tuple(ids)), {"version": v}) for v, ids in sorted(by_version.items())),
+        *([Reposition({point_id(p.id): p.position for p in kept})] if kept else []),
     ]
+
+
+def of_served(dataset_id: str, document_id: str) -> Where:
+    """The document's published points, whatever their version: what a new version may keep."""
+    return Where(equal=(*of_document(dataset_id, document_id).equal, ("published", YES)))
 
 
 def enabling(dataset_id: str, paragraph_ids: Collection[str], enabled: bool) -> list[Step]:

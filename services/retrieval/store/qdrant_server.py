@@ -19,7 +19,7 @@ from qdrant_client.conversions.common_types import PointId
 from qdrant_client.http import models as qm
 
 from services.retrieval.store import layout
-from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph
+from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph, Unchanged
 from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
 from services.retrieval.store.sparse import SparseTerms
 
@@ -48,7 +48,8 @@ def _filter(where: layout.Where) -> qm.Filter:
     must_not: list[qm.Condition] = [_match(k, v) for k, v in where.not_equal]
     if where.except_ids:
         must_not.append(qm.HasIdCondition(has_id=list(where.except_ids)))
-    return qm.Filter(must=must or None, must_not=must_not or None)
+    should: list[qm.Condition] = [_filter(w) for w in where.any_of]
+    return qm.Filter(must=must or None, should=should or None, must_not=must_not or None)
 
 
 def _sparse(terms: SparseTerms) -> qm.SparseVector:
@@ -143,11 +144,26 @@ class QdrantServerStore:
     async def _apply(self, steps: Sequence[layout.Step]) -> None:
         """The steps in order, each acknowledged (``wait``) before the next is sent."""
         for step in steps:
+            if isinstance(step, layout.Reposition):
+                await self._reposition(step)
+                continue
             selector = qm.FilterSelector(filter=_filter(step.where))
             if isinstance(step, layout.SetPayload):
                 await self._client.set_payload(self._collection, dict(step.values), points=selector, wait=True)
             else:
                 await self._client.delete(self._collection, points_selector=selector, wait=True)
+
+    async def _reposition(self, step: layout.Reposition) -> None:
+        """One payload write per point, sent in batches (in order, each batch acknowledged): a
+        document's paragraphs shifted by an insertion are thousands of writes."""
+        writes = [
+            qm.SetPayloadOperation(set_payload=qm.SetPayload(payload={"position": position}, points=[point]))
+            for point, position in step.positions.items()
+        ]
+        for start in range(0, len(writes), layout.READ_BATCH):
+            await self._client.batch_update_points(
+                self._collection, update_operations=writes[start : start + layout.READ_BATCH], wait=True
+            )
 
     async def _create(self) -> None:
         try:
@@ -195,8 +211,15 @@ class QdrantServerStore:
     async def delete_dataset(self, dataset_id: str) -> None:
         await self._write([layout.Remove(layout.Where(equal=(("dataset_id", dataset_id),)))])
 
-    async def publish_version(self, dataset_id: str, document_id: str, version: int) -> None:
-        await self._write(layout.publication(dataset_id, document_id, version))
+    async def publish_version(
+        self, dataset_id: str, document_id: str, version: int, unchanged: Unchanged | None = None
+    ) -> None:
+        await self._write(layout.publication(dataset_id, document_id, version, unchanged))
+
+    async def restore_served(
+        self, dataset_id: str, document_id: str, version: int, kept: Sequence[StoredParagraph]
+    ) -> None:
+        await self._write(layout.restoration(dataset_id, document_id, version, kept))
 
     async def drop_version(self, dataset_id: str, document_id: str, version: int) -> None:
         await self._write([layout.Remove(layout.of_version(dataset_id, document_id, version))])
@@ -288,8 +311,14 @@ class QdrantServerStore:
         return {i for i in ids if layout.point_id(i) in found}
 
     async def document_paragraphs(self, dataset_id: str, document_id: str, version: int) -> list[StoredParagraph]:
+        return await self._scroll(layout.of_version(dataset_id, document_id, version))
+
+    async def served_paragraphs(self, dataset_id: str, document_id: str) -> list[StoredParagraph]:
+        return await self._scroll(layout.of_served(dataset_id, document_id))
+
+    async def _scroll(self, where: layout.Where) -> list[StoredParagraph]:
         await self.ensure_collection()
-        only = _filter(layout.of_version(dataset_id, document_id, version))
+        only = _filter(where)
         found: list[StoredParagraph] = []
         offset: PointId | None = None
         while True:

@@ -22,6 +22,7 @@ from kbcore.db.audit import record_action
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import Conflict, NotFound
+from kbcore.limits import MAX_NAME_CHARS
 from services.retrieval.ingestion.jobs.leased import Control, Leases, claim_if_waiting, release
 from services.retrieval.ingestion.jobs.states import ACTIVE, DocumentState, JobState
 
@@ -37,6 +38,11 @@ class Upload:
     filename: str
     source_type: str
     data: bytes
+    # A web page's: the address it was fetched from (what identifies its document in the
+    # dataset) and the validators of that fetch, for the next sync's conditional request.
+    source_url: str = ""
+    etag: str = ""
+    modified: str = ""
 
     @property
     def digest(self) -> str:
@@ -76,9 +82,7 @@ class JobQueue:
         caller still checks that the store holds its points)."""
 
         def work(session: Session) -> Document | None:
-            document = session.scalar(
-                select(Document).where(Document.dataset_id == dataset_id, Document.name == upload.name)
-            )
+            document = _document_of(session, dataset_id, upload)
             unchanged = (
                 document is not None
                 and document.status == DocumentState.READY
@@ -185,11 +189,10 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
         raise Conflict(
             f"dataset {dataset.name!r} is being embedded again by another model; upload once that has finished"
         )
-    document = session.scalar(
-        select(Document).where(Document.dataset_id == dataset_id, Document.name == upload.name).with_for_update()
-    )
+    document = _document_of(session, dataset_id, upload, lock=True)
     if document is None:
-        document = Document(dataset_id=dataset_id, name=upload.name, content_hash="", active_version=0)
+        name = _free_name(session, dataset_id, upload)
+        document = Document(dataset_id=dataset_id, name=name, content_hash="", active_version=0)
         session.add(document)
         session.flush()
     elif document.job_id is not None and _job_blocks(session, document.job_id, store_key):
@@ -217,7 +220,34 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
     document.job_id, document.status, document.error = job.id, DocumentState.QUEUED, ""
     document.source_type = upload.source_type
     document.source_hash = upload.digest
+    # A page's validators and check come with it; a file uploaded under a page's name replaces
+    # the page for good, so a later sync does not bring the page back.
+    document.source_url, document.source_etag, document.source_modified = (
+        upload.source_url,
+        upload.etag,
+        upload.modified,
+    )
+    document.source_checked_at = utcnow() if upload.source_url else None
+    document.source_state = document.source_note = ""
     return document
+
+
+def _document_of(session: Session, dataset_id: str, upload: Upload, lock: bool = False) -> Document | None:
+    """The document an upload is a new version of: a web page's is the one of its address
+    (whatever its name), any other upload's the one of its name."""
+    field = Document.source_url == upload.source_url if upload.source_url else Document.name == upload.name
+    query = select(Document).where(Document.dataset_id == dataset_id, field).limit(1)
+    return session.scalar(query.with_for_update() if lock else query)
+
+
+def _free_name(session: Session, dataset_id: str, upload: Upload) -> str:
+    """A new web page's name: its title, unless another document of the dataset has that name
+    (another page, a file); then the title with the page's address, so neither replaces the other."""
+    taken = session.scalar(select(Document.id).where(Document.dataset_id == dataset_id, Document.name == upload.name))
+    if not upload.source_url or taken is None:
+        return upload.name
+    where = upload.source_url.split("://", 1)[-1]
+    return f"{upload.name}（{where}）"[:MAX_NAME_CHARS]
 
 
 def _job_blocks(session: Session, job_id: str, store_key: str) -> bool:
@@ -282,7 +312,8 @@ def _settle(document: Document, outcome: Outcome) -> None:
         earlier = " The previous version is still searchable." if document.active_version else ""
         document.error = (outcome.error or "ingestion failed") + earlier
     if outcome.state != JobState.READY and document.active_version:
-        document.source_hash = ""  # the stored original is no longer what is served
+        # The stored original is no longer what is served: the next upload or sync is whole.
+        document.source_hash = document.source_etag = document.source_modified = ""
 
 
 def _cancel(session: Session, dataset_id: str, document_id: str) -> Document:

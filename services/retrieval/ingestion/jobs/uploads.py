@@ -19,7 +19,8 @@ from kbcore.limits import MAX_NAME_CHARS
 from services.retrieval.ingestion.jobs.queue import Upload
 from services.retrieval.ingestion.parsing import ParseLimits, expand_archive, sniff
 from services.retrieval.ingestion.parsing.preflight import preflight
-from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy, fetch_page
+from services.retrieval.ingestion.parsing.web import page_title
+from services.retrieval.ingestion.parsing.web_fetch import FetchedPage, FetchPolicy, fetch_page
 from services.retrieval.ingestion.splitter import SplitParagraph
 
 PARAGRAPHS = "paragraphs"  # the source type of a document sent already split
@@ -37,12 +38,25 @@ async def uploads_of(
         # Sniffing and unpacking an archive are CPU work on up to KB_ARCHIVE_MAX_MB: off the event loop.
         return await asyncio.to_thread(_file_uploads, name, request.file.filename, request.file.data, limits)
     if source == "url":
-        page = await fetch_page(request.url.strip(), fetch)
-        kind = sniff(page.filename, page.data)
-        return [
-            Upload(_checked(name or _stem(page.filename)), page.filename, "url" if kind == "html" else kind, page.data)
-        ]
+        url = request.url.strip()
+        return [web_upload(name, url, await fetch_page(url, fetch))]
     raise InvalidRequest("give the document as paragraphs, as a file or as a web page address")
+
+
+def web_upload(name: str, url: str, page: FetchedPage) -> Upload:
+    """A fetched page as the upload of the document of its address: named ``name``, else by
+    its title (a page), else by the last segment of its address (a file)."""
+    kind = sniff(page.filename, page.data)
+    title = page_title(page.data)[:MAX_NAME_CHARS] if kind == "html" else ""
+    return Upload(
+        _checked(name or title or _stem(page.filename)),
+        page.filename,
+        "url" if kind == "html" else kind,
+        page.data,
+        source_url=url,
+        etag=page.etag,
+        modified=page.modified,
+    )
 
 
 def paragraphs_of(upload_source: bytes) -> list[SplitParagraph]:

@@ -65,11 +65,12 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
         if paragraphs is None or not progress.go_on:
             return await self._stopped(progress, target)
         progress.state = JobState.EMBEDDING
+        kept = await self._builder.kept(target, paragraphs)  # the served paragraphs whose text is unchanged
         # One more look right before publishing: a cancel that arrived since the reporter's last
         # look must win over a job that happens to finish within those half-seconds.
-        if not await self._builder.stage(target, paragraphs, progress) or not await self._look(job, progress):
+        if not await self._builder.stage(target, paragraphs, progress, kept) or not await self._look(job, progress):
             return await self._stopped(progress, target)
-        await self._builder.publish(target)
+        await self._builder.publish(target, kept)
         return Outcome(
             JobState.READY,
             published=True,

@@ -1,9 +1,14 @@
-"""PDF files with a text layer: headings found by font size, ruled tables kept whole, lines joined into paragraphs.
+"""PDF files with a text layer: headings found by font size and numbering, ruled tables kept whole, lines joined into paragraphs.
 
 A PDF stores positioned characters, not paragraphs. pdfplumber (on pdfminer.six) gives each
 line with its characters' sizes and finds ruled tables, so headings are the lines set larger
 than the body text (the bigger, the higher the level) and a table's cells stay in their rows.
 Pages without drawn lines skip table finding, which is most of the cost.
+
+Sub-headings are often set in the body's own font ("一、投放时间", "（二）申请材料", "3.1 范围"):
+a line that stands alone, starts with such a number, is short and ends without punctuation
+titles the paragraphs under it (a ``SectionLine``). Several in a row of the same numbering
+("1. 身份证" "2. 户口簿") are a list, and stay text.
 """
 
 from __future__ import annotations
@@ -15,13 +20,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
-from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
+from services.retrieval.ingestion.splitter import Block, Heading, SectionLine, StructuredDocument, Table, Text
 
 _SENTENCE_END = re.compile(r"[。！？!?；;：:.]$")
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _PAGE_NUMBER = re.compile(r"^[-—\s]*(?:第\s*)?\d+\s*(?:页|/\s*\d+)?[-—\s]*$")
 _HEADING_RATIO = 1.15
 _HEADING_MAX_CHARS = 60  # a longer line set large is emphasis, not a heading
+_NUMBERED_MAX_CHARS = 30  # a longer numbered line is a clause ("第三条 住宿费实行…"), not a title
+# How sub-headings in the body font are numbered, one pattern per kind of numbering (a list is
+# several lines of one kind in a row). An Arabic number needs its delimiter or a space after
+# it ("2.1 收费标准"), so an amount ("1.5万元") is no number of a heading.
+_NUMBERINGS = (
+    re.compile(r"^第[一二三四五六七八九十百零〇两\d]+[章节篇部分]\s*\S"),
+    re.compile(r"^[一二三四五六七八九十]+[、．.]\s*\S"),
+    re.compile(r"^[（(][一二三四五六七八九十]+[）)]\s*\S"),
+    re.compile(r"^\d+(?:\.\d+)+\s+\S"),
+    re.compile(r"^\d+[、．]\s*\S|^\d+\.\s+\S"),
+    re.compile(r"^[（(]\d+[）)]\s*\S"),
+)
+_UNFINISHED = re.compile(r"[。！？!?；;，,：:、]$")
 
 
 @dataclass(frozen=True)
@@ -130,21 +148,49 @@ def _ends_paragraph(previous: _Line, line: _Line, right_edge: float) -> bool:
     return finished and previous.x1 < right_edge - 2 * previous.size
 
 
+def _numbering(line: str) -> int | None:
+    """Which kind of numbering a one-line paragraph starts with, if it reads as a title."""
+    if len(line) > _NUMBERED_MAX_CHARS or _UNFINISHED.search(line):
+        return None
+    return next((kind for kind, pattern in enumerate(_NUMBERINGS) if pattern.match(line)), None)
+
+
+def _with_section_lines(blocks: list[Block], one_line: set[int]) -> list[Block]:
+    """The one-line text blocks that read as numbered titles, as section lines, unless their
+    neighbour is a one-line block numbered alike (then they are the items of a list)."""
+    kinds = {i: _numbering(block.text) for i, block in enumerate(blocks) if i in one_line and isinstance(block, Text)}
+    shown: list[Block] = []
+    for i, block in enumerate(blocks):
+        kind = kinds.get(i)
+        titles = kind is not None and kind not in (kinds.get(i - 1), kinds.get(i + 1))
+        shown.append(SectionLine(block.text) if titles and isinstance(block, Text) else block)
+    return shown
+
+
 def _blocks(items: list[_Line | Table], levels: dict[float, int], right_edge: float) -> list[Block]:
     blocks: list[Block] = []
+    one_line: set[int] = set()  # indexes of the text blocks made of a single line
     current = ""
+    lines = 0
     previous: _Line | None = None
+
+    def close_text() -> None:
+        if lines == 1:
+            one_line.add(len(blocks))
+        blocks.append(Text(current))
+
     for item in items:
         if isinstance(item, _Line) and (item.size not in levels or len(item.text) > _HEADING_MAX_CHARS):
             if current and previous is not None and _ends_paragraph(previous, item, right_edge):
-                blocks.append(Text(current))
-                current = ""
+                close_text()
+                current, lines = "", 0
             current = _join(current, item.text) if current else item.text
+            lines += 1
             previous = item
             continue
         if current:
-            blocks.append(Text(current))
-            current, previous = "", None
+            close_text()
+            current, lines, previous = "", 0, None
         if isinstance(item, Table):
             blocks.append(item)
         elif blocks and isinstance(blocks[-1], Heading) and blocks[-1].level == levels[item.size]:
@@ -152,8 +198,8 @@ def _blocks(items: list[_Line | Table], levels: dict[float, int], right_edge: fl
         else:
             blocks.append(Heading(item.text, levels[item.size]))
     if current:
-        blocks.append(Text(current))
-    return blocks
+        close_text()
+    return _with_section_lines(blocks, one_line)
 
 
 def pdf_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:

@@ -74,6 +74,7 @@ _URL_SUFFIXES_DROPPED = frozenset(
     | set(CONTENT_SUFFIXES.values())
 )
 _MAX_NAME_CHARS = 100
+_MAX_VALIDATOR_CHARS = 100  # a longer validator is not kept: the next sync then fetches the page whole
 _ACCEPT = ", ".join([*CONTENT_SUFFIXES, "*/*;q=0.1"])
 
 
@@ -87,6 +88,10 @@ class FetchRefused(FetchError):
 
 class FetchFailed(FetchError):
     """The page itself failed: no answer in time, an error status, nobody listening, unknown host."""
+
+
+class FetchGone(FetchFailed):
+    """The server says the page is not there (404 Not Found, 410 Gone)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,28 @@ class FetchedPage:
     content_type: str  # media type without parameters, lower case
     data: bytes
     filename: str  # safe name from the URL path, suffix chosen by the content type
+    etag: str = ""  # the validators a later conditional request sends back ("" = none given)
+    modified: str = ""  # Last-Modified, as the server wrote it
+
+
+@dataclass(frozen=True)
+class Validators:
+    """What the server said about the copy we hold: asked again with these, an unchanged page
+    answers 304 Not Modified, with no body to read, parse or embed."""
+
+    etag: str = ""
+    modified: str = ""
+
+    def headers(self) -> dict[str, str]:
+        found = {"If-None-Match": self.etag, "If-Modified-Since": self.modified}
+        return {name: value for name, value in found.items() if value}
+
+
+@dataclass(frozen=True)
+class NotModified:
+    """The page is as it was when ``Validators`` were given (304 Not Modified)."""
+
+    url: str
 
 
 class Resolver(Protocol):
@@ -259,26 +286,29 @@ async def _checked_addresses(url: httpx.URL, allow: _Allow, resolver: Resolver) 
     return addresses
 
 
-def _pinned_request(client: httpx.AsyncClient, url: httpx.URL, address: IPAddress) -> httpx.Request:
+def _pinned_request(
+    client: httpx.AsyncClient, url: httpx.URL, address: IPAddress, validators: Validators
+) -> httpx.Request:
     """A GET sent to ``address`` while naming the original host in Host and in TLS SNI (httpcore's
     ``sni_hostname`` extension), so the certificate is still checked against the host name."""
     target = url.copy_with(host=str(address))
     headers = {"Host": url.netloc.decode("ascii"), "Accept": _ACCEPT, "User-Agent": _USER_AGENT}
+    headers |= validators.headers()
     return client.build_request("GET", target, headers=headers, extensions={"sni_hostname": url.raw_host.decode()})
 
 
 async def _send_pinned(
-    client: httpx.AsyncClient, url: httpx.URL, addresses: list[IPAddress], shown: str
+    client: httpx.AsyncClient, url: httpx.URL, addresses: list[IPAddress], shown: str, validators: Validators
 ) -> httpx.Response:
     """Connect to the checked addresses in order until one answers (a name with IPv6 and IPv4
     addresses may only listen on one); the response is streamed, not read."""
     for address in addresses[:-1]:
         try:
-            return await client.send(_pinned_request(client, url, address), stream=True)
+            return await client.send(_pinned_request(client, url, address, validators), stream=True)
         except httpx.ConnectError:
             continue
     try:
-        return await client.send(_pinned_request(client, url, addresses[-1]), stream=True)
+        return await client.send(_pinned_request(client, url, addresses[-1], validators), stream=True)
     except httpx.ConnectError as exc:
         raise FetchFailed(f"the page at {shown} could not be reached: {_connect_reason(exc, url.host)}") from None
 
@@ -300,7 +330,7 @@ def _connect_reason(exc: BaseException, host: str) -> str:
 
 
 async def _follow(
-    client: httpx.AsyncClient, start: httpx.URL, policy: FetchPolicy, resolver: Resolver
+    client: httpx.AsyncClient, start: httpx.URL, policy: FetchPolicy, resolver: Resolver, validators: Validators
 ) -> tuple[httpx.URL, httpx.Response]:
     """Follow redirects by hand so each hop is checked like the first; return the final URL and
     its (streaming, still open) response."""
@@ -309,7 +339,7 @@ async def _follow(
     url = start
     for hop in range(MAX_REDIRECTS + 1):
         addresses = await _checked_addresses(url, allow, resolver)
-        response = await _send_pinned(client, url, addresses, shown_start)
+        response = await _send_pinned(client, url, addresses, shown_start, validators)
         location = response.headers.get("location")
         if response.status_code not in _REDIRECT_CODES or location is None:
             return url, response
@@ -349,7 +379,8 @@ def _check_status(response: httpx.Response, shown: str) -> None:
         phrase = HTTPStatus(response.status_code).phrase
     except ValueError:
         phrase = "an error"
-    raise FetchFailed(f"the page at {shown} answered {response.status_code} {phrase}")
+    failed = FetchGone if response.status_code in (404, 410) else FetchFailed
+    raise failed(f"the page at {shown} answered {response.status_code} {phrase}")
 
 
 async def _read_bounded(response: httpx.Response, max_bytes: int, shown: str) -> bytes:
@@ -413,11 +444,27 @@ async def fetch_page(
     page does not deliver; both are ``InvalidRequest`` with a message meant for the operator.
     ``resolver`` and ``transport`` exist for tests (and are the only places DNS and sockets are
     touched)."""
+    fetched = await fetch_if_changed(url, policy, Validators(), resolver=resolver, transport=transport)
+    assert isinstance(fetched, FetchedPage)  # asked without validators, no server answers 304
+    return fetched
+
+
+async def fetch_if_changed(
+    url: str,
+    policy: FetchPolicy,
+    validators: Validators,
+    *,
+    resolver: Resolver | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> FetchedPage | NotModified:
+    """``fetch_page`` as a conditional request: ``NotModified`` when the server says the page is
+    still the one ``validators`` describe, the page otherwise (:class:`FetchGone` when it says
+    the page is not there)."""
     start = _parse_url(url)
     shown = _shown(start)
     try:
         async with asyncio.timeout(policy.timeout):
-            return await _fetch(start, policy, resolver or resolve_host, transport)
+            return await _fetch(start, policy, resolver or resolve_host, transport, validators)
     except (TimeoutError, httpx.TimeoutException):
         raise FetchFailed(f"the page at {shown} did not answer within {policy.timeout:g} s") from None
     except httpx.HTTPError:
@@ -425,8 +472,12 @@ async def fetch_page(
 
 
 async def _fetch(
-    start: httpx.URL, policy: FetchPolicy, resolver: Resolver, transport: httpx.AsyncBaseTransport | None
-) -> FetchedPage:
+    start: httpx.URL,
+    policy: FetchPolicy,
+    resolver: Resolver,
+    transport: httpx.AsyncBaseTransport | None,
+    validators: Validators,
+) -> FetchedPage | NotModified:
     """One fetch inside the deadline: follow, check status and type, read within the limit."""
     shown = _shown(start)
     # trust_env=False: no proxy from the environment (it would resolve the name itself and undo
@@ -440,12 +491,22 @@ async def _fetch(
         trust_env=False,
         limits=httpx.Limits(max_keepalive_connections=0),
     ) as client:
-        final, response = await _follow(client, start, policy, resolver)
+        final, response = await _follow(client, start, policy, resolver, validators)
         try:
+            if response.status_code == 304 and validators.headers():
+                return NotModified(str(final))
             _check_status(response, shown)
             media_type = _media_type(response)
             suffix = _suffix_for(media_type, final, shown)
             data = await _read_bounded(response, policy.max_bytes, shown)
+            etag, modified = response.headers.get("etag", ""), response.headers.get("last-modified", "")
         finally:
             await response.aclose()
-    return FetchedPage(url=str(final), content_type=media_type, data=data, filename=safe_filename(final, suffix))
+    return FetchedPage(
+        url=str(final),
+        content_type=media_type,
+        data=data,
+        filename=safe_filename(final, suffix),
+        etag=etag if len(etag) <= _MAX_VALIDATOR_CHARS else "",
+        modified=modified if len(modified) <= _MAX_VALIDATOR_CHARS else "",
+    )
