@@ -20,6 +20,7 @@ from typing import Any, TextIO
 import httpx
 
 from cli.client import CliError, request_data
+from cli.split_rules import split_form
 from gateway.labels import DOCUMENT_STATUS_LABELS
 from kbcore.document_types import SUPPORTED_SUFFIXES
 
@@ -91,7 +92,7 @@ def select_files(path: Path, pattern: str | None) -> list[Path]:
     return sorted(p for p in candidates if p.is_file() and not p.name.startswith("."))
 
 
-def upload_file(client: httpx.Client, dataset_id: str, path: Path) -> Upload:
+def upload_file(client: httpx.Client, dataset_id: str, path: Path, form: dict[str, str | list[str]]) -> Upload:
     """One file; a refusal is returned, not raised, so the other files still go. A .zip is
     answered with the list of its documents, any other file with its one document."""
     try:
@@ -101,7 +102,7 @@ def upload_file(client: httpx.Client, dataset_id: str, path: Path) -> Upload:
     mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     try:
         answer = request_data(
-            client, "POST", f"/api/dataset/{dataset_id}/document", files={"file": (path.name, content, mime)}
+            client, "POST", f"/api/dataset/{dataset_id}/document", files={"file": (path.name, content, mime)}, data=form
         )
     except CliError as exc:
         return Upload(path.name, error=str(exc))
@@ -124,12 +125,14 @@ def resolve_dataset(client: httpx.Client, dataset_id: str | None, create: str | 
     return dataset_id
 
 
-def upload_all(client: httpx.Client, dataset_id: str, files: Sequence[Path]) -> list[Upload]:
+def upload_all(
+    client: httpx.Client, dataset_id: str, files: Sequence[Path], form: dict[str, str | list[str]]
+) -> list[Upload]:
     bar = ProgressBar(len(files), sys.stderr)
     uploads: list[Upload] = []
     for index, path in enumerate(files, 1):
         bar.starting(index - 1, path.name)
-        upload = upload_file(client, dataset_id, path)
+        upload = upload_file(client, dataset_id, path, form)
         uploads.append(upload)
         bar.finished(index, path.name, upload.error)
     return uploads
@@ -187,7 +190,7 @@ def run_ingest(client: httpx.Client, args: argparse.Namespace) -> int:
         what = repr(args.pattern) if args.pattern else "/".join(SUPPORTED_SUFFIXES) + " files"
         raise CliError(f"nothing to upload: no {what} in {path}")
     dataset_id = resolve_dataset(client, args.dataset_id, args.create)
-    uploads = upload_all(client, dataset_id, files)
+    uploads = upload_all(client, dataset_id, files, split_form(args))
     refused = [Outcome(u.name, error=u.error) for u in uploads if u.error]
     documents = [d for u in uploads for d in u.documents]
     if args.no_wait:

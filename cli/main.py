@@ -13,6 +13,7 @@ from cli.ask import run_ask
 from cli.client import CliError, cli_settings, credential, default_url, make_client
 from cli.evaluate import run_eval
 from cli.ingest import run_ingest
+from cli.split_rules import add_split_options, run_preview
 from kbcore.settings import SettingsError
 
 
@@ -53,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="return once the files are uploaded, without waiting for them to be parsed and embedded",
     )
 
+    add_split_options(ingest)
+
+    preview = commands.add_parser(
+        "preview", help="show the paragraphs a file would make (nothing is stored); the same rules as ingest"
+    )
+    preview.add_argument("file", metavar="FILE", help="one document file")
+    add_split_options(preview)
+
     evaluate = commands.add_parser(
         "eval", help="recall round by round on questions with gold snippets: one round against the loop"
     )
@@ -82,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     url = (args.url or default_url(settings)).rstrip("/")
     token = credential(settings, args.token)
-    commands = {"ask": run_ask, "ingest": run_ingest, "eval": run_eval}
+    commands = {"ask": run_ask, "ingest": run_ingest, "eval": run_eval, "preview": run_preview}
     try:
         with make_client(url, token) as client:
             return commands[args.command](client, args)

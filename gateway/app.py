@@ -38,6 +38,7 @@ from gateway.routes import (
     users,
 )
 from gateway.routes import metrics as metrics_route
+from gateway.routes.documents import split
 from gateway.signin_limit import SignInLimiter
 from kbcore.metrics.asgi import HttpMetrics
 from kbcore.rpc.caller_token import operator_token
@@ -46,6 +47,7 @@ from kbcore.settings import Settings
 # Every route module, in the order its routes are matched.
 # ``profiles`` before ``applications``: /api/application/profile is not an application's id.
 ROUTES = (
+    split,  # before datasets: "document/split" is no dataset's id
     datasets,
     chat,
     log,

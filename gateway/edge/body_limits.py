@@ -31,7 +31,7 @@ MAX_JSON_BODY_BYTES = 1 * MiB  # every JSON route; a question is at most 4000 to
 MULTIPART_FRAMING_BYTES = MiB  # an upload's boundaries, part headers and small fields
 EVAL_BODY_BYTES = 8 * MiB  # up to 500 evaluation cases
 MAX_FORM_DATA_BYTES = 16 * 1024  # an ask's form_data, forwarded to the chat service as JSON
-UPLOAD_ROUTE = re.compile(r"^/api/dataset/[^/]+/document$")
+UPLOAD_ROUTE = re.compile(r"^/api/dataset/(?:[^/]+/document|document/split)$")  # an upload, a split preview
 # The other routes that take more than a JSON request; everything else gets MAX_JSON_BODY_BYTES.
 ROUTE_LIMITS = ((re.compile(r"^/api/application/[^/]+/eval$"), EVAL_BODY_BYTES),)
 LIMIT_SCOPE_KEY = "kb.body_limit"

@@ -1,5 +1,5 @@
 """Datasets, documents and the hit test (who may call which: ``kbcore.permissions.table``); a
-document's paragraphs are in ``gateway.routes.paragraphs``.
+document's paragraphs are in ``gateway.routes.documents.paragraphs``.
 
 Documents go in as background jobs: every upload is checked here for what the gateway can see
 (size, type by suffix, field lengths), handed to the retrieval service's ``SubmitDocuments`` and
@@ -36,7 +36,8 @@ from gateway.presenter import (
     synced_json,
     upload_rules_json,
 )
-from gateway.routes import paragraphs
+from gateway.routes.documents import paragraphs
+from gateway.routes.documents.split import MAX_RULE_FIELDS, split_rules_of
 from gateway.shapes.answers import ParagraphOut, RetrievalOut
 from gateway.shapes.datasets import DatasetOut, DetachedOut, DocumentOut, SyncedDocumentOut, UploadRulesOut
 from gateway.shapes.envelope import REFUSALS, Envelope
@@ -53,9 +54,8 @@ MAX_WEB_URLS = 50  # one request's pages; each is a job of its own
 MAX_URL_CHARS = 2048
 SYNC_FETCH_SECONDS = 30.0  # one page fetched again, beyond the usual deadline (KB_FETCH_TIMEOUT is at most this)
 SYNC_DATASET_SECONDS = 600.0  # every page of a dataset, a few at a time
-# An upload is one file (a .zip for many) and at most its name beside it.
+# An upload is one file (a .zip for many), its name and its split rules beside it.
 MAX_FORM_FILES = 1
-MAX_FORM_FIELDS = 4
 
 
 class DatasetIn(BaseModel):
@@ -187,7 +187,7 @@ def _form_name(form: FormData) -> str:
 async def _file_submission(dataset_id: str, request: Request, settings: Settings) -> Submission:
     """A multipart upload: one file in ``file`` (its suffix must name a supported type, 415
     otherwise) and an optional ``name`` for a single document."""
-    form = await request.form(max_files=MAX_FORM_FILES, max_fields=MAX_FORM_FIELDS)
+    form = await request.form(max_files=MAX_FORM_FILES, max_fields=MAX_RULE_FIELDS)
     upload = form.get("file")
     if not isinstance(upload, UploadFile) or not upload.filename:
         raise ApiError(400, "the upload needs a file in the form field 'file'")
@@ -200,7 +200,11 @@ async def _file_submission(dataset_id: str, request: Request, settings: Settings
         raise ApiError(400, "a .zip's documents are named by their paths inside it: leave 'name' empty")
     data = await _read_upload(upload, upload_max_bytes(settings))
     file = pb.FileContent(filename=upload.filename, data=data)
-    return Submission(pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=name, file=file), archive)
+    submission = pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=name, file=file)
+    rules = split_rules_of(form)
+    if rules is not None:
+        submission.split_rules.CopyFrom(rules)
+    return Submission(submission, archive)
 
 
 async def _paragraphs_submission(dataset_id: str, request: Request) -> Submission:

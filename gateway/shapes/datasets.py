@@ -78,6 +78,19 @@ class SyncedDocumentOut(DocumentOut):
     sync: SyncOut
 
 
+class SplitParagraphOut(Shape):
+    title: str
+    content: str
+
+
+class SplitPreviewOut(Shape):
+    name: str
+    title: str
+    content: list[SplitParagraphOut]
+    total: int
+    unused_separators: list[str]
+
+
 class UploadRulesOut(Shape):
     suffixes: list[str]
     max_mb: int

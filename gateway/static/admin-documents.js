@@ -23,6 +23,14 @@ const ui = {
   progress: byTestId("upload-progress"),
   uploadStatus: byTestId("upload-status"),
   hint: document.getElementById("upload-hint"),
+  splitMaxLength: byTestId("split-max-length"),
+  splitOverlap: byTestId("split-overlap"),
+  splitTitleLevels: byTestId("split-title-levels"),
+  splitKeepTables: byTestId("split-keep-tables"),
+  splitSeparators: byTestId("split-separators"),
+  splitPreview: byTestId("split-preview"),
+  splitStatus: byTestId("split-preview-status"),
+  splitList: byTestId("split-preview-list"),
   webUrls: byTestId("web-urls"),
   webImport: byTestId("web-import"),
   webStatus: byTestId("web-status"),
@@ -192,6 +200,7 @@ async function uploadFile() {
   const form = new FormData();
   form.append("file", file, file.name);
   if (ui.uploadName.value.trim() && !archive) form.append("name", ui.uploadName.value.trim());
+  appendSplitRules(form);
   ui.upload.disabled = true;
   ui.progress.value = 0;
   uploadMessage("上传中 0%");
@@ -217,6 +226,43 @@ async function uploadFile() {
     uploadMessage(`上传失败：${adminErrorText(err)}`, err.serverMessage || "");
   } finally {
     ui.upload.disabled = false;
+  }
+}
+
+/** The split rules the operator set (MaxKB's field names where it has them); none set, none sent. */
+function appendSplitRules(form) {
+  const set = (field, value) => value !== "" && form.append(field, value);
+  set("limit", ui.splitMaxLength.value.trim());
+  set("overlap", ui.splitOverlap.value.trim());
+  set("title_levels", ui.splitTitleLevels.value);
+  if (ui.splitKeepTables.checked) form.append("keep_tables", "true");
+  for (const separator of ui.splitSeparators.value.split(" ").filter(Boolean)) form.append("patterns", separator);
+}
+
+/** The paragraphs the chosen file would make under the rules set: nothing is stored. */
+async function previewSplit() {
+  const file = ui.file.files && ui.file.files[0];
+  if (!file) return showStatus(ui.splitStatus, "请先选择要预览的文件。");
+  const refusal = uploadRefusal(file);
+  if (refusal) return showStatus(ui.splitStatus, refusal);
+  const form = new FormData();
+  form.append("file", file, file.name);
+  appendSplitRules(form);
+  ui.splitPreview.disabled = true;
+  clear(ui.splitList);
+  showStatus(ui.splitStatus, "正在解析…");
+  try {
+    const [preview] = (await upload("/api/dataset/document/split", form)) || [];
+    for (const p of preview.content) {
+      ui.splitList.appendChild(h("li", { testid: "split-paragraph" }, p.title ? h("div", { class: "muted small" }, p.title) : null, h("div", {}, p.content)));
+    }
+    const unused = preview.unused_separators.length ? `；这些分隔符没有切分任何内容：${preview.unused_separators.map((s) => JSON.stringify(s)).join("、")}` : "";
+    const shown = preview.total > preview.content.length ? `，显示前 ${preview.content.length} 段` : "";
+    showStatus(ui.splitStatus, h("span", { testid: "split-preview-total", "data-total": String(preview.total) }, `共 ${preview.total} 段${shown}${unused}。按这些规则上传，导入的段落与预览一致。`));
+  } catch (err) {
+    showStatus(ui.splitStatus, adminError(err, "split-error"));
+  } finally {
+    ui.splitPreview.disabled = false;
   }
 }
 
@@ -250,6 +296,7 @@ async function loadUploadRules() {
 
 export function initDocuments() {
   ui.upload.addEventListener("click", uploadFile);
+  ui.splitPreview.addEventListener("click", previewSplit);
   ui.file.addEventListener("change", resetUpload);
   ui.webImport.addEventListener("click", importWeb);
   onDatasetsChanged((_, selected) => {

@@ -110,6 +110,9 @@ class Document(Base):
     source_checked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     source_state: Mapped[str] = mapped_column(String(16), default="", server_default="")
     source_note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # The rules its file or page is cut into paragraphs by (JSON; "" = the defaults), reused by
+    # its next versions: a re-upload without rules, a web sync.
+    split_rules: Mapped[str] = mapped_column(Text, default="", server_default="")
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
 

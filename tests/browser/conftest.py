@@ -102,6 +102,14 @@ async def sign_in_tab(page: Page, token: str) -> None:
     await page.context.add_init_script(script=signed_in_script(token))
 
 
+async def new_dataset_selected(page: Page, name: str) -> None:
+    """On the operator page: a knowledge base made through its form, then selected (its
+    documents, upload form and hit test shown)."""
+    await page.get_by_test_id("dataset-name").fill(name)
+    await page.get_by_test_id("create-dataset").click()
+    await page.get_by_test_id("dataset").filter(has_text=name).click()
+
+
 @pytest.fixture
 def operator_page(new_page: NewPage) -> OperatorPage:
     """``await operator_page(stack)``: a page as ``new_page`` gives, whose tabs open the operator

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from tests.browser.conftest import OperatorPage
+from tests.browser.conftest import OperatorPage, new_dataset_selected
 from tests.fixtures import documents
 from tests.harness import Stack
 
@@ -97,9 +97,7 @@ async def test_a_docx_reaches_ready_then_an_edit_and_a_disabled_paragraph_change
     page = await operator_page(stack)
     await page.goto(f"{stack.url}/ui/admin")
     name = f"段落编辑 {unique}"
-    await page.get_by_test_id("dataset-name").fill(name)
-    await page.get_by_test_id("create-dataset").click()
-    await page.get_by_test_id("dataset").filter(has_text=name).click()
+    await new_dataset_selected(page, name)
     await expect(page.get_by_test_id("upload-file")).to_have_attribute("accept", re.compile(r"\.docx"))
 
     await page.get_by_test_id("upload-file").set_input_files(manual)

@@ -108,6 +108,30 @@ async def test_ingest_uploads_the_folder_waits_reports_the_failures_and_exits_1(
     assert [d["status"] for d in listed if d["source_type"] == "pdf"] == ["failed"]
 
 
+async def test_preview_then_ingest_with_the_same_rules_makes_the_previewed_paragraphs(
+    stack: Stack, tmp_path: Path, unique: str
+) -> None:
+    source = tmp_path / "leave.md"
+    source.write_bytes((REPO / "samples" / "kb" / "docs" / "xinglan_leave_policy.md").read_bytes())
+    rules = ("--max-length", "60", "--separator", "。", "--separator", "§§", "--overlap", "5")
+    previewed = await run_cli(stack, "preview", str(source), *rules)
+    assert previewed.returncode == 0, previewed.stderr
+    blocks = [b for b in previewed.stdout.strip().split("\n\n") if b]
+    assert f"{len(blocks)} paragraphs" in previewed.stderr and "separator '§§' cuts nothing" in previewed.stderr
+    name = f"cli-split-{unique}"
+    ingested = await run_cli(stack, "ingest", "--create", name, str(source), *rules)
+    assert ingested.returncode == 0, ingested.stderr
+    async with stack.http() as client:
+        datasets = (await client.get("/api/dataset")).json()["data"]
+        dataset_id = next(d["id"] for d in datasets if d["name"] == name)
+        [document] = (await client.get(f"/api/dataset/{dataset_id}/document")).json()["data"]
+        records = (await client.get(f"/api/dataset/{dataset_id}/document/{document['id']}/paragraph/1/200")).json()
+    shown = [block.split("\n", 1)[1] for block in blocks]
+    assert [p["content"] for p in records["data"]["records"]] == shown
+    refused = await run_cli(stack, "preview", str(source), "--max-length", "0")
+    assert refused.returncode == 1 and "max_length must be between 50 and 10000" in refused.stderr
+
+
 async def test_ingest_takes_office_files_and_a_zip_and_waits_until_ready(
     stack: Stack, tmp_path: Path, unique: str
 ) -> None:

@@ -306,6 +306,53 @@ async def test_a_sync_schedule_and_a_sync_are_refused_with_a_sentence(client: ht
     assert (off.json()["data"]["sync_hours"], off.json()["data"]["sync_due_at"]) == (0, "")
 
 
+async def test_a_split_preview_shows_what_an_import_with_the_same_rules_makes(
+    client: httpx.AsyncClient, unique: str
+) -> None:
+    rules = {"limit": "80", "patterns": ["。", "\\n"], "overlap": "10", "title_levels": "2", "keep_tables": "true"}
+    pdf = ("手册.pdf", files.chinese_pdf(), "application/pdf")
+    previewed = await client.post("/api/dataset/document/split", files={"file": pdf}, data=rules)
+    assert previewed.status_code == 200, previewed.text
+    [preview] = previewed.json()["data"]
+    assert preview["name"] == "手册.pdf" and preview["total"] == len(preview["content"]) > 0, preview
+    assert preview["unused_separators"] == ["\n"], "a line break cuts nothing in a PDF's joined lines"
+    dataset_id = await new_dataset(client, f"split-{unique}")
+    answer = await client.post(f"/api/dataset/{dataset_id}/document", files={"file": pdf}, data=rules)
+    assert answer.status_code == 200, answer.text
+    [document] = await wait_for_documents(client, dataset_id)
+    records = (await client.get(f"/api/dataset/{dataset_id}/document/{document['id']}/paragraph/1/200")).json()
+    imported = [{"title": p["title"], "content": p["content"]} for p in records["data"]["records"]]
+    assert imported == preview["content"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "status", "said"),
+    [
+        ({"limit": "0"}, 400, "max_length must be between 50 and 10000"),
+        ({"limit": "1000000000"}, 400, "whole number"),
+        ({"limit": "-5"}, 400, "whole number"),
+        ({"patterns": ""}, 400, "a separator must have 1 to 20 characters"),
+        ({"keep_tables": "maybe"}, 400, "keep_tables"),
+        ({"overlap": "400", "limit": "600"}, 400, "overlap must be between 0 and half of max_length"),
+    ],
+)
+async def test_split_rules_out_of_bounds_are_refused_in_words(
+    client: httpx.AsyncClient, fields: dict[str, str], status: int, said: str
+) -> None:
+    md = ("规定.md", "# 规定\n\n第一条。第二条。".encode(), "text/markdown")
+    answer = await client.post("/api/dataset/document/split", files={"file": md}, data=fields)
+    assert answer.status_code == status and said in answer.json()["message"], answer.text
+
+
+async def test_a_split_preview_needs_a_supported_file(client: httpx.AsyncClient) -> None:
+    empty = await client.post("/api/dataset/document/split", files={"other": ("a.md", b"x", "text/markdown")})
+    assert empty.status_code == 400 and "form field 'file'" in empty.json()["message"], empty.text
+    program = await client.post(
+        "/api/dataset/document/split", files={"file": ("a.exe", b"MZ", "application/octet-stream")}
+    )
+    assert program.status_code == 415, program.text
+
+
 # Cancel ------------------------------------------------------------------------------------
 
 

@@ -78,6 +78,19 @@ READ_BY_THE_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
             "properties": {"file": {"type": "string", "format": "binary"}, "name": {"type": "string"}},
         },
     },
+    ("POST", "/api/dataset/document/split"): {
+        "multipart/form-data": {
+            "type": "object",
+            "required": ["file"],
+            "properties": {
+                "file": {"type": "string", "format": "binary"},
+                "limit": {"type": "string"},
+                "patterns": {"type": "string"},
+                "overlap": {"type": "string"},
+                "keep_tables": {"type": "string"},
+            },
+        },
+    },
     ("POST", "/api/application/{app_id}/chat/completions"): {"application/json": CompletionIn},
     ("POST", "/v1/chat/completions"): {"application/json": CompletionIn},
 }
@@ -413,7 +426,9 @@ async def test_fuzzing_every_route_finds_no_5xx_no_internal_text_and_no_shape_of
     assert not escaped.messages, "\n".join(escaped.messages[:20])
     assert tally.requests >= operations * (KEY_EXAMPLES + OPERATOR_EXAMPLES) // 2, "most cases must have been sent"
     # Not a run of 404s: all but a few operations got past validation and access to real work.
-    assert len(listed - tally.answered) <= 3, sorted(listed - tally.answered)
+    # Those a schema cannot reach: a web import and a web sync need a page that answers, a
+    # cancel a job that runs, a split preview a file of a supported type.
+    assert len(listed - tally.answered) <= 4, sorted(listed - tally.answered)
 
 
 def test_the_detectors_see_what_they_are_for() -> None:

@@ -135,6 +135,7 @@ CASES: tuple[Case, ...] = (
     Case("POST /api/dataset", {}),
     Case(f"PUT {DS}", {}),
     Case("GET /api/dataset/document/upload_rules"),
+    Case("POST /api/dataset/document/split", {}),
     Case(f"POST {DS}/document", {}),
     Case(f"GET {DS}/document"),
     Case(f"POST {DS}/document/web", {}),

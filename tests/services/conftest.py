@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -20,11 +21,46 @@ from kbcore.rpc.service_credential import service_credential
 from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
 from services.context.server import ContextDeps, create_server
+from services.retrieval.embedding.embedders import Embedder
+from services.retrieval.server import RetrievalDeps
+from services.retrieval.server import create_server as create_retrieval
+from services.retrieval.store.base import VectorStore
+from services.retrieval.store.factory import open_vector_store
+from tests.counting_embedder import GatedEmbedder
 from tests.fakes.openai_server import FakeOpenAI
 from tests.harness import Stack
 from tests.services.context_support import ContextClient, Sessions, summarizer
 
 StartContext = Callable[[int], Awaitable[ContextClient]]
+
+
+@dataclasses.dataclass
+class LoopbackNode:
+    """A retrieval server of the test's own (see ``loopback_node``) and its counting embedder."""
+
+    stub: RetrievalStubs
+    embedder: GatedEmbedder
+
+
+@pytest.fixture
+async def loopback_node(
+    settings: Settings, sessions: Sessions, tmp_path: Path, embedder: Embedder, offline_model: ModelClient
+) -> AsyncIterator[LoopbackNode]:
+    """A retrieval server on a vector store of its own (so only it works on its jobs), allowed to
+    fetch from 127.0.0.1, whose worker and web-sync schedule look for work ten times a second."""
+    store: VectorStore = await open_vector_store(
+        qdrant_url=None, qdrant_api_key=None, edge_path=tmp_path / "edge", dimension=384
+    )
+    quick = dataclasses.replace(
+        settings, ingest_poll_seconds=0.1, web_sync_poll_seconds=0.1, fetch_allow_hosts="127.0.0.1"
+    )
+    counting = GatedEmbedder(embedder)
+    server = await create_retrieval(quick, RetrievalDeps(sessions, store, counting, offline_model), port=0)
+    channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
+    yield LoopbackNode(RetrievalStubs.of(channel), counting)
+    await channel.close()
+    await server.stop(grace=0)
+    await store.close()
 
 
 @pytest.fixture

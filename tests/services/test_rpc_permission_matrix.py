@@ -310,6 +310,10 @@ RETRIEVAL_CASES: tuple[Case, ...] = (
     Case(f"{R}DocumentService/ListDocuments", lambda i: rpb.ListDocumentsRequest(dataset_id=i["dataset"])),
     Case(f"{R}DocumentService/GetDocument", lambda i: rpb.GetDocumentRequest(**_doc(i))),
     Case(f"{R}DocumentService/SyncDocuments", lambda i: rpb.SyncDocumentsRequest(dataset_id=i["dataset"])),
+    Case(
+        f"{R}DocumentService/PreviewSplit",
+        lambda i: rpb.PreviewSplitRequest(file=rpb.FileContent(filename="规定.md", data="# 规定\n\n正文。".encode())),
+    ),
     Case(f"{R}ParagraphService/ListParagraphs", lambda i: rpb.ListParagraphsRequest(**_doc(i), page=1, page_size=10)),
     Case(f"{R}ParagraphService/AddParagraph", lambda i: rpb.AddParagraphRequest(**_doc(i), content="新段落。")),
     Case(

@@ -6,10 +6,8 @@ titles; a dataset's schedule syncs it when due and refuses a period under an hou
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-from collections.abc import AsyncIterator, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 
 import grpc
 import pytest
@@ -18,15 +16,10 @@ from sqlalchemy import update
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.engine import run_write
 from kbcore.db.tables import Dataset
-from kbcore.rpc.client import open_channel
-from kbcore.rpc.service_credential import service_credential
 from kbcore.rpc.stubs import RetrievalStubs
-from services.retrieval.server import RetrievalDeps, create_server
-from services.retrieval.store.base import VectorStore
-from services.retrieval.store.factory import open_vector_store
-from tests.counting_embedder import GatedEmbedder
 from tests.eventually import eventually
 from tests.grpc_status import status_of
+from tests.services.conftest import LoopbackNode
 from tests.web_site import Site, page_html, serve_site
 
 PAGES = 50
@@ -38,31 +31,6 @@ def site() -> Iterator[tuple[Site, str]]:
     """The local web site with its 50 pages, and its base URL."""
     with serve_site({f"/notice/{i}/index.html": page_html(i) for i in range(PAGES)}) as served:
         yield served
-
-
-@dataclasses.dataclass
-class Node:
-    stub: RetrievalStubs
-    embedder: GatedEmbedder
-
-
-@pytest.fixture
-async def node(settings, sessions, tmp_path: Path, embedder, offline_model) -> AsyncIterator[Node]:
-    """A retrieval server on a store of its own, allowed to fetch from 127.0.0.1, whose schedule
-    looks for due datasets ten times a second."""
-    store: VectorStore = await open_vector_store(
-        qdrant_url=None, qdrant_api_key=None, edge_path=tmp_path / "edge", dimension=384
-    )
-    quick = dataclasses.replace(
-        settings, ingest_poll_seconds=0.1, web_sync_poll_seconds=0.1, fetch_allow_hosts="127.0.0.1"
-    )
-    counting = GatedEmbedder(embedder)
-    server = await create_server(quick, RetrievalDeps(sessions, store, counting, offline_model), port=0)
-    channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
-    yield Node(RetrievalStubs.of(channel), counting)
-    await channel.close()
-    await server.stop(grace=0)
-    await store.close()
 
 
 async def dataset(stub: RetrievalStubs, unique: str) -> str:
@@ -81,7 +49,7 @@ async def all_ready(stub: RetrievalStubs, dataset_id: str, count: int) -> list[p
     return list(listed.documents)
 
 
-async def imported(node: Node, base: str, dataset_id: str, paths: Sequence[str]) -> dict[str, pb.Document]:
+async def imported(node: LoopbackNode, base: str, dataset_id: str, paths: Sequence[str]) -> dict[str, pb.Document]:
     for path in paths:
         await node.stub.documents.SubmitDocuments(pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=base + path))
     documents = await all_ready(node.stub, dataset_id, len(paths))
@@ -89,31 +57,31 @@ async def imported(node: Node, base: str, dataset_id: str, paths: Sequence[str])
 
 
 async def test_re_syncing_unchanged_pages_costs_one_conditional_request_each_and_no_embedding(
-    node: Node, site: tuple[Site, str], unique: str
+    loopback_node: LoopbackNode, site: tuple[Site, str], unique: str
 ) -> None:
     web, base = site
-    dataset_id = await dataset(node.stub, unique)
-    documents = await imported(node, base, dataset_id, list(web.pages))
+    dataset_id = await dataset(loopback_node.stub, unique)
+    documents = await imported(loopback_node, base, dataset_id, list(web.pages))
     assert {d.name for d in documents.values()} == {f"第{i}号通知" for i in range(PAGES)}, "named by their titles"
     assert all(d.source_checked_at and d.source_state == "" for d in documents.values())
     web.requests.clear()
-    embedded = node.embedder.embedded
+    embedded = loopback_node.embedder.embedded
 
-    synced = await node.stub.documents.SyncDocuments(pb.SyncDocumentsRequest(dataset_id=dataset_id))
+    synced = await loopback_node.stub.documents.SyncDocuments(pb.SyncDocumentsRequest(dataset_id=dataset_id))
 
     assert [s.outcome for s in synced.documents] == [pb.SYNC_OUTCOME_UNCHANGED] * PAGES
     assert len(web.requests) == PAGES and all(etag for _, etag in web.requests), "50 conditional requests"
-    assert node.embedder.embedded == embedded, "nothing parsed or embedded"
+    assert loopback_node.embedder.embedded == embedded, "nothing parsed or embedded"
     assert all(s.document.status == READY and s.document.progress_total == 0 for s in synced.documents)
 
     changed = "/notice/7/index.html"
     web.pages[changed] = page_html(7, revised=True)
-    synced = await node.stub.documents.SyncDocuments(pb.SyncDocumentsRequest(dataset_id=dataset_id))
+    synced = await loopback_node.stub.documents.SyncDocuments(pb.SyncDocumentsRequest(dataset_id=dataset_id))
     outcomes = {s.document.source_url.removeprefix(base): s.outcome for s in synced.documents}
     assert outcomes.pop(changed) == pb.SYNC_OUTCOME_QUEUED
     assert set(outcomes.values()) == {pb.SYNC_OUTCOME_UNCHANGED}
     await eventually(
-        lambda: node.stub.documents.GetDocument(
+        lambda: loopback_node.stub.documents.GetDocument(
             pb.GetDocumentRequest(dataset_id=dataset_id, document_id=documents[changed].id)
         ),
         lambda d: d.status == READY and d.progress_total == 0,
@@ -121,21 +89,23 @@ async def test_re_syncing_unchanged_pages_costs_one_conditional_request_each_and
         interval=0.05,
         what="the changed page's new version",
     )
-    assert node.embedder.embedded == embedded + 1, "only the changed paragraph embedded"
-    found = await node.stub.search.Search(
+    assert loopback_node.embedder.embedded == embedded + 1, "only the changed paragraph embedded"
+    found = await loopback_node.stub.search.Search(
         pb.SearchRequest(dataset_ids=[dataset_id], query="第7号通知 逾期不办理 视为放弃")
     )
     assert any("视为放弃" in p.content for p in found.paragraphs)
 
 
-async def test_a_page_that_is_gone_is_marked_and_keeps_serving(node: Node, site: tuple[Site, str], unique: str) -> None:
+async def test_a_page_that_is_gone_is_marked_and_keeps_serving(
+    loopback_node: LoopbackNode, site: tuple[Site, str], unique: str
+) -> None:
     web, base = site
-    dataset_id = await dataset(node.stub, unique)
+    dataset_id = await dataset(loopback_node.stub, unique)
     path = "/notice/3/index.html"
-    documents = await imported(node, base, dataset_id, [path])
+    documents = await imported(loopback_node, base, dataset_id, [path])
     web.pages[path] = None
 
-    synced = await node.stub.documents.SyncDocuments(
+    synced = await loopback_node.stub.documents.SyncDocuments(
         pb.SyncDocumentsRequest(dataset_id=dataset_id, document_ids=[documents[path].id])
     )
 
@@ -143,34 +113,36 @@ async def test_a_page_that_is_gone_is_marked_and_keeps_serving(node: Node, site:
     assert result.outcome == pb.SYNC_OUTCOME_GONE and "404" in result.message
     assert (result.document.status, result.document.source_state) == (READY, "gone")
     assert result.document.paragraph_count == documents[path].paragraph_count
-    found = await node.stub.search.Search(pb.SearchRequest(dataset_ids=[dataset_id], query="第3号通知 办理时间"))
+    found = await loopback_node.stub.search.Search(
+        pb.SearchRequest(dataset_ids=[dataset_id], query="第3号通知 办理时间")
+    )
     assert found.paragraphs, "still searchable"
 
 
 async def test_pages_of_one_title_stay_two_documents_and_one_address_stays_one(
-    node: Node, site: tuple[Site, str], unique: str
+    loopback_node: LoopbackNode, site: tuple[Site, str], unique: str
 ) -> None:
     web, base = site
-    dataset_id = await dataset(node.stub, unique)
+    dataset_id = await dataset(loopback_node.stub, unique)
     web.pages["/other/index.html"] = page_html(5).replace("第5号通知的办理", "另一个第5号通知的办理")
-    documents = await imported(node, base, dataset_id, ["/notice/5/index.html", "/other/index.html"])
+    documents = await imported(loopback_node, base, dataset_id, ["/notice/5/index.html", "/other/index.html"])
     assert documents["/notice/5/index.html"].name == "第5号通知"
     assert documents["/other/index.html"].name.startswith("第5号通知（127.0.0.1:")
 
-    again = await node.stub.documents.SubmitDocuments(
+    again = await loopback_node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, url=base + "/notice/5/index.html")
     )
     assert [d.id for d in again.documents] == [documents["/notice/5/index.html"].id]
 
 
-async def test_a_document_not_from_a_page_cannot_be_synced(node: Node, unique: str) -> None:
-    dataset_id = await dataset(node.stub, unique)
+async def test_a_document_not_from_a_page_cannot_be_synced(loopback_node: LoopbackNode, unique: str) -> None:
+    dataset_id = await dataset(loopback_node.stub, unique)
     paragraphs = pb.ParagraphList(paragraphs=[pb.ParagraphInput(content="手写的段落。")])
-    reply = await node.stub.documents.SubmitDocuments(
+    reply = await loopback_node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="手写", paragraphs=paragraphs)
     )
     code, message = await status_of(
-        node.stub.documents.SyncDocuments(
+        loopback_node.stub.documents.SyncDocuments(
             pb.SyncDocumentsRequest(dataset_id=dataset_id, document_ids=[reply.documents[0].id])
         )
     )
@@ -178,18 +150,20 @@ async def test_a_document_not_from_a_page_cannot_be_synced(node: Node, unique: s
 
 
 async def test_a_due_schedule_syncs_the_dataset_and_a_period_under_an_hour_is_refused(
-    node: Node, site: tuple[Site, str], unique: str, sessions
+    loopback_node: LoopbackNode, site: tuple[Site, str], unique: str, sessions
 ) -> None:
     web, base = site
-    dataset_id = await dataset(node.stub, unique)
+    dataset_id = await dataset(loopback_node.stub, unique)
     path = "/notice/9/index.html"
-    await imported(node, base, dataset_id, [path])
+    await imported(loopback_node, base, dataset_id, [path])
     for hours in (-1, 721):
         code, message = await status_of(
-            node.stub.datasets.UpdateDataset(pb.UpdateDatasetRequest(dataset_id=dataset_id, sync_hours=hours))
+            loopback_node.stub.datasets.UpdateDataset(pb.UpdateDatasetRequest(dataset_id=dataset_id, sync_hours=hours))
         )
         assert code == grpc.StatusCode.INVALID_ARGUMENT and "between 1 and 720 hours" in message
-    scheduled = await node.stub.datasets.UpdateDataset(pb.UpdateDatasetRequest(dataset_id=dataset_id, sync_hours=2))
+    scheduled = await loopback_node.stub.datasets.UpdateDataset(
+        pb.UpdateDatasetRequest(dataset_id=dataset_id, sync_hours=2)
+    )
     assert scheduled.dataset.sync_hours == 2
     due = dt.datetime.fromisoformat(scheduled.dataset.sync_due_at.removesuffix("Z"))
     assert dt.timedelta(hours=1.9) < due - dt.datetime.now(dt.UTC).replace(tzinfo=None) <= dt.timedelta(hours=2)
@@ -206,7 +180,7 @@ async def test_a_due_schedule_syncs_the_dataset_and_a_period_under_an_hour_is_re
         timeout=30,
         what="the scheduled sync's conditional request",
     )
-    listed = await node.stub.datasets.ListDatasets(pb.ListDatasetsRequest())
+    listed = await loopback_node.stub.datasets.ListDatasets(pb.ListDatasetsRequest())
     [moved] = [d for d in listed.datasets if d.id == dataset_id]
     assert dt.datetime.fromisoformat(moved.sync_due_at.removesuffix("Z")) > past + dt.timedelta(hours=1.9)
 

@@ -11,13 +11,17 @@ from collections.abc import AsyncIterator, Callable
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.tables import Application, Document, IngestJob
+from kbcore.errors import InvalidRequest
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.embedding.spaces import EmbeddingSpaces
 from services.retrieval.ingestion.jobs.queue import JobQueue, Upload
 from services.retrieval.ingestion.jobs.states import ACTIVE
-from services.retrieval.ingestion.jobs.uploads import uploads_of
-from services.retrieval.ingestion.parsing import ParseLimits
+from services.retrieval.ingestion.jobs.uploads import ARCHIVE, uploads_of
+from services.retrieval.ingestion.parsing import ParsedDocument, ParseLimits, sniff
+from services.retrieval.ingestion.parsing.preflight import preflight
+from services.retrieval.ingestion.parsing.sandbox import parse_in_child
 from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
+from services.retrieval.ingestion.split_rules import SplitRules
 from services.retrieval.ingestion.version_build import VersionBuilder
 
 DocumentView = tuple[Document, IngestJob | None]
@@ -53,6 +57,17 @@ class DocumentDesk:
         views = [await self._submit_one(request.dataset_id, upload) for upload in uploads]
         self._wake_worker()
         return views
+
+    async def preview(self, file: pb.FileContent, rules: SplitRules) -> ParsedDocument:
+        """The paragraphs ``file`` makes under ``rules``: what the import's job would make (the same
+        checks, the same sandboxed parser), nothing stored."""
+        if not file.filename.strip():
+            raise InvalidRequest("the file needs a name: its suffix says what type it is")
+        kind = await asyncio.to_thread(sniff, file.filename, file.data)
+        if kind == ARCHIVE:
+            raise InvalidRequest("a .zip holds several documents: preview its files one at a time")
+        await asyncio.to_thread(preflight, kind, file.filename, file.data, self._limits)
+        return await parse_in_child(file.filename, file.data, self._limits, rules)
 
     async def submit_upload(self, dataset_id: str, upload: Upload) -> None:
         """Queue one upload made here (a web page fetched again) as a new version of its document."""

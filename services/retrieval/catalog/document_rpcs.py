@@ -12,9 +12,11 @@ from kbcore.errors import Conflict, InvalidRequest
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
 from services.retrieval.catalog.document_desk import DocumentDesk
 from services.retrieval.ingestion.jobs.states import DocumentState
+from services.retrieval.ingestion.split_rules import SplitRules
 from services.retrieval.ingestion.web_sync import WebSync
 
 MAX_SYNCED_DOCUMENTS = 1000  # ids one request may name (none: every web document of the dataset)
+MAX_PREVIEWED_PARAGRAPHS = 1000  # a preview shows the first ones and says how many there are
 
 
 class DocumentRpcs(pb_grpc.DocumentServiceServicer):
@@ -87,6 +89,17 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
                 )
             )
         return pb.SyncDocumentsResponse(documents=documents)
+
+    @unary_errors
+    async def PreviewSplit(self, request: pb.PreviewSplitRequest, context: Context) -> pb.PreviewSplitResponse:
+        parsed = await self._desk.preview(request.file, SplitRules.from_message(request.split_rules))
+        shown = parsed.paragraphs[:MAX_PREVIEWED_PARAGRAPHS]
+        return pb.PreviewSplitResponse(
+            title=parsed.title,
+            paragraphs=[pb.ParagraphInput(title=p.title, content=p.content) for p in shown],
+            total=len(parsed.paragraphs),
+            unused_separators=list(parsed.unused_separators),
+        )
 
     @unary_errors
     async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:

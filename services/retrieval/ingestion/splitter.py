@@ -14,13 +14,15 @@ lines such as "三、年休假", become the title of the blocks under them.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kbcore.errors import InvalidRequest
+from services.retrieval.ingestion.split_rules import DEFAULT_MAX_LENGTH, DEFAULT_RULES, MAX_TABLE_CHARS, SplitRules
 
-MAX_PARAGRAPH_CHARS = 600
+MAX_PARAGRAPH_CHARS = DEFAULT_MAX_LENGTH
 MAX_TITLE_CHARS = 60
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt")
 
@@ -140,7 +142,7 @@ def markdown_blocks(text: str) -> list[Block]:
 
 def split_document(text: str, *, document_title: str = "", limit: int = MAX_PARAGRAPH_CHARS) -> list[SplitParagraph]:
     """Markdown or plain text → structured form → paragraphs."""
-    return split_blocks(markdown_blocks(text), document_title=document_title, limit=limit)
+    return split_blocks(markdown_blocks(text), document_title=document_title, rules=SplitRules(max_length=limit))
 
 
 # --- structured form → paragraphs ----------------------------------------------------------
@@ -165,6 +167,33 @@ def _cut(text: str, limit: int) -> list[str]:
     if current.strip():
         pieces.append(current)
     return [p.strip() for p in pieces if p.strip()]
+
+
+def _text_pieces(text: str, rules: SplitRules) -> list[str]:
+    """A text block's paragraphs: a new one after every separator, then cut at sentence ends to
+    the maximum length, each cut piece after the first repeating the end of the one before."""
+    segments = [text]
+    for separator in rules.separators:
+        segments = [piece for segment in segments for piece in _after_each(segment, separator)]
+    pieces: list[str] = []
+    for segment in (s.strip() for s in segments):
+        if not segment:
+            continue
+        cut = _cut(segment, rules.max_length - rules.overlap)
+        pieces.append(cut[0])
+        pieces.extend(
+            previous[-rules.overlap :] + piece if rules.overlap else piece
+            for previous, piece in itertools.pairwise(cut)
+        )
+    return pieces
+
+
+def _after_each(text: str, separator: str) -> list[str]:
+    """``text`` cut after each ``separator``, which stays with the piece it ends ("。" ends a
+    sentence) unless it is whitespace (a blank line goes)."""
+    parts = text.split(separator)
+    kept = "" if separator.isspace() else separator
+    return [part + kept for part in parts[:-1]] + [parts[-1]]
 
 
 def _markdown_row(cells: Sequence[str]) -> str:
@@ -228,12 +257,16 @@ def _record_paragraphs(record: Record, limit: int) -> list[SplitParagraph]:
 
 
 def split_blocks(
-    blocks: Iterable[Block], *, document_title: str = "", limit: int = MAX_PARAGRAPH_CHARS
+    blocks: Iterable[Block], *, document_title: str = "", rules: SplitRules = DEFAULT_RULES
 ) -> list[SplitParagraph]:
-    """The structured form as titled paragraphs, each at most ``limit`` characters (a table row may exceed it)."""
+    """The structured form as titled paragraphs, each at most ``rules.max_length`` characters (a
+    table row, or a table kept whole, may exceed it)."""
     titles = _Titles(doc_title=document_title)
     paragraphs: list[SplitParagraph] = []
+    limit = rules.max_length
     for block in blocks:
+        if isinstance(block, Heading) and block.level > rules.title_levels:
+            block = Text(block.text)  # a heading deeper than the rules take stays in the text
         if isinstance(block, Heading):
             titles.heading(block)
             continue
@@ -246,9 +279,9 @@ def split_blocks(
             continue
         titles.pending_section = ""
         if isinstance(block, Text):
-            pieces = _cut(block.text.strip(), limit) if block.text.strip() else []
+            pieces = _text_pieces(block.text.strip(), rules) if block.text.strip() else []
         elif isinstance(block, Table):
-            pieces = table_pieces(block.rows, limit)
+            pieces = table_pieces(block.rows, MAX_TABLE_CHARS if rules.keep_tables else limit)
         else:
             paragraphs.extend(_record_paragraphs(block, limit))
             continue

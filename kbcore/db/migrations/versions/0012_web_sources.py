@@ -1,5 +1,6 @@
-"""web sources: where a document imported from a web page came from and how it was last
-checked (its validators for a conditional request), and each dataset's re-sync schedule
+"""web sources and split rules: where a document imported from a web page came from and how it
+was last checked (its validators for a conditional request), each dataset's re-sync schedule,
+and the rules each document is cut into paragraphs by
 
 Revision ID: 0012
 Revises: 0011
@@ -25,6 +26,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("source_checked_at", sa.DateTime(), nullable=True))
         batch.add_column(sa.Column("source_state", sa.String(16), nullable=False, server_default=""))
         batch.add_column(sa.Column("source_note", sa.Text(), nullable=False, server_default=""))
+        batch.add_column(sa.Column("split_rules", sa.Text(), nullable=False, server_default=""))
     with op.batch_alter_table("dataset") as batch:
         batch.add_column(sa.Column("sync_hours", sa.Integer(), nullable=False, server_default="0"))
         batch.add_column(sa.Column("sync_due_at", sa.DateTime(), nullable=True))
@@ -36,6 +38,7 @@ def downgrade() -> None:
         batch.drop_column("sync_hours")
     with op.batch_alter_table("document") as batch:
         for column in (
+            "split_rules",
             "source_note",
             "source_state",
             "source_checked_at",

@@ -25,6 +25,7 @@ from kbcore.errors import Conflict, NotFound
 from kbcore.limits import MAX_NAME_CHARS
 from services.retrieval.ingestion.jobs.leased import Control, Leases, claim_if_waiting, release
 from services.retrieval.ingestion.jobs.states import ACTIVE, DocumentState, JobState
+from services.retrieval.ingestion.split_rules import DEFAULT_RULES, SplitRules
 
 # Documents with their newest job, in one statement (one snapshot: see ``JobQueue.document``).
 _WITH_JOB = select(Document, IngestJob).outerjoin(IngestJob, IngestJob.id == Document.job_id)
@@ -43,6 +44,7 @@ class Upload:
     source_url: str = ""
     etag: str = ""
     modified: str = ""
+    rules: SplitRules | None = None  # how to cut it; None: as the document was last cut
 
     @property
     def digest(self) -> str:
@@ -60,6 +62,7 @@ class ClaimedJob:
     source_type: str
     source: bytes
     attempts: int
+    split_rules: SplitRules = DEFAULT_RULES
 
 
 class JobQueue:
@@ -88,6 +91,7 @@ class JobQueue:
                 and document.status == DocumentState.READY
                 and document.active_version > 0
                 and document.source_hash == upload.digest
+                and (upload.rules is None or upload.rules == SplitRules.from_json(document.split_rules))
             )
             return document if unchanged else None
 
@@ -220,6 +224,8 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
     document.job_id, document.status, document.error = job.id, DocumentState.QUEUED, ""
     document.source_type = upload.source_type
     document.source_hash = upload.digest
+    if upload.rules is not None:
+        document.split_rules = "" if upload.rules == DEFAULT_RULES else upload.rules.to_json()
     # A page's validators and check come with it; a file uploaded under a page's name replaces
     # the page for good, so a later sync does not bring the page back.
     document.source_url, document.source_etag, document.source_modified = (
@@ -277,6 +283,7 @@ def _claimed(session: Session, job: IngestJob) -> ClaimedJob | None:
         source_type=job.source_type,
         source=job.source,
         attempts=job.attempts,
+        split_rules=SplitRules.from_json(document.split_rules),
     )
 
 

@@ -22,7 +22,7 @@ def job_parser(limits: ParseLimits) -> Parser:
         if job.source_type == PARAGRAPHS:
             paragraphs = paragraphs_of(job.source)
         else:
-            paragraphs = (await parse_in_child(job.filename, job.source, limits)).paragraphs
+            paragraphs = (await parse_in_child(job.filename, job.source, limits, job.split_rules)).paragraphs
         if len(paragraphs) > limits.max_paragraphs:
             raise DocumentRejected(
                 f"{job.filename!r} has {len(paragraphs)} paragraphs; the limit is {limits.max_paragraphs} (KB_INGEST_MAX_PARAGRAPHS)"

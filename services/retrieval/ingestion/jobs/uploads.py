@@ -9,6 +9,7 @@ needs real work (parsing, embedding) is left to the job, whose failures the docu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import pathlib
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from services.retrieval.ingestion.parsing import ParseLimits, expand_archive, sn
 from services.retrieval.ingestion.parsing.preflight import preflight
 from services.retrieval.ingestion.parsing.web import page_title
 from services.retrieval.ingestion.parsing.web_fetch import FetchedPage, FetchPolicy, fetch_page
+from services.retrieval.ingestion.split_rules import SplitRules
 from services.retrieval.ingestion.splitter import SplitParagraph
 
 PARAGRAPHS = "paragraphs"  # the source type of a document sent already split
@@ -32,14 +34,18 @@ async def uploads_of(
 ) -> list[Upload]:
     """The documents one request brings: pre-split paragraphs, a file (an archive: its files), a page."""
     name = request.name.strip()
+    rules = _rules_of(request)
     if source == "paragraphs":
+        if rules is not None:
+            raise InvalidRequest("split rules cut a file or a page: paragraphs sent are kept as they are")
         return [_paragraphs_upload(name, request.paragraphs.paragraphs)]
     if source == "file":
         # Sniffing and unpacking an archive are CPU work on up to KB_ARCHIVE_MAX_MB: off the event loop.
-        return await asyncio.to_thread(_file_uploads, name, request.file.filename, request.file.data, limits)
+        uploads = await asyncio.to_thread(_file_uploads, name, request.file.filename, request.file.data, limits)
+        return [dataclasses.replace(upload, rules=rules) for upload in uploads]
     if source == "url":
         url = request.url.strip()
-        return [web_upload(name, url, await fetch_page(url, fetch))]
+        return [dataclasses.replace(web_upload(name, url, await fetch_page(url, fetch)), rules=rules)]
     raise InvalidRequest("give the document as paragraphs, as a file or as a web page address")
 
 
@@ -57,6 +63,13 @@ def web_upload(name: str, url: str, page: FetchedPage) -> Upload:
         etag=page.etag,
         modified=page.modified,
     )
+
+
+def _rules_of(request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest) -> SplitRules | None:
+    """The split rules a submission sends (None: the document's own, or the defaults)."""
+    if isinstance(request, pb.SubmitDocumentsRequest) and request.HasField("split_rules"):
+        return SplitRules.from_message(request.split_rules)
+    return None
 
 
 def paragraphs_of(upload_source: bytes) -> list[SplitParagraph]:

@@ -1,8 +1,9 @@
 """``python -m services.retrieval.ingestion.parsing.child``: parse one file inside limits of its own.
 
 The parent (``sandbox``) starts one such process per file, passes the file name and the limits
-as the one argument and the file's bytes on stdin, and reads one JSON object from stdout:
-``{"title", "paragraphs": [[title, content], …]}``, or ``{"rejected": sentence}``. The limits on
+as the one argument (with the split rules) and the file's bytes on stdin, and reads one JSON
+object from stdout: ``{"title", "paragraphs": [[title, content], …], "unused_separators"}``, or
+``{"rejected": sentence}``. The limits on
 this process are set before the file is read, so a parser that runs away (a Rust allocation
 that aborts, a stream that inflates to gigabytes, a page tree that never ends) ends this process
 and nothing else; it runs at a lower priority so questions answered meanwhile keep the CPU.
@@ -20,6 +21,7 @@ from typing import Any
 
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
 from services.retrieval.ingestion.parsing.parse import parse_document
+from services.retrieval.ingestion.split_rules import SplitRules
 
 NICENESS = 10
 MEMORY_REFUSED = "needs more memory than parsing one file may use"
@@ -28,9 +30,11 @@ MEMORY_REFUSED = "needs more memory than parsing one file may use"
 PARSER_FAILED = 3
 
 
-def request_argument(filename: str, limits: ParseLimits) -> str:
+def request_argument(filename: str, limits: ParseLimits, rules: SplitRules) -> str:
     """The child's one argument (the parent writes it, the child reads it: one format, here)."""
-    return json.dumps({"filename": filename, "limits": dataclasses.asdict(limits)}, ensure_ascii=False)
+    return json.dumps(
+        {"filename": filename, "limits": dataclasses.asdict(limits), "rules": rules.to_json()}, ensure_ascii=False
+    )
 
 
 def confine(limits: ParseLimits) -> None:
@@ -43,14 +47,18 @@ def confine(limits: ParseLimits) -> None:
     os.nice(NICENESS)
 
 
-def _result(filename: str, data: bytes, limits: ParseLimits) -> dict[str, Any]:
+def _result(filename: str, data: bytes, limits: ParseLimits, rules: SplitRules) -> dict[str, Any]:
     try:
-        parsed = parse_document(filename, data, limits)
+        parsed = parse_document(filename, data, limits, rules)
     except DocumentRejected as exc:
         return {"rejected": str(exc)}
     except MemoryError:
         return {"rejected": f"{filename!r} {MEMORY_REFUSED} (the operator's limit is KB_PARSE_MEMORY_MB)"}
-    return {"title": parsed.title, "paragraphs": [[p.title, p.content] for p in parsed.paragraphs]}
+    return {
+        "title": parsed.title,
+        "paragraphs": [[p.title, p.content] for p in parsed.paragraphs],
+        "unused_separators": list(parsed.unused_separators),
+    }
 
 
 def main() -> None:
@@ -59,7 +67,7 @@ def main() -> None:
     confine(limits)
     data = sys.stdin.buffer.read()
     try:
-        result = _result(request["filename"], data, limits)
+        result = _result(request["filename"], data, limits, SplitRules.from_json(request["rules"]))
     except Exception:
         traceback.print_exc()  # the parent logs it; the uploader reads a sentence
         sys.exit(PARSER_FAILED)

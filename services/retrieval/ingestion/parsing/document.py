@@ -55,6 +55,7 @@ class ParsedDocument:
 
     title: str
     paragraphs: list[SplitParagraph]
+    unused_separators: tuple[str, ...] = ()  # separators of the split rules that cut nothing in it
 
 
 def decode_legacy(filename: str, data: bytes) -> str:

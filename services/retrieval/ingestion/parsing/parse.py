@@ -11,10 +11,12 @@ from kbcore.text.storable import storable_text
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits, decode_legacy
 from services.retrieval.ingestion.parsing.preflight import preflight
 from services.retrieval.ingestion.parsing.sniff import sniff
+from services.retrieval.ingestion.split_rules import DEFAULT_RULES, SplitRules
 from services.retrieval.ingestion.splitter import (
     Heading,
     SplitParagraph,
     StructuredDocument,
+    Text,
     UnsupportedDocument,
     decode_text,
     markdown_blocks,
@@ -32,12 +34,18 @@ def _storable(paragraph: SplitParagraph) -> SplitParagraph:
 
 
 def finish(
-    filename: str, document: StructuredDocument, limits: ParseLimits, *, fallback_title: str = ""
+    filename: str,
+    document: StructuredDocument,
+    limits: ParseLimits,
+    *,
+    fallback_title: str = "",
+    rules: SplitRules = DEFAULT_RULES,
 ) -> ParsedDocument:
-    """Split the structured form and refuse an empty or oversized result, with the reason."""
+    """Split the structured form by ``rules`` and refuse an empty or oversized result, with the reason."""
     top = next((b.text for b in document.blocks if isinstance(b, Heading) and b.level == 1), "")
     title = storable_text(document.title or top or fallback_title)
-    paragraphs = [_storable(p) for p in split_blocks(document.blocks, document_title=document.title or top)]
+    split = split_blocks(document.blocks, document_title=document.title or top, rules=rules)
+    paragraphs = [_storable(p) for p in split]
     paragraphs = [p for p in paragraphs if p.content.strip()]
     if not paragraphs:
         raise DocumentRejected(f"{filename!r} contains no text")
@@ -52,7 +60,9 @@ def finish(
             f"{filename!r} makes {characters:,} characters of text; a document may have at most "
             f"{limits.max_chars:,}: split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS"
         )
-    return ParsedDocument(title=title, paragraphs=paragraphs)
+    texts = [b.text for b in document.blocks if isinstance(b, Text)]
+    unused = tuple(s for s in rules.separators if not any(s in text for text in texts))
+    return ParsedDocument(title=title, paragraphs=paragraphs, unused_separators=unused)
 
 
 def _markdown_document(filename: str, data: bytes) -> StructuredDocument:
@@ -95,12 +105,15 @@ def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits) -> S
     raise DocumentRejected(f"{filename!r} is an archive: its files are taken in one by one, not as one document")
 
 
-def parse_document(filename: str, data: bytes, limits: ParseLimits) -> ParsedDocument:
-    """An uploaded file as a title and titled paragraphs; CPU-bound, so callers run it in a thread.
+def parse_document(
+    filename: str, data: bytes, limits: ParseLimits, rules: SplitRules = DEFAULT_RULES
+) -> ParsedDocument:
+    """An uploaded file as a title and titled paragraphs, cut by ``rules``; CPU-bound, so
+    callers run it in a thread.
 
     Every refusal is a DocumentRejected whose message names the file and the problem.
     """
     kind = sniff(filename, data)
     preflight(kind, filename, data, limits)
     document = _structured(kind, filename, data, limits)
-    return finish(filename, document, limits, fallback_title=_stem(filename))
+    return finish(filename, document, limits, fallback_title=_stem(filename), rules=rules)

@@ -22,6 +22,7 @@ from pathlib import Path
 from kbcore.process.child_process import Child, start_child
 from services.retrieval.ingestion.parsing.child import MEMORY_REFUSED, PARSER_FAILED, request_argument
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.ingestion.split_rules import DEFAULT_RULES, SplitRules
 from services.retrieval.ingestion.splitter import SplitParagraph
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,8 @@ def _parsed(filename: str, output: bytes) -> ParsedDocument:
     result = json.loads(output)
     if "rejected" in result:
         raise DocumentRejected(result["rejected"])
-    return ParsedDocument(result["title"], [SplitParagraph(title, content) for title, content in result["paragraphs"]])
+    paragraphs = [SplitParagraph(title, content) for title, content in result["paragraphs"]]
+    return ParsedDocument(result["title"], paragraphs, tuple(result["unused_separators"]))
 
 
 async def _exchange(child: Child, data: bytes) -> tuple[bytes, bytes]:
@@ -67,11 +69,14 @@ async def _exchange(child: Child, data: bytes) -> tuple[bytes, bytes]:
     return output, errors
 
 
-async def parse_in_child(filename: str, data: bytes, limits: ParseLimits) -> ParsedDocument:
-    """``parse_document`` of the file, run in a child process under ``limits``; every refusal is a
-    ``DocumentRejected`` with a sentence. Cancelling this call kills the child."""
+async def parse_in_child(
+    filename: str, data: bytes, limits: ParseLimits, rules: SplitRules = DEFAULT_RULES
+) -> ParsedDocument:
+    """``parse_document`` of the file, cut by ``rules``, run in a child process under ``limits``;
+    every refusal is a ``DocumentRejected`` with a sentence. Cancelling this call kills the child."""
+    argument = request_argument(filename, limits, rules)
     child = await start_child(
-        [sys.executable, "-m", "services.retrieval.ingestion.parsing.child", request_argument(filename, limits)],
+        [sys.executable, "-m", "services.retrieval.ingestion.parsing.child", argument],
         cwd=_PROJECT_ROOT,
         # A Rust abort says why in one line; a crash in C leaves the Python stack in the log.
         env={**os.environ, "RUST_BACKTRACE": "0", "PYTHONFAULTHANDLER": "1"},
