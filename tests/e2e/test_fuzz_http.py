@@ -96,6 +96,16 @@ READ_BY_THE_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
+# Operations a schema-driven case cannot bring to a 2xx: a web import and a web sync need a
+# page that answers, a cancel a job that is running, a split preview a file of a supported type.
+SCHEMA_CANNOT_REACH = frozenset(
+    {
+        "POST /api/dataset/{dataset_id}/document/web",
+        "PUT /api/dataset/{dataset_id}/document/{document_id}/sync",
+        "PUT /api/dataset/{dataset_id}/document/{document_id}/cancel_task",
+        "POST /api/dataset/document/split",
+    }
+)
 QUESTION = "重症医学科每天的探视时间是几点？"
 PERSON, VICTIM, PASSWORD = "fuzz-person", "fuzz-victim", "fuzz-password-1"
 # A model endpoint nobody listens to (port 9, discard): registering, checking and deleting it work.
@@ -425,10 +435,10 @@ async def test_fuzzing_every_route_finds_no_5xx_no_internal_text_and_no_shape_of
     assert not tally.findings, "\n".join(tally.findings[:20])
     assert not escaped.messages, "\n".join(escaped.messages[:20])
     assert tally.requests >= operations * (KEY_EXAMPLES + OPERATOR_EXAMPLES) // 2, "most cases must have been sent"
-    # Not a run of 404s: all but a few operations got past validation and access to real work.
-    # Those a schema cannot reach: a web import and a web sync need a page that answers, a
-    # cancel a job that runs, a split preview a file of a supported type.
-    assert len(listed - tally.answered) <= 4, sorted(listed - tally.answered)
+    # Not a run of 404s: every operation but those a schema cannot reach (and one more, by
+    # chance) got past validation and access to real work.
+    unreached = listed - tally.answered - SCHEMA_CANNOT_REACH
+    assert len(unreached) <= 1, sorted(unreached)
 
 
 def test_the_detectors_see_what_they_are_for() -> None:
