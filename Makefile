@@ -23,9 +23,13 @@ STUBS_AFTER := $(if $(filter $(DEV_GOALS),$(MAKECMDGOALS)),$(DEV),$(BUILD))
 
 .PHONY: run test lint stubs bench clean lock
 
-# The venv's own pip installs the locks; the dev lock brings the pip version it pins.
+# The locks are installed by the pip the dev lock pins (hashes checked), put in place before
+# anything else: the pip a Python bundles may refuse a hashed lock when a locked package asks
+# for another's extra (httpx[http2]) and the index has a newer release than the lock pins.
 $(PY):
 	$(PYTHON) -m venv $(VENV)
+	awk '/^pip==/{p=1} p{print} p&&!/\\$$/{exit}' requirements-dev.lock > $(VENV)/pip.lock
+	$(VENV)/bin/python -m pip install --quiet --no-deps --require-hashes -r $(VENV)/pip.lock
 
 # Each install is the lock, then the project itself without dependencies (it only records
 # kb-chat's metadata: the code runs from the checkout), so nothing unlocked comes in.
