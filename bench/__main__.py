@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import (
+    attached_questions,
     before,
     charts,
     documents,
@@ -64,6 +65,7 @@ SECTIONS: dict[str, Section] = {
     "ingestion": ingestion.run,
     "documents": documents.run,
     "quality": quality.run,
+    "attached_questions": attached_questions.run,
     "loop_latency": loop_latency.run,
     "rounds": round_rows,
     "providers": providers.run,

@@ -110,6 +110,30 @@ SCORE_HINTS = {SEARCH_MODE.name(value): hint for value, (_, hint) in _SCORES.ite
 SCORE_FALLBACK = "得分"
 # An application's optional rerank model: its scores in the trace
 # (gateway/static/trace.js) and its choice on the application form (admin-apps.js).
+# Questions attached to paragraphs: the trace's mark, the paragraph panel, the log's attach box.
+QUESTION_WORDS = {
+    "matched": "经关联问题命中",
+    "matched_hint": "访客的问法与运营人员关联到这个段落的问题几乎相同，所以先取这个段落；分数是两个问题的相似度",
+    "count": "关联问题 {count}",
+    "none": "还没有关联问题。把访客真实的问法关联到这里，以后同样的问法会先找到这个段落。",
+    "placeholder": "访客会怎么问（最多 256 字）",
+    "add": "关联",
+    "added": "已关联，以后这样问会先找到这个段落。",
+    "remove": "移除",
+    "removed": "已移除这个问题。",
+    "too_long": "问题最多 256 个字。",
+    "empty": "请先写下问题。",
+    "from_log_title": "把这个问题关联到段落",
+    "from_log_hint": "选一个能回答它的段落：以后访客这样问（或说法几乎相同），会先找到这个段落。找到的段落里没有，就用资料里的说法查找。",
+    "found": "这次找到的段落",
+    "search": "查找段落",
+    "search_placeholder": "用资料里的说法查找，例如“乡村道路养护”",
+    "searched": "查找结果",
+    "nothing_found": "没有找到段落，换个说法试试。",
+    "attach": "关联此问题",
+    "attached": "已关联",
+}
+
 RERANK_WORDS = {
     "score": "重排序得分",
     "score_hint": "重排序模型对这段资料与查询相关性的打分：越大越相关，只在同一轮的候选之间可比",
@@ -544,6 +568,7 @@ def labels_json() -> dict[str, Any]:
         "knowledge": KNOWLEDGE_WORDS,
         "models": MODEL_WORDS,
         "rerank": RERANK_WORDS,
+        "questions": QUESTION_WORDS,
         "skipped_assessment": SKIPPED_ASSESSMENT,
         "judged_assessment": JUDGED_ASSESSMENT,
         "account": ACCOUNT_WORDS,

@@ -24,17 +24,36 @@ def csv_bytes(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> bytes:
 
 
 def xlsx_bytes(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> bytes:
+    return workbook_bytes([(SHEET_NAME, columns, rows)])
+
+
+def workbook_bytes(sheets: Sequence[tuple[str, Sequence[str], Sequence[dict[str, Any]]]]) -> bytes:
+    """One worksheet per (name, columns, rows); names must be valid and distinct (``sheet_name``)."""
     buffer = io.BytesIO()
     # Row by row through a temporary file: a 50,000-row export is not held cell by cell in memory.
     book = xlsxwriter.Workbook(buffer, {"constant_memory": True})
-    sheet = book.add_worksheet(SHEET_NAME)
-    for column, name in enumerate(columns):
-        sheet.write_string(0, column, name)
-    for row_number, row in enumerate(rows, start=1):
+    for sheet_name, columns, rows in sheets:
+        sheet = book.add_worksheet(sheet_name)
         for column, name in enumerate(columns):
-            _write(sheet, row_number, column, row.get(name))
+            sheet.write_string(0, column, name)
+        for row_number, row in enumerate(rows, start=1):
+            for column, name in enumerate(columns):
+                _write(sheet, row_number, column, row.get(name))
     book.close()
     return buffer.getvalue()
+
+
+def sheet_name(wanted: str, taken: set[str]) -> str:
+    """A worksheet name from ``wanted``: without the characters a sheet name cannot hold, at
+    most 31 characters, not blank, and distinct (case-insensitively) from ``taken``, which it joins."""
+    base = "".join("_" if c in "[]:*?/\\" else c for c in wanted).strip("' ")[:31] or "Sheet"
+    name, n = base, 1
+    while name.lower() in taken:
+        n += 1
+        suffix = f" ({n})"
+        name = base[: 31 - len(suffix)] + suffix
+    taken.add(name.lower())
+    return name
 
 
 def _write(sheet: Any, row: int, column: int, value: Any) -> None:

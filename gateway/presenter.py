@@ -84,8 +84,10 @@ def _plain(message: Message) -> dict[str, Any]:
 
 def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
     """A paragraph as the HTTP API and the record details show it (MaxKB's ``similarity``), and
-    its ``rerank_score`` only when a rerank model scored it (the wire without rerank is unchanged)."""
+    its ``rerank_score`` only when a rerank model scored it (the wire without rerank is unchanged),
+    its ``matched_question`` only when an attached question brought it in."""
     rerank = {"rerank_score": round(paragraph.rerank_score, 4)} if paragraph.HasField("rerank_score") else {}
+    matched = {"matched_question": paragraph.matched_question} if paragraph.matched_question else {}
     return {
         "id": paragraph.id,
         "dataset_id": paragraph.dataset_id,
@@ -101,6 +103,7 @@ def paragraph_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
         "is_active": True,
         "meta": {},
         **rerank,
+        **matched,
     }
 
 

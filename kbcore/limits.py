@@ -22,5 +22,7 @@ DEFAULT_SEARCH_MODE = "hybrid"
 MAX_PARAGRAPH_TITLE_CHARS = 256  # a paragraph an operator writes or edits (MaxKB's limit)
 MAX_PARAGRAPH_CONTENT_CHARS = 4096
 MAX_PARAGRAPH_PAGE_SIZE = 200
+MAX_QUESTION_CHARS = 256  # a question attached to a paragraph (MaxKB's limit for its "problems")
+MAX_QUESTIONS_PER_PARAGRAPH = 100  # more would be a list of keywords, not the questions people ask
 # A dataset's web documents are synced at most hourly (a page is not a feed), at least monthly.
 MIN_SYNC_HOURS, MAX_SYNC_HOURS = 1, 24 * 30

@@ -36,7 +36,7 @@ from gateway.presenter import (
     synced_json,
     upload_rules_json,
 )
-from gateway.routes.documents import paragraphs
+from gateway.routes.documents import export, paragraphs, questions
 from gateway.routes.documents.split import MAX_RULE_FIELDS, split_rules_of
 from gateway.shapes.answers import ParagraphOut, RetrievalOut
 from gateway.shapes.datasets import DatasetOut, DetachedOut, DocumentOut, SyncedDocumentOut, UploadRulesOut
@@ -404,4 +404,7 @@ async def hit_test_rounds(
     return ok(retrieval_json(result))
 
 
+# Questions first: a paragraph's ``…/{paragraph_id}/problem`` would read as a page of paragraphs.
+router.include_router(questions.router)
 router.include_router(paragraphs.router)
+router.include_router(export.router)

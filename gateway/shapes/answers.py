@@ -26,6 +26,9 @@ class ParagraphOut(Shape):
     is_active: bool
     meta: dict[str, str]
     rerank_score: float = Field(default=0.0, description="present only when a rerank model scored the paragraph")
+    matched_question: str = Field(
+        default="", description="present only when a question attached to the paragraph brought it in"
+    )
 
 
 class RoundOut(Shape):

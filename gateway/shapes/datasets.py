@@ -107,6 +107,14 @@ class ManagedParagraphOut(Shape):
     position: int
 
 
+class AttachedQuestionOut(Shape):
+    id: str
+    content: str
+    dataset_id: str
+    document_id: str
+    paragraph_id: str
+
+
 class ParagraphPageOut(Shape):
     records: list[ManagedParagraphOut]
     current: int

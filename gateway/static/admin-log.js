@@ -1,11 +1,12 @@
 // The conversation log (对话日志): every record of an application, filtered and paginated; a
-// record opens with its trace (drawn by record.js, as on the chat page); the filtered set
-// downloads as CSV or XLSX.
+// record opens with its trace (drawn by record.js, as on the chat page), where its question can
+// be attached to a paragraph (admin-questions.js); the filtered set downloads as CSV or XLSX.
 import { h, clear, byTestId, formatTime } from "./dom.js";
 import { call, operator, adminError, adminErrorText } from "./admin-api.js";
 import { errorFromResponse } from "./api.js";
 import { createRecordNode, fillRecord } from "./record.js";
 import { improveForm } from "./admin-knowledge.js";
+import { attachFromLog } from "./admin-questions.js";
 import { RECORD_STATUS_LABELS, STOP_REASON_LABELS, stopReasonLabel } from "./labels.js";
 import LABELS from "/ui/labels.json" with { type: "json" };
 
@@ -101,6 +102,7 @@ function row(entry) {
 }
 
 function openRecord(entry) {
+  const question = (entry.problem_text || "").trim();
   const node = createRecordNode(entry.problem_text);
   fillRecord(node, entry);
   const trace = byTestId("trace", node);
@@ -109,6 +111,7 @@ function openRecord(entry) {
     h("div", { class: "card-head" }, h("h3", {}, WORDS.record_title), h("button", { type: "button", class: "link", onclick: () => clear(ui.detail) }, WORDS.close)),
     entry.vote_reason ? h("p", { class: "muted", testid: "log-vote-reason" }, `${WORDS.vote_reason}${entry.vote_reason}`) : null,
     node,
+    question ? attachFromLog(entry, ui.app.value) : null,
     improveForm(entry, ui.app.value),
   );
   ui.detail.scrollIntoView({ block: "nearest" });

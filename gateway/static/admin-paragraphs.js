@@ -1,7 +1,9 @@
 // One document's paragraphs, a page at a time: edit a title or content (re-embedded), turn a
-// paragraph off and on (an inactive one is never retrieved), delete one, add one by hand.
+// paragraph off and on (an inactive one is never retrieved), delete one, add one by hand, and
+// the questions attached to each (admin-questions.js).
 import { h, clear } from "./dom.js";
 import { call, adminError } from "./admin-api.js";
+import { documentQuestions, questionFold } from "./admin-questions.js";
 
 const PAGE_SIZE = 20;
 const MAX_TITLE = 256;
@@ -68,12 +70,12 @@ function editor(p, item) {
       "div",
       { class: "row" },
       h("button", { type: "button", testid: "save-paragraph", onclick: save }, "保存"),
-      h("button", { type: "button", class: "secondary", onclick: () => item.replaceWith(paragraphNode(p)) }, "取消"),
+      h("button", { type: "button", class: "secondary", onclick: () => loadPage() }, "取消"),
     ),
   );
 }
 
-function paragraphNode(p) {
+function paragraphNode(p, questions = []) {
   const item = h("li", { class: `paragraph managed${p.is_active ? "" : " inactive"}`, testid: "doc-paragraph", "data-id": p.id, "data-active": String(p.is_active) });
   const toggle = () =>
     send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "PUT", body: { is_active: !p.is_active } }, p.is_active ? "已停用：这个段落不再被检索。" : "已启用。");
@@ -93,6 +95,7 @@ function paragraphNode(p) {
       h("button", { type: "button", class: "link danger-text", testid: "delete-paragraph", "data-needs": "dataset_write", onclick: remove }, "删除"),
     ),
     h("div", { class: "paragraph-content", testid: "paragraph-content" }, p.content || ""),
+    questionFold(p, questions),
   );
   return item;
 }
@@ -115,8 +118,10 @@ async function loadPage() {
   if (!shown) return;
   const asked = shown;
   let data;
+  let questions;
   try {
     data = await call(`${basePath()}/${page}/${PAGE_SIZE}`);
+    questions = await documentQuestions(asked.dataset.id, asked.document.id);
   } catch (err) {
     showStatus(adminError(err, "paragraph-error"));
     return;
@@ -126,7 +131,7 @@ async function loadPage() {
   if (!records.length && page > 1) return goTo(page - 1); // the last one on this page was deleted
   clear(ui.list);
   if (!records.length) ui.list.appendChild(h("li", { class: "muted empty-row" }, "这个文档没有段落。"));
-  for (const p of records) ui.list.appendChild(paragraphNode(p));
+  for (const p of records) ui.list.appendChild(paragraphNode(p, questions.get(p.id) || []));
   renderPager((data && data.total) || 0);
 }
 

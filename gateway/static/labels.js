@@ -41,6 +41,8 @@ export const REGENERATE_WORDS = LABELS.regenerate;
 
 export const RERANK_WORDS = LABELS.rerank;
 
+export const QUESTION_WORDS = LABELS.questions;
+
 export const SKIPPED_ASSESSMENT = LABELS.skipped_assessment;
 
 export const JUDGED_ASSESSMENT = LABELS.judged_assessment;

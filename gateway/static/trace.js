@@ -5,6 +5,7 @@ import {
   JUDGED_ASSESSMENT,
   PART_VERDICT_LABELS,
   RERANK_WORDS,
+  QUESTION_WORDS,
   SKIPPED_ASSESSMENT,
   scoreLabel,
   stopReasonLabel,
@@ -45,6 +46,9 @@ export function paragraphNode(p, { testid = "paragraph", showDocument = false, d
       p.round ? h("span", { class: "pill" }, `第 ${p.round} 轮`) : null,
       p.rerank_score !== undefined
         ? h("span", { class: "pill", testid: "rerank-score", title: RERANK_WORDS.score_hint }, `${RERANK_WORDS.score} ${similarityText(p.rerank_score)}`)
+        : null,
+      p.matched_question
+        ? h("span", { class: "pill", testid: "matched-question", title: QUESTION_WORDS.matched_hint }, `${QUESTION_WORDS.matched}：${p.matched_question}`)
         : null,
     ),
     h("div", { class: "paragraph-content" }, p.content || ""),

@@ -53,6 +53,15 @@ ROUTES: dict[str, tuple[Requirement, ...]] = {
     f"POST {_DOCUMENT_PATH}/paragraph": _r(Need.DATASET_WRITE, DS),
     f"PUT {_DOCUMENT_PATH}/paragraph/{{paragraph_id}}": _r(Need.DATASET_WRITE, DS),
     f"DELETE {_DOCUMENT_PATH}/paragraph/{{paragraph_id}}": _r(Need.DATASET_WRITE, DS),
+    f"GET {_DATASET_PATH}/export": _r(Need.DATASET_READ, DS),
+    f"GET {_DOCUMENT_PATH}/problem": _r(Need.DATASET_READ, DS),
+    f"GET {_DOCUMENT_PATH}/paragraph/{{paragraph_id}}/problem": _r(Need.DATASET_READ, DS),
+    f"POST {_DOCUMENT_PATH}/paragraph/{{paragraph_id}}/problem": _r(Need.DATASET_WRITE, DS),
+    f"PUT {_DOCUMENT_PATH}/paragraph/{{paragraph_id}}/problem/{{problem_id}}/un_association": _r(
+        Need.DATASET_WRITE, DS
+    ),
+    f"PUT {_DATASET_PATH}/problem/{{problem_id}}": _r(Need.DATASET_WRITE, DS),
+    f"DELETE {_DATASET_PATH}/problem/{{problem_id}}": _r(Need.DATASET_WRITE, DS),
     # chatting (the chat service checks the chat is the caller's)
     "POST /api/application/chat_message/{chat_id}": _r(Need.CHAT_ASK),
     "POST /api/application/chat_message/{chat_id}/stop": _r(Need.CHAT_ASK),
@@ -211,6 +220,10 @@ RPCS: dict[str, tuple[Requirement, ...]] = {
     f"{_RETRIEVAL}ParagraphService/AddParagraph": _r(Need.DATASET_WRITE, DID),
     f"{_RETRIEVAL}ParagraphService/UpdateParagraph": _r(Need.DATASET_WRITE, DID),
     f"{_RETRIEVAL}ParagraphService/DeleteParagraph": _r(Need.DATASET_WRITE, DID),
+    f"{_RETRIEVAL}ParagraphService/ListQuestions": _r(Need.DATASET_READ, DID),
+    f"{_RETRIEVAL}ParagraphService/AttachQuestion": _r(Need.DATASET_WRITE, DID),
+    f"{_RETRIEVAL}ParagraphService/UpdateQuestion": _r(Need.DATASET_WRITE, DID),
+    f"{_RETRIEVAL}ParagraphService/DetachQuestion": _r(Need.DATASET_WRITE, DID),
 }
 
 

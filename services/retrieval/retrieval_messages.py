@@ -14,7 +14,7 @@ from kbcore.vocabulary import DOCUMENT_STATUS, EMBEDDING_SWITCH_STATE, PART_VERD
 from services.retrieval.ingestion.jobs.states import ACTIVE
 from services.retrieval.search.loop import Assessed, LoopResult, Retrieving
 from services.retrieval.search.query import SearchSettings
-from services.retrieval.store.base import Hit, SearchMode, StoredParagraph
+from services.retrieval.store.base import AttachedQuestion, Hit, SearchMode, StoredParagraph
 
 DEFAULT_SEARCH = SearchSettings()
 
@@ -49,6 +49,7 @@ def paragraph(hit: Hit, round_no: int = 0, rerank_score: float | None = None) ->
         score=hit.score,
         round=round_no,
         rerank_score=rerank_score,
+        matched_question=hit.matched_question,
     )
 
 
@@ -171,6 +172,12 @@ def document(row: Document, job: IngestJob | None = None) -> pb.Document:
 def _when(moment: dt.datetime | None) -> str:
     """RFC 3339 in UTC, or "" for never."""
     return moment.isoformat() + "Z" if moment is not None else ""
+
+
+def attached_question(q: AttachedQuestion) -> pb.AttachedQuestion:
+    return pb.AttachedQuestion(
+        id=q.id, dataset_id=q.dataset_id, document_id=q.document_id, paragraph_id=q.paragraph_id, content=q.content
+    )
 
 
 def managed_paragraph(p: StoredParagraph) -> pb.ManagedParagraph:

@@ -28,6 +28,7 @@ from services.retrieval.catalog.document_desk import DocumentDesk
 from services.retrieval.catalog.document_rpcs import DocumentRpcs
 from services.retrieval.catalog.paragraph_editor import ParagraphEditor
 from services.retrieval.catalog.paragraph_rpcs import ParagraphRpcs
+from services.retrieval.catalog.question_desk import QuestionDesk
 from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder, create_embedder
 from services.retrieval.embedding.reembed_queue import SwitchQueue
 from services.retrieval.embedding.reembed_worker import SwitchWorker
@@ -135,7 +136,9 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     )
     datasets = DatasetRpcs(DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake), desk)
     documents = DocumentRpcs(desk, web_sync)
-    paragraphs = ParagraphRpcs(ParagraphEditor(deps.sessions, queue, spaces))
+    paragraphs = ParagraphRpcs(
+        ParagraphEditor(deps.sessions, queue, spaces), QuestionDesk(deps.sessions, queue, spaces)
+    )
 
     def register(server: grpc.aio.Server) -> None:
         retrieval_service_pb2_grpc.add_SearchServiceServicer_to_server(search, server)

@@ -142,6 +142,9 @@ async def test_switching_to_a_registered_model_serves_the_old_vectors_until_it_p
     await add_document(client, created["id"])
     before = await vector_hits(client, created["id"], similarity=0.0)
     assert before and before[0]["content"] == PARAGRAPHS[0]["content"]
+    [document] = await wait_for_documents(client, created["id"])
+    questions = f"/api/dataset/{created['id']}/document/{document['id']}/paragraph/{before[0]['id']}/problem"
+    attached = (await client.post(questions, json={"content": "一年能休几天假？"})).json()["data"]
 
     fake.hold()
     changed = await client.put(f"/api/dataset/{created['id']}", json={"embedding_model_id": model_id})
@@ -173,7 +176,10 @@ async def test_switching_to_a_registered_model_serves_the_old_vectors_until_it_p
         what="the old vectors' deletion",
     )
     new_space = await spaces_of(stack).space(model_id, 64)
-    assert await new_space.store.count(created["id"]) == len(PARAGRAPHS)
+    assert await new_space.store.count(created["id"]) == len(PARAGRAPHS) + 1  # and the attached question
+    moved = await new_space.store.questions(created["id"])
+    assert [(q.id, q.paragraph_id, q.content) for q in moved] == [(attached["id"], before[0]["id"], "一年能休几天假？")]
+    assert (await client.get(questions)).json()["data"] == [attached]
 
 
 async def test_a_failed_switch_keeps_the_dataset_on_its_model_and_says_why(

@@ -314,12 +314,15 @@ def fuzz_operation(
 
 
 def mutation_order(operation: Any) -> tuple[int, int]:
-    """Reads and creations first, then updates, then deletions (a document before its
+    """Reads and creations first, then updates (deleting an attached question among them: it
+    changes a paragraph, which must still be there), then deletions (a document before its
     dataset), so the real ids stay real, and unchanged, for as long as possible; signing out,
     which ends the caller's session, last of all."""
     if operation.path == "/api/user/logout":
         return 3, 0
     rank = {"PUT": 1, "DELETE": 2}.get(operation.method.upper(), 0)
+    if "{problem_id}" in operation.path:
+        rank = 1
     return rank, -operation.path.count("/") if rank == 2 else 0
 
 
@@ -365,7 +368,22 @@ def fuzz_as(
 
     for operation in operations:
         tally.fuzzed.add(f"{operation.method.upper()} {operation.path}")
-        fuzz_operation(operation, case_strategy(operation, ids, bodies), send, examples)
+        # Each operation on an attached question gets one of its own: detaching one uses it up.
+        own = {**ids, "problem_id": attached_question(seeded, ids)} if "{problem_id}" in operation.path else ids
+        fuzz_operation(operation, case_strategy(operation, own, bodies), send, examples)
+
+
+def attached_question(seeded: Seeded, ids: dict[str, str]) -> str:
+    """A new question attached (by the operator) to the seeded paragraph; its id."""
+    path = f"/api/dataset/{ids['dataset_id']}/document/{ids['document_id']}/paragraph/{ids['paragraph_id']}/problem"
+    made = requests.post(
+        f"{seeded.stack.url}{path}",
+        json={"content": f"fuzz {uuid.uuid4().hex[:8]}：探视几点？"},
+        headers=operator_headers(seeded),
+        timeout=30,
+    )
+    assert made.status_code == 200, made.text
+    return str(made.json()["data"]["id"])
 
 
 async def visitor_token(seeded: Seeded) -> str:

@@ -1,5 +1,5 @@
 """The gap report and "improve this answer" over HTTP: MaxKB's annotation route writes a
-paragraph the same question retrieves at once; the report lists the groups as JSON and CSV;
+paragraph the same question retrieves at once, with the visitor's question attached to it; the report lists the groups as JSON and CSV;
 refusals are clear 4xx (a deleted dataset, another application's record, bad dates)."""
 
 from __future__ import annotations
@@ -46,6 +46,11 @@ async def test_an_improvement_over_http_is_found_by_the_same_question(stack: Sta
             await operator.get(f"/api/dataset/{dataset['id']}/document/{data['document_id']}/paragraph/1/10")
         ).json()["data"]
         assert [(p["title"], p["content"]) for p in paragraphs["records"]] == [(MISSING_QUESTION, IMPROVED)]
+        questions_url = (
+            f"/api/dataset/{dataset['id']}/document/{data['document_id']}/paragraph/{data['paragraph_id']}/problem"
+        )
+        attached = (await operator.get(questions_url)).json()["data"]
+        assert [q["content"] for q in attached] == [MISSING_QUESTION], "the visitor's wording is attached"
 
         _, _, again = await asked(operator, app_id, MISSING_QUESTION)
         assert data["paragraph_id"] in [p["id"] for p in again["paragraph_list"]]

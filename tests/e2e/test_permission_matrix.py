@@ -107,6 +107,14 @@ async def fresh_paragraph(world: World, _: str) -> dict[str, str]:
     return {"paragraph_id": made["id"]}
 
 
+async def fresh_question(world: World, caller: str) -> dict[str, str]:
+    ids = world.ids
+    path = f"/api/dataset/{ids['dataset_id']}/document/{ids['document_id']}/paragraph/{ids['paragraph_id']}/problem"
+    async with world.operator() as operator:
+        made = await data_of(await operator.post(path, json={"content": f"{caller} 会怎么问年休假？"}))
+    return {"problem_id": made["id"]}
+
+
 async def fresh_chat(world: World, caller: str) -> dict[str, str]:
     opener = world.client(VISITOR) if caller == VISITOR else world.operator()
     async with opener as client:
@@ -148,6 +156,11 @@ CASES: tuple[Case, ...] = (
     Case(f"GET {DOC}/paragraph/{{current_page}}/{{page_size}}"),
     Case(f"POST {DOC}/paragraph", {}),
     Case(f"PUT {DOC}/paragraph/{{paragraph_id}}", {}),
+    Case(f"GET {DS}/export"),
+    Case(f"GET {DOC}/problem"),
+    Case(f"GET {DOC}/paragraph/{{paragraph_id}}/problem"),
+    Case(f"POST {DOC}/paragraph/{{paragraph_id}}/problem", {}),
+    Case(f"PUT {DS}/problem/{{problem_id}}", {}, fresh=fresh_question),
     Case("POST /api/application/chat_message/{chat_id}", {}),
     Case("POST /api/application/chat_message/{chat_id}/stop", reaches=True),
     Case(f"GET {APP}/chat/open"),
@@ -205,6 +218,8 @@ CASES: tuple[Case, ...] = (
     Case("GET /metrics"),
     # What uses things up last (each caller expected through gets one of its own).
     Case(f"DELETE {APP}/chat/client/{{chat_id}}", fresh=fresh_chat, visitors_only=True),
+    Case(f"PUT {DOC}/paragraph/{{paragraph_id}}/problem/{{problem_id}}/un_association", fresh=fresh_question),
+    Case(f"DELETE {DS}/problem/{{problem_id}}", fresh=fresh_question),
     Case(f"DELETE {DOC}/paragraph/{{paragraph_id}}", fresh=fresh_paragraph),
     Case(f"DELETE {DOC}", fresh=fresh_document),
     Case(f"DELETE {DS}", fresh=fresh_dataset),
@@ -297,6 +312,7 @@ async def build_world(stack: Stack, unique: str) -> World:
     world = World(stack, {ANONYMOUS: None}, {}, {}, {}, "")
     async with world.operator() as operator:
         world.ids.update(await dataset_with_paragraph(operator, f"matrix-A-{unique}"))
+        world.ids.update(await fresh_question(world, "operator"))
         made = await application_with_keys(operator, f"matrix-A-{unique}", world.ids["dataset_id"])
         world.tokens[KEY] = made.pop("key")
         link = made.pop("link")

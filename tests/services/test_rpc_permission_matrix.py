@@ -143,6 +143,16 @@ async def fresh_paragraph(world: World, _: str) -> Ids:
     return {"paragraph": (await world.retrieval.paragraphs.AddParagraph(request)).id}
 
 
+async def fresh_question(world: World, caller: str) -> Ids:
+    request = rpb.AttachQuestionRequest(
+        dataset_id=world.ids["dataset"],
+        document_id=world.ids["document"],
+        paragraph_id=world.ids["paragraph"],
+        content=f"{caller} 会怎么问年休假？",
+    )
+    return {"question": (await world.retrieval.paragraphs.AttachQuestion(request)).id}
+
+
 async def fresh_visitor_chat(world: World, caller: str) -> Ids:
     opened = await world.chat.applications.OpenChat(
         cpb.OpenChatRequest(application_id=world.ids["app"]), metadata=bearer(world.tokens[caller])
@@ -322,11 +332,26 @@ RETRIEVAL_CASES: tuple[Case, ...] = (
             **_doc(i), paragraph_id=i["paragraph"], content="年休假5天。", enabled=True
         ),
     ),
+    Case(f"{R}ParagraphService/ListQuestions", lambda i: rpb.ListQuestionsRequest(**_doc(i))),
+    Case(
+        f"{R}ParagraphService/AttachQuestion",
+        lambda i: rpb.AttachQuestionRequest(**_doc(i), paragraph_id=i["paragraph"], content="一年能休几天？"),
+    ),
+    Case(
+        f"{R}ParagraphService/UpdateQuestion",
+        lambda i: rpb.UpdateQuestionRequest(dataset_id=i["dataset"], question_id=i["question"], content="休几天？"),
+        fresh=fresh_question,
+    ),
 )
 # What uses things up, last (each caller expected through gets one of its own); the share link's
 # rotation very last, as it ends the visitor's token.
 LAST_CASES: tuple[Case, ...] = (
     Case(f"{R}DocumentService/CancelIngestion", lambda i: rpb.CancelIngestionRequest(**_doc(i)), fresh=fresh_document),
+    Case(
+        f"{R}ParagraphService/DetachQuestion",
+        lambda i: rpb.DetachQuestionRequest(dataset_id=i["dataset"], question_id=i["question"]),
+        fresh=fresh_question,
+    ),
     Case(
         f"{R}ParagraphService/DeleteParagraph",
         lambda i: rpb.DeleteParagraphRequest(**_doc(i), paragraph_id=i["paragraph"]),
@@ -405,6 +430,7 @@ async def datasets_and_applications(world: World) -> None:
         rpb.ListParagraphsRequest(dataset_id=a, document_id=world.ids["document"], page=1, page_size=10)
     )
     world.ids["paragraph"] = listed.paragraphs[0].id
+    world.ids.update(await fresh_question(world, "operator"))
     world.ids["app"] = app = await application(world, f"rpc-A-{world.unique}", a)
     world.ids["app_b"] = await application(world, f"rpc-B-{world.unique}", b)
     access, op = world.chat.access, world.operator

@@ -32,6 +32,25 @@ def test_a_question_answer_sheet_imports_as_faq_pairs() -> None:
     assert [(p.title, p.content) for p in parsed.paragraphs] == [(q, a) for q, a in documents.FAQ_ROWS[1:]]
 
 
+def test_a_qa_sheet_makes_paragraphs_with_their_questions_attached() -> None:
+    parsed = parse_document("qa.xlsx", documents.xlsx_qa(), LIMITS)
+    assert [(p.title, p.content, p.questions) for p in parsed.paragraphs] == [
+        ("护理假", "男方享受护理假十五天。", ("当爹能歇几天？", "陪产假多久？")),  # a repeated line once
+        ("假期", "婚假三天。", ()),  # no title of its own: the sheet's
+    ]
+
+
+@pytest.mark.parametrize(
+    ("questions", "words"),
+    [("\n".join(f"问法{i}" for i in range(101)), "101 questions"), ("问" * 257, "257 characters")],
+)
+def test_a_qa_row_with_too_many_or_too_long_questions_is_refused_naming_it(questions: str, words: str) -> None:
+    rows = [documents.QA_HEADER, ("护理假", "十五天。", "几天？"), ("婚假", "三天。", questions)]
+    with pytest.raises(DocumentRejected) as refused:
+        parse_document("qa.xlsx", documents.xlsx_qa(rows), LIMITS)
+    assert words in str(refused.value) and "row 3" in str(refused.value)
+
+
 def test_a_gbk_csv_from_chinese_excel_is_read() -> None:
     parsed = parse_document("价格表.csv", documents.csv_rows().decode("utf-8-sig").encode("gbk"), LIMITS)
     assert parsed.paragraphs[0].content == PRICE_ROW

@@ -1,6 +1,6 @@
 """Improving an answer: the corrected answer, with its question as the title, becomes a paragraph
-of a dataset the operator chooses, searchable as soon as the call returns; the record keeps the
-paragraph's id.
+of a dataset the operator chooses, searchable as soon as the call returns, with the visitor's
+question attached to it; the record keeps the paragraph's id.
 
 The paragraphs live in one document per dataset, named ``IMPROVED_DOCUMENT`` (MaxKB asks the
 operator for a document too; here it is chosen for them, so corrections are found in one place
@@ -11,6 +11,8 @@ when the dataset has no such document yet.
 
 from __future__ import annotations
 
+import logging
+
 import grpc
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -19,11 +21,13 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.db.audit import current_actor, record_action
 from kbcore.db.tables import ChatRecord
 from kbcore.errors import InvalidRequest, NotFound, Unavailable
-from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_TITLE_CHARS
+from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_TITLE_CHARS, MAX_QUESTION_CHARS
 from kbcore.permissions.roles import Principal
 from kbcore.permissions.wire import address_metadata, principal_metadata
 from kbcore.rpc.error_mapping import from_upstream
 from kbcore.rpc.stubs import RetrievalStubs
+
+log = logging.getLogger(__name__)
 
 IMPROVED_DOCUMENT = "改进的回答"
 
@@ -57,22 +61,40 @@ class Improver:
         self._timeout = timeout
         self._metadata = metadata
 
-    async def write(self, dataset_id: str, title: str, content: str) -> tuple[str, str]:
-        """The new paragraph's document id and paragraph id."""
+    async def write(self, dataset_id: str, title: str, content: str, asked: str = "") -> tuple[str, str]:
+        """The new paragraph's document id and paragraph id; ``asked``, the visitor's question as
+        they typed it, is attached to the paragraph, so the same wording finds it again."""
         try:
             document_id = await self._document(dataset_id)
             if document_id is None:
-                return await self._create(dataset_id, title, content)
-            added = await self._retrieval.paragraphs.AddParagraph(
-                retrieval_pb.AddParagraphRequest(
-                    dataset_id=dataset_id, document_id=document_id, title=title, content=content
-                ),
-                timeout=self._timeout,
-                metadata=self._metadata,
-            )
-            return document_id, added.id
+                document_id, paragraph_id = await self._create(dataset_id, title, content)
+            else:
+                added = await self._retrieval.paragraphs.AddParagraph(
+                    retrieval_pb.AddParagraphRequest(
+                        dataset_id=dataset_id, document_id=document_id, title=title, content=content
+                    ),
+                    timeout=self._timeout,
+                    metadata=self._metadata,
+                )
+                paragraph_id = added.id
         except grpc.aio.AioRpcError as error:
             raise _refusal(error, dataset_id) from None
+        await self._attach(dataset_id, document_id, paragraph_id, asked)
+        return document_id, paragraph_id
+
+    async def _attach(self, dataset_id: str, document_id: str, paragraph_id: str, asked: str) -> None:
+        """Best effort: the paragraph is written and found by its title already; a question that
+        could not be attached is logged, not a failed improvement."""
+        question = " ".join(asked.split())[:MAX_QUESTION_CHARS]
+        if not question:
+            return
+        request = retrieval_pb.AttachQuestionRequest(
+            dataset_id=dataset_id, document_id=document_id, paragraph_id=paragraph_id, content=question
+        )
+        try:
+            await self._retrieval.paragraphs.AttachQuestion(request, timeout=self._timeout, metadata=self._metadata)
+        except grpc.aio.AioRpcError as error:
+            log.warning("the improved paragraph %s was written without its question: %s", paragraph_id, error.details())
 
     async def _document(self, dataset_id: str) -> str | None:
         listed = await self._retrieval.documents.ListDocuments(

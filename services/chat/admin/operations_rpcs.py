@@ -99,7 +99,7 @@ class OperationsRpcs(pb_grpc.OperationsServiceServicer):
         record = await self._store.get_record(chat.id, number)
         title, content = paragraph_text(request.question, request.answer, record.question)
         improver = Improver(self._retrieval, self._rpc_timeout, on_behalf_of(caller.principal))
-        document_id, paragraph_id = await improver.write(request.dataset_id.strip(), title, content)
+        document_id, paragraph_id = await improver.write(request.dataset_id.strip(), title, content, record.question)
         await link_paragraph(self._store.sessions, record.id, request.dataset_id.strip(), paragraph_id)
         return pb.ImproveRecordResponse(
             dataset_id=request.dataset_id.strip(), document_id=document_id, paragraph_id=paragraph_id

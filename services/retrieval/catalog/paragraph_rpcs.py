@@ -1,5 +1,5 @@
-"""ParagraphService: a document's paragraphs listed, added, edited and deleted by hand,
-translated to and from the paragraph editor."""
+"""ParagraphService: a document's paragraphs listed, added, edited and deleted by hand, and
+the questions attached to them, translated to and from the paragraph editor and question desk."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.rpc.error_mapping import Context, unary_errors
 from services.retrieval.catalog.paragraph_editor import ParagraphChange, ParagraphEditor
+from services.retrieval.catalog.question_desk import QuestionDesk
 
 
 class ParagraphRpcs(pb_grpc.ParagraphServiceServicer):
-    def __init__(self, paragraphs: ParagraphEditor):
+    def __init__(self, paragraphs: ParagraphEditor, questions: QuestionDesk):
         self._paragraphs = paragraphs
+        self._questions = questions
 
     @unary_errors
     async def ListParagraphs(self, request: pb.ListParagraphsRequest, context: Context) -> pb.ListParagraphsResponse:
@@ -40,3 +42,25 @@ class ParagraphRpcs(pb_grpc.ParagraphServiceServicer):
     async def DeleteParagraph(self, request: pb.DeleteParagraphRequest, context: Context) -> pb.DeleteParagraphResponse:
         await self._paragraphs.delete(request.dataset_id, request.document_id, request.paragraph_id)
         return pb.DeleteParagraphResponse()
+
+    @unary_errors
+    async def ListQuestions(self, request: pb.ListQuestionsRequest, context: Context) -> pb.ListQuestionsResponse:
+        found = await self._questions.listed(request.dataset_id, request.document_id, request.paragraph_id)
+        return pb.ListQuestionsResponse(questions=[convert.attached_question(q) for q in found])
+
+    @unary_errors
+    async def AttachQuestion(self, request: pb.AttachQuestionRequest, context: Context) -> pb.AttachedQuestion:
+        attached = await self._questions.attach(
+            request.dataset_id, request.document_id, request.paragraph_id, request.content
+        )
+        return convert.attached_question(attached)
+
+    @unary_errors
+    async def UpdateQuestion(self, request: pb.UpdateQuestionRequest, context: Context) -> pb.AttachedQuestion:
+        updated = await self._questions.update(request.dataset_id, request.question_id, request.content)
+        return convert.attached_question(updated)
+
+    @unary_errors
+    async def DetachQuestion(self, request: pb.DetachQuestionRequest, context: Context) -> pb.DetachQuestionResponse:
+        await self._questions.detach(request.dataset_id, request.question_id)
+        return pb.DetachQuestionResponse()

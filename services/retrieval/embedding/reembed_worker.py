@@ -27,7 +27,7 @@ from services.retrieval.embedding.spaces import FLIP_GRACE_SECONDS, EmbeddingSpa
 from services.retrieval.ingestion.jobs.claim_loop import ClaimingWorker
 from services.retrieval.ingestion.jobs.embed_pipeline import embed_in_order
 from services.retrieval.ingestion.jobs.leased import MAX_ATTEMPTS, Control
-from services.retrieval.store.base import ParagraphPoint, StoredParagraph
+from services.retrieval.store.base import ParagraphPoint, QuestionPoint, StoredParagraph
 from services.retrieval.store.layout import indexed_text
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,7 @@ class SwitchWorker(ClaimingWorker[ClaimedSwitch]):
                 await new.store.publish_version(job.dataset_id, doc, version)
             else:
                 await new.store.delete_document(job.dataset_id, doc)
+        await _copy_questions(job.dataset_id, old, new, still)
         control = await self._queue.flip(job, self.holder)
         if control != Control.GO:
             raise Stopped(control)
@@ -153,6 +154,20 @@ class SwitchWorker(ClaimingWorker[ClaimedSwitch]):
             await new.store.delete_dataset(job.dataset_id)
         except Exception:  # a model that cannot even be opened wrote nothing
             log.warning("could not clean up re-embedding job %s in the new store", job.id, exc_info=True)
+
+
+async def _copy_questions(dataset_id: str, old: Space, new: Space, documents: set[str]) -> None:
+    """The questions attached to the dataset's paragraphs, embedded by the new model. After the
+    paragraphs are published there: a publication removes the questions of paragraphs it does
+    not have, which before it is all of them."""
+    questions = [q for q in await old.store.questions(dataset_id) if q.document_id in documents]
+    points = [
+        QuestionPoint(
+            q.id, q.dataset_id, q.document_id, q.paragraph_id, q.content, await new.embedder.embed_query(q.content)
+        )
+        for q in questions
+    ]
+    await new.store.upsert_questions(points)
 
 
 def _staged(paragraph: StoredParagraph, vector: list[float]) -> ParagraphPoint:

@@ -40,6 +40,11 @@ class SpaceBuilder(VersionBuilder):
     async def publish(self, target: VersionTarget, kept: KeptParagraphs | None = None) -> None:
         await (await self.of_dataset(target.dataset_id)).publish(target, kept)
 
+    async def attach_questions(
+        self, target: VersionTarget, paragraphs: Sequence[SplitParagraph], kept: KeptParagraphs | None = None
+    ) -> int:
+        return await (await self.of_dataset(target.dataset_id)).attach_questions(target, paragraphs, kept)
+
     async def drop(self, target: VersionTarget) -> None:
         try:
             builder = await self.of_dataset(target.dataset_id)

@@ -35,6 +35,8 @@ _SECTION_LIKE = re.compile(r"^[\S ]{1,40}$")
 class SplitParagraph:
     title: str
     content: str
+    # Questions the source attaches to it (a QA spreadsheet's 问题 column): attached once served.
+    questions: tuple[str, ...] = ()
 
 
 # --- the structured form -------------------------------------------------------------------
@@ -75,10 +77,12 @@ class Table:
 
 @dataclass(frozen=True)
 class Record:
-    """A unit that carries its own title, such as an FAQ pair (title = question, content = answer)."""
+    """A unit that carries its own title, such as an FAQ pair (title = question, content = answer),
+    and maybe the questions to attach to it (a QA spreadsheet row)."""
 
     title: str
     content: str
+    questions: tuple[str, ...] = ()
 
 
 Block = Heading | SectionLine | Text | Table | Record
@@ -247,13 +251,19 @@ class _Titles:
         return title[:MAX_TITLE_CHARS]
 
 
-def _record_paragraphs(record: Record, limit: int) -> list[SplitParagraph]:
-    """A record keeps its own title; a title too long to keep whole is repeated at the head of the content."""
-    title = record.title.strip()
+def _record_paragraphs(record: Record, limit: int, section: str) -> list[SplitParagraph]:
+    """A record keeps its own title (the ``section``'s when it has none); a title too long to
+    keep whole is repeated at the head of the content."""
+    title = record.title.strip() or section
     content = record.content.strip()
     if len(title) > MAX_TITLE_CHARS:
         content = f"{title}\n{content}"
-    return [SplitParagraph(title=title[:MAX_TITLE_CHARS], content=p) for p in _cut(content, limit)]
+    pieces = _cut(content, limit)
+    # The questions go with the first piece: the one that starts the answer.
+    return [
+        SplitParagraph(title=title[:MAX_TITLE_CHARS], content=p, questions=record.questions if i == 0 else ())
+        for i, p in enumerate(pieces)
+    ]
 
 
 def split_blocks(
@@ -283,7 +293,7 @@ def split_blocks(
         elif isinstance(block, Table):
             pieces = table_pieces(block.rows, MAX_TABLE_CHARS if rules.keep_tables else limit)
         else:
-            paragraphs.extend(_record_paragraphs(block, limit))
+            paragraphs.extend(_record_paragraphs(block, limit, titles.current()))
             continue
         paragraphs.extend(SplitParagraph(title=titles.current(), content=piece) for piece in pieces)
     if titles.pending_section:  # a short last line with nothing under it is content, not a title

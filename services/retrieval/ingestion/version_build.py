@@ -21,7 +21,7 @@ from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.ingestion.jobs.embed_pipeline import embed_in_order
 from services.retrieval.ingestion.splitter import SplitParagraph
 from services.retrieval.ingestion.unchanged import KeptParagraphs, kept_paragraphs
-from services.retrieval.store.base import ParagraphPoint, Unchanged, VectorStore
+from services.retrieval.store.base import ParagraphPoint, QuestionPoint, Unchanged, VectorStore
 from services.retrieval.store.layout import indexed_text
 
 log = logging.getLogger(__name__)
@@ -53,10 +53,21 @@ def paragraph_id(document_id: str, version: int, position: int, content: str) ->
     return str(uuid.uuid5(uuid.UUID(document_id), f"{version}:{position}:{content}"))
 
 
+def point_ids(target: VersionTarget, paragraphs: Sequence[SplitParagraph], kept: KeptParagraphs | None) -> list[str]:
+    """Each paragraph's point id in the version: a kept paragraph's own, else derived."""
+    held = kept.by_position if kept is not None else {}
+    return [
+        held[i].id if i in held else paragraph_id(target.document_id, target.version, i, p.content)
+        for i, p in enumerate(paragraphs)
+    ]
+
+
 def content_hash(paragraphs: Sequence[SplitParagraph]) -> str:
     digest = hashlib.sha256()
     for p in paragraphs:
         digest.update(p.title.encode() + b"\x1f" + p.content.encode() + b"\x1e")
+        if p.questions:  # only then: the hashes of documents without questions stay as they were
+            digest.update("\x1d".join(p.questions).encode() + b"\x1e")
     return digest.hexdigest()
 
 
@@ -85,10 +96,7 @@ class VersionBuilder:
         ``VectorStore.drop_version``)."""
         await self._store.check_room()
         held = kept.by_position if kept is not None else {}
-        ids = [
-            held[i].id if i in held else paragraph_id(target.document_id, target.version, i, p.content)
-            for i, p in enumerate(paragraphs)
-        ]
+        ids = point_ids(target, paragraphs, kept)
         new = [i for i in range(len(ids)) if i not in held]
         stored = await self._store.existing_ids([ids[i] for i in new])
         missing = [i for i in new if ids[i] not in stored]
@@ -129,6 +137,34 @@ class VersionBuilder:
                         target.dataset_id, target.document_id, target.version, list(kept.by_position.values())
                     )
                 raise
+
+    async def attach_questions(
+        self, target: VersionTarget, paragraphs: Sequence[SplitParagraph], kept: KeptParagraphs | None = None
+    ) -> int:
+        """Attach the questions the source gave its paragraphs (a QA spreadsheet's 问题 column)
+        to the published version; those a paragraph already has (a kept one) are not added
+        twice. Returns how many were attached. Called once the version is served: a question
+        attached to a staged paragraph would be removed as an orphan by the publication."""
+        ids = point_ids(target, paragraphs, kept)
+        wanted = list(dict.fromkeys((ids[i], q) for i, p in enumerate(paragraphs) for q in p.questions))
+        if not wanted:
+            return 0
+        served = await self._store.questions(target.dataset_id, document_id=target.document_id)
+        have = {(q.paragraph_id, q.content) for q in served}
+        new = [(pid, q) for pid, q in wanted if (pid, q) not in have]
+        points = [
+            QuestionPoint(
+                id=str(uuid.uuid5(uuid.UUID(pid), f"question:{question}")),
+                dataset_id=target.dataset_id,
+                document_id=target.document_id,
+                paragraph_id=pid,
+                content=question,
+                vector=await self._embedder.embed_query(question),
+            )
+            for pid, question in new
+        ]
+        await self._store.upsert_questions(points)
+        return len(points)
 
     async def _publish(self, target: VersionTarget, unchanged: Unchanged | None) -> None:
         await self._store.publish_version(target.dataset_id, target.document_id, target.version, unchanged)

@@ -1,5 +1,6 @@
 """One query against the vector store: embed it when the mode needs a vector, filter to the
-application's datasets, apply its threshold and top_n."""
+application's datasets, apply its threshold and top_n, and bring in the paragraphs of the
+attached questions it matches."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from kbcore.limits import DEFAULT_SEARCH_MODE, DEFAULT_SIMILARITY, DEFAULT_TOP_N
 from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.embedding.spaces import EmbeddingSpaces
+from services.retrieval.search.attached_questions import with_attached_questions
 from services.retrieval.store.base import Hit, SearchMode, SearchQuery, VectorStore
 
 
@@ -35,7 +37,7 @@ class Searcher:
         vector = None
         if settings.mode is not SearchMode.KEYWORD:
             vector = await embedder.embed_query(text)
-        return await store.search(
+        hits = await store.search(
             SearchQuery(
                 dataset_ids=dataset_ids,
                 text=text,
@@ -45,3 +47,6 @@ class Searcher:
                 similarity=similarity,
             )
         )
+        if vector is None:
+            return hits
+        return await with_attached_questions(store, dataset_ids, vector, hits, settings.top_n)

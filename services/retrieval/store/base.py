@@ -48,6 +48,7 @@ class Hit:
     position: int
     score: float  # cosine for vector, BM25 for keyword, fused rank score for hybrid
     version: int = 0  # lets ``layout.ranked`` drop an older version seen while one is published
+    matched_question: str = ""  # the attached question that brought it in (its score is that match's)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,39 @@ class Unchanged:
 
 
 @dataclass(frozen=True)
+class QuestionPoint:
+    """A question an operator attached to a paragraph, stored beside the paragraphs with its
+    query embedding: a visitor asking it, or nearly it, finds the paragraph even when the
+    paragraph's own words are far from the question's (docs/retrieval.md, "Questions on paragraphs")."""
+
+    id: str  # a UUID string of its own, never a paragraph's
+    dataset_id: str
+    document_id: str  # the paragraph's document: deleting or re-importing it settles its questions
+    paragraph_id: str
+    content: str
+    vector: Sequence[float]  # the question embedded as a query, as a visitor's question is
+
+
+@dataclass(frozen=True)
+class AttachedQuestion:
+    """An attached question as an operator manages it: without its vector."""
+
+    id: str
+    dataset_id: str
+    document_id: str
+    paragraph_id: str
+    content: str
+
+
+@dataclass(frozen=True)
+class QuestionMatch:
+    """An attached question close to what was asked: ``score`` is the cosine of the two."""
+
+    question: AttachedQuestion
+    score: float
+
+
+@dataclass(frozen=True)
 class SearchQuery:
     dataset_ids: tuple[str, ...]  # never empty: the caller decides what an empty list means
     text: str
@@ -92,7 +126,8 @@ class VectorStore(Protocol):
     async def upsert(self, points: Sequence[ParagraphPoint]) -> None: ...
 
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
-        """Delete the document's points, except ``keep_ids`` (re-ingestion prunes what is stale)."""
+        """Delete the document's points, except ``keep_ids`` (re-ingestion prunes what is stale),
+        and the questions attached to the paragraphs deleted."""
         ...
 
     async def delete_dataset(self, dataset_id: str) -> None: ...
@@ -114,7 +149,7 @@ class VectorStore(Protocol):
     ) -> None:
         """Make the version's enabled points, and the ``unchanged`` paragraphs it keeps from the
         served version, its searchable points in one write, then delete every other version of
-        the document. Between the writes a search may see both versions; ``layout.ranked`` keeps
+        the document, and last the questions attached to paragraphs it did not keep. Between the writes a search may see both versions; ``layout.ranked`` keeps
         only the newer one's hits. A version with no points leaves the document empty."""
         ...
 
@@ -154,7 +189,38 @@ class VectorStore(Protocol):
         ...
 
     async def delete_points(self, paragraph_ids: Collection[str]) -> None:
-        """Delete these paragraphs (unknown ids are ignored)."""
+        """Delete these paragraphs or attached questions (unknown ids are ignored). A deleted
+        paragraph's questions go with it."""
+        ...
+
+    async def upsert_questions(self, questions: Sequence[QuestionPoint]) -> None:
+        """Store attached questions (by id: an existing one is replaced). They are never
+        returned by ``search``, ``paragraph`` or a document's paragraphs, only by the question
+        calls below."""
+        ...
+
+    async def questions(
+        self,
+        dataset_id: str,
+        *,
+        paragraph_ids: Collection[str] | None = None,
+        document_id: str | None = None,
+        question_ids: Collection[str] | None = None,
+    ) -> list[AttachedQuestion]:
+        """The dataset's attached questions (of these paragraphs, of this document, these
+        ones), by paragraph then text."""
+        ...
+
+    async def match_questions(
+        self, dataset_ids: Sequence[str], vector: Sequence[float], limit: int, similarity: float
+    ) -> list[QuestionMatch]:
+        """The attached questions of these datasets whose cosine to ``vector`` is above
+        ``similarity``, best first, at most ``limit``."""
+        ...
+
+    async def searchable_hits(self, dataset_ids: Sequence[str], paragraph_ids: Sequence[str]) -> dict[str, Hit]:
+        """These paragraphs as search hits (score 0), for those that a search of the datasets
+        could return now: published and enabled. Others (and unknown ids) are left out."""
         ...
 
     async def check_room(self) -> None:

@@ -48,8 +48,17 @@ from kbcore.errors import StorageFull
 from kbcore.process.disk_space import DiskSpace, MiB
 from kbcore.settings import Settings
 from services.retrieval.store import layout, shard_files, shard_space
-from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph, Unchanged
-from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
+from services.retrieval.store.base import (
+    AttachedQuestion,
+    Hit,
+    ParagraphPoint,
+    QuestionMatch,
+    QuestionPoint,
+    SearchQuery,
+    StoredParagraph,
+    Unchanged,
+)
+from services.retrieval.store.plan import RRF_K, SearchPlan, plan_question_search, plan_search
 from services.retrieval.store.scoped_idf import ABSENT_TERM_IDF, SETTLE_SECONDS, Scope, ScopedIdf, scope_of
 from services.retrieval.store.shard_slot import ClosedStoreError, ShardSlot
 from services.retrieval.store.sparse import SparseTerms
@@ -183,6 +192,14 @@ def _edge_point(point: ParagraphPoint, dimension: int) -> qe.Point:
     if terms:  # an empty sparse vector would still count in scoped IDF on edge, not on the client
         vectors[layout.SPARSE] = _sparse(terms)
     return qe.Point(layout.point_id(point.id), vectors, layout.payload(point))
+
+
+def _edge_question(question: QuestionPoint, dimension: int) -> qe.Point:
+    """Dense only: an attached question has no keyword terms (``layout``)."""
+    vectors: dict[str, list[float] | list[list[float]] | qe.SparseVector] = {
+        layout.DENSE: layout.dense_vector(question.vector, dimension)
+    }
+    return qe.Point(layout.point_id(question.id), vectors, layout.question_payload(question))
 
 
 def _request(plan: SearchPlan, exact: bool = False, weighted: SparseTerms | None = None) -> qe.QueryRequest:
@@ -507,15 +524,53 @@ class EdgeVectorStore:
         if points:
             await asyncio.to_thread(self._upsert_sync, points)
 
-    def _upsert_sync(self, points: Sequence[ParagraphPoint]) -> None:
+    def _upsert_sync(self, points: Sequence[ParagraphPoint | QuestionPoint]) -> None:
         batches = layout.batches(points)
-        operations = [
-            qe.UpdateOperation.upsert_points([_edge_point(p, self._dimension) for p in batch]) for batch in batches
-        ]
+        operations = [qe.UpdateOperation.upsert_points([self._edge(p) for p in batch]) for batch in batches]
         self._write(operations, [len(batch) for batch in batches], shard_space.upsert_need(points, self._dimension))
 
+    def _edge(self, point: ParagraphPoint | QuestionPoint) -> qe.Point:
+        if isinstance(point, QuestionPoint):
+            return _edge_question(point, self._dimension)
+        return _edge_point(point, self._dimension)
+
+    async def upsert_questions(self, questions: Sequence[QuestionPoint]) -> None:
+        if questions:
+            await asyncio.to_thread(self._upsert_sync, questions)
+
+    async def questions(
+        self,
+        dataset_id: str,
+        *,
+        paragraph_ids: Collection[str] | None = None,
+        document_id: str | None = None,
+        question_ids: Collection[str] | None = None,
+    ) -> list[AttachedQuestion]:
+        where = layout.of_questions(dataset_id, paragraph_ids, document_id, question_ids)
+        if where is None:
+            return []
+        records = await asyncio.to_thread(self._scroll_records, where)
+        return layout.questions_in_order(layout.attached_question(i, fields) for i, fields in records)
+
+    async def match_questions(
+        self, dataset_ids: Sequence[str], vector: Sequence[float], limit: int, similarity: float
+    ) -> list[QuestionMatch]:
+        plan = plan_question_search(dataset_ids, vector, limit, similarity, self._dimension)
+        if plan is None:
+            return []
+        with self._slot.borrow() as shard:
+            found = shard.query(_request(plan))
+        return layout.best_matches([layout.question_match(p.id, p.score, p.payload) for p in found], limit)
+
+    async def searchable_hits(self, dataset_ids: Sequence[str], paragraph_ids: Sequence[str]) -> dict[str, Hit]:
+        if not paragraph_ids:
+            return {}
+        point_ids: list[int | uuid.UUID | str] = [layout.point_id(i) for i in paragraph_ids]
+        records = await asyncio.to_thread(self._retrieve, point_ids, True, False)
+        return layout.searchable_hits(((r.id, r.payload) for r in records), dataset_ids)
+
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
-        await asyncio.to_thread(self._apply, [layout.document_removal(dataset_id, document_id, keep_ids)])
+        await asyncio.to_thread(self._apply, layout.document_removal(dataset_id, document_id, keep_ids))
 
     async def delete_dataset(self, dataset_id: str) -> None:
         await asyncio.to_thread(self._apply, [layout.Remove(layout.Where(equal=(("dataset_id", dataset_id),)))])
@@ -553,8 +608,7 @@ class EdgeVectorStore:
 
     async def delete_points(self, paragraph_ids: Collection[str]) -> None:
         if paragraph_ids:
-            ids = tuple(layout.point_id(i) for i in paragraph_ids)
-            await asyncio.to_thread(self._apply, [layout.Remove(layout.Where(ids=ids))])
+            await asyncio.to_thread(self._apply, layout.point_removal(paragraph_ids))
 
     async def search(self, query: SearchQuery) -> list[Hit]:
         """Run on the event loop itself, not in a worker thread: the query keeps the GIL for its
@@ -647,7 +701,11 @@ class EdgeVectorStore:
         return await asyncio.to_thread(self._scroll_sync, layout.of_served(dataset_id, document_id))
 
     def _scroll_sync(self, where: layout.Where) -> list[StoredParagraph]:
-        found: list[StoredParagraph] = []
+        return layout.in_order(layout.stored_paragraph(i, fields) for i, fields in self._scroll_records(where))
+
+    def _scroll_records(self, where: layout.Where) -> list[tuple[object, dict[str, Any] | None]]:
+        """Every point ``where`` selects, with its payload."""
+        found: list[tuple[object, dict[str, Any] | None]] = []
         offset: int | uuid.UUID | str | None = None
         with self._slot.borrow() as shard:  # one shard for every page: a swap cannot split a scroll
             while True:
@@ -655,9 +713,9 @@ class EdgeVectorStore:
                     offset=offset, limit=layout.READ_BATCH, filter=_filter(where), with_payload=True
                 )
                 page, offset = shard.scroll(request)
-                found += [layout.stored_paragraph(r.id, r.payload) for r in page]
+                found += [(r.id, r.payload) for r in page]
                 if offset is None:
-                    return layout.in_order(found)
+                    return found
 
     async def paragraph(self, paragraph_id: str) -> StoredParagraph | None:
         try:
@@ -665,7 +723,7 @@ class EdgeVectorStore:
         except ValueError:
             return None
         records = await asyncio.to_thread(self._retrieve, point_ids, True, False)
-        return layout.stored_paragraph(records[0].id, records[0].payload) if records else None
+        return layout.paragraph_of(records[0].id, records[0].payload) if records else None
 
     async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
         where = layout.counted(dataset_id, document_id)

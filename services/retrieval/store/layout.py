@@ -16,6 +16,12 @@ longer tells whether enabling it again may make it searchable.
 ``published`` and ``enabled`` are stored as the integers 1 and 0, not as booleans: qdrant-edge
 0.9.0 turns ``MatchValue(True)`` into the integer 1, which never matches a stored ``true``, so a
 boolean field could not be filtered on edge at all. ``Value`` therefore admits no ``bool``.
+
+Attached questions are points of the same collection with a dense vector only (no keyword
+terms, so they count in no IDF), ``question_of`` (their paragraph) and ``question_document``
+in place of ``document_id``, and ``searchable_in`` set to ``question_key(dataset)``: no
+paragraph search, document filter or version step can reach one, and a question search is
+the same one-field filter on other values.
 """
 
 from __future__ import annotations
@@ -24,9 +30,17 @@ import math
 import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from services.retrieval.store.base import Hit, ParagraphPoint, StoredParagraph, Unchanged
+from services.retrieval.store.base import (
+    AttachedQuestion,
+    Hit,
+    ParagraphPoint,
+    QuestionMatch,
+    QuestionPoint,
+    StoredParagraph,
+    Unchanged,
+)
 from services.retrieval.store.sparse import SparseTerms, document_vector
 
 DENSE = "dense"
@@ -36,7 +50,9 @@ SEARCHABLE_IN = "searchable_in"
 NOT_SEARCHABLE = "-"
 # Keyword payload indexes: every search filters on searchable_in; deletes, counts and versions
 # filter on dataset_id and document_id (which narrows ``version`` to a few hundred points).
-INDEXED_FIELDS = ("dataset_id", "document_id", SEARCHABLE_IN)
+QUESTION_OF = "question_of"
+QUESTION_DOCUMENT = "question_document"
+INDEXED_FIELDS = ("dataset_id", "document_id", SEARCHABLE_IN, QUESTION_OF, QUESTION_DOCUMENT)
 UPSERT_BATCH = 256  # points per write call: bounded request size and memory
 READ_BATCH = 1000  # points per retrieve / scroll call
 
@@ -124,6 +140,84 @@ def payload(point: ParagraphPoint) -> dict[str, Any]:
     }
 
 
+def question_key(dataset_id: str) -> str:
+    """What ``searchable_in`` holds on the dataset's attached questions: never a dataset id."""
+    return f"?{dataset_id}"
+
+
+def question_payload(question: QuestionPoint) -> dict[str, Any]:
+    return {
+        "dataset_id": question.dataset_id,
+        QUESTION_DOCUMENT: question.document_id,
+        QUESTION_OF: point_id(question.paragraph_id),
+        "content": question.content,
+        SEARCHABLE_IN: question_key(question.dataset_id),
+    }
+
+
+def is_question(fields: Mapping[str, Any] | None) -> bool:
+    return bool(fields) and QUESTION_OF in (fields or {})
+
+
+def attached_question(raw_id: object, fields: Mapping[str, Any] | None) -> AttachedQuestion:
+    data = fields or {}
+    return AttachedQuestion(
+        id=str(raw_id),
+        dataset_id=str(data.get("dataset_id", "")),
+        document_id=str(data.get(QUESTION_DOCUMENT, "")),
+        paragraph_id=str(data.get(QUESTION_OF, "")),
+        content=str(data.get("content", "")),
+    )
+
+
+def question_match(raw_id: object, score: float, fields: Mapping[str, Any] | None) -> QuestionMatch:
+    return QuestionMatch(attached_question(raw_id, fields), float(score))
+
+
+def questions_in_order(questions: Iterable[AttachedQuestion]) -> list[AttachedQuestion]:
+    return sorted(questions, key=lambda q: (q.paragraph_id, q.content, q.id))
+
+
+def of_questions(
+    dataset_id: str,
+    paragraph_ids: Collection[str] | None,
+    document_id: str | None,
+    question_ids: Collection[str] | None = None,
+) -> Where | None:
+    """The dataset's attached questions, of these paragraphs, this document, these ids; None
+    when an empty collection was given, which no question matches."""
+    if (paragraph_ids is not None and not paragraph_ids) or (question_ids is not None and not question_ids):
+        return None
+    equal: tuple[tuple[str, Value], ...] = (("dataset_id", dataset_id), (SEARCHABLE_IN, question_key(dataset_id)))
+    if document_id is not None:
+        equal += ((QUESTION_DOCUMENT, document_id),)
+    of_paragraphs = tuple(Where(equal=((QUESTION_OF, point_id(i)),)) for i in sorted(paragraph_ids or ()))
+    ids = tuple(point_id(i) for i in question_ids) if question_ids is not None else None
+    return Where(equal=equal, ids=ids, any_of=of_paragraphs)
+
+
+def searchable_hits(
+    records: Iterable[tuple[object, Mapping[str, Any] | None]], dataset_ids: Collection[str]
+) -> dict[str, Hit]:
+    """Retrieved points as search hits (score 0), those a search of ``dataset_ids`` could return."""
+    found: dict[str, Hit] = {}
+    for raw_id, fields in records:
+        data = fields or {}
+        if not is_question(data) and data.get(SEARCHABLE_IN) in dataset_ids:
+            found[str(raw_id)] = hit(raw_id, 0.0, data)
+    return found
+
+
+def best_matches(matches: Iterable[QuestionMatch], limit: int) -> list[QuestionMatch]:
+    """Best first, ties in a stable order (engines order them arbitrarily)."""
+    return sorted(matches, key=lambda m: (-m.score, m.question.content, m.question.id))[:limit]
+
+
+def paragraph_of(raw_id: object, fields: Mapping[str, Any] | None) -> StoredParagraph | None:
+    """A retrieved point as a paragraph; None for an attached question, which is none."""
+    return None if is_question(fields) else stored_paragraph(raw_id, fields)
+
+
 def indexed_text(document_name: str, title: str, content: str) -> str:
     """What is embedded and keyword-indexed: the paragraph with its document and section names,
     because a question often names the document ("星澜科技…") that the paragraph does not repeat."""
@@ -204,7 +298,10 @@ def current_versions(hits: Iterable[Hit]) -> list[Hit]:
     return [h for h in listed if h.version == newest[(h.dataset_id, h.document_id)]]
 
 
-def batches(points: Sequence[ParagraphPoint]) -> list[Sequence[ParagraphPoint]]:
+_Point = TypeVar("_Point")
+
+
+def batches(points: Sequence[_Point]) -> list[Sequence[_Point]]:
     return [points[i : i + UPSERT_BATCH] for i in range(0, len(points), UPSERT_BATCH)]
 
 
@@ -231,16 +328,40 @@ def counted(dataset_id: str | None, document_id: str | None) -> Where | None:
     return Where(equal=equal) if equal else None
 
 
-def document_removal(dataset_id: str, document_id: str, keep_ids: Collection[str]) -> Remove:
-    """All versions of the document, except the points to keep."""
+def document_removal(dataset_id: str, document_id: str, keep_ids: Collection[str]) -> list[Step]:
+    """All versions of the document, except the points to keep, and the questions attached to
+    the paragraphs removed."""
     keep = tuple(point_id(i) for i in keep_ids)
-    return Remove(Where(equal=of_document(dataset_id, document_id).equal, except_ids=keep))
+    return [
+        Remove(Where(equal=of_document(dataset_id, document_id).equal, except_ids=keep)),
+        orphaned_questions(dataset_id, document_id, keep),
+    ]
+
+
+def orphaned_questions(dataset_id: str, document_id: str, kept: Collection[str]) -> Remove:
+    """The document's attached questions whose paragraph is not among ``kept``."""
+    return Remove(
+        Where(
+            equal=(("dataset_id", dataset_id), (QUESTION_DOCUMENT, document_id)),
+            not_equal=tuple((QUESTION_OF, point_id(i)) for i in sorted(kept)),
+        )
+    )
+
+
+def point_removal(ids: Collection[str]) -> list[Step]:
+    """These points, and the questions attached to those of them that are paragraphs."""
+    canonical = tuple(point_id(i) for i in ids)
+    return [
+        Remove(Where(ids=canonical)),
+        Remove(Where(any_of=tuple(Where(equal=((QUESTION_OF, i),)) for i in canonical))),
+    ]
 
 
 def publication(dataset_id: str, document_id: str, version: int, unchanged: Unchanged | None = None) -> list[Step]:
     """Publish one version: the paragraphs it keeps from the served version move to their new
     places, then its points and the kept ones become that version, published (the enabled ones
-    searchable), in one write, and last the document's other versions go. In this order a crash
+    searchable), in one write, then the document's other versions go, and last the questions
+    attached to the paragraphs gone (a kept paragraph keeps its questions). In this order a crash
     or a search in between sees the old version whole or the new one whole (beside the old one's
     leftovers, which ``ranked`` hides), never half of each."""
     kept = unchanged or Unchanged()
@@ -255,6 +376,7 @@ def publication(dataset_id: str, document_id: str, version: int, unchanged: Unch
         ),
         SetPayload(Where(equal=(*of_it, ("enabled", NO)), any_of=members), {"version": version, "published": YES}),
         Remove(Where(equal=of_it, not_equal=(("version", version),))),
+        orphaned_questions(dataset_id, document_id, kept.ids),
     ]
 
 

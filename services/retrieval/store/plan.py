@@ -7,10 +7,11 @@ thresholds and the empty-keyword rule cannot drift between them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.retrieval.store.base import SearchMode, SearchQuery
-from services.retrieval.store.layout import dense_vector
+from services.retrieval.store.layout import dense_vector, question_key
 from services.retrieval.store.sparse import SparseTerms, query_vector
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the weight of the very top ranks
@@ -73,3 +74,21 @@ def plan_search(query: SearchQuery, dimension: int) -> SearchPlan | None:
         limit=query.limit,
         candidates=candidates_for(query.limit),
     )
+
+
+def plan_question_search(
+    dataset_ids: Sequence[str], vector: Sequence[float], limit: int, similarity: float, dimension: int
+) -> SearchPlan | None:
+    """A dense search of the datasets' attached questions: the plan of a vector search whose
+    dataset filter names their question keys (``layout.question_key``)."""
+    if not dataset_ids:
+        return None
+    query = SearchQuery(
+        dataset_ids=tuple(question_key(d) for d in dataset_ids),
+        text="",
+        vector=vector,
+        mode=SearchMode.VECTOR,
+        limit=limit,
+        similarity=similarity,
+    )
+    return plan_search(query, dimension)

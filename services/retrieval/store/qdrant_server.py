@@ -13,14 +13,24 @@ import logging
 import uuid
 import warnings
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from qdrant_client import AsyncQdrantClient
 from qdrant_client.conversions.common_types import PointId
 from qdrant_client.http import models as qm
 
 from services.retrieval.store import layout
-from services.retrieval.store.base import Hit, ParagraphPoint, SearchQuery, StoredParagraph, Unchanged
-from services.retrieval.store.plan import RRF_K, SearchPlan, plan_search
+from services.retrieval.store.base import (
+    AttachedQuestion,
+    Hit,
+    ParagraphPoint,
+    QuestionMatch,
+    QuestionPoint,
+    SearchQuery,
+    StoredParagraph,
+    Unchanged,
+)
+from services.retrieval.store.plan import RRF_K, SearchPlan, plan_question_search, plan_search
 from services.retrieval.store.sparse import SparseTerms
 
 logger = logging.getLogger(__name__)
@@ -62,6 +72,12 @@ def _point(point: ParagraphPoint, dimension: int) -> qm.PointStruct:
     if terms:  # omitted rather than empty, exactly as on edge, so both count the same IDF corpus
         vectors[layout.SPARSE] = _sparse(terms)
     return qm.PointStruct(id=layout.point_id(point.id), vector=vectors, payload=layout.payload(point))
+
+
+def _question(question: QuestionPoint, dimension: int) -> qm.PointStruct:
+    """Dense only: an attached question has no keyword terms (``layout``)."""
+    vectors: dict[str, qm.Vector] = {layout.DENSE: layout.dense_vector(question.vector, dimension)}
+    return qm.PointStruct(id=layout.point_id(question.id), vector=vectors, payload=layout.question_payload(question))
 
 
 class QdrantServerStore:
@@ -205,8 +221,49 @@ class QdrantServerStore:
     def _structs(self, batch: Sequence[ParagraphPoint]) -> list[qm.PointStruct]:
         return [_point(p, self._dimension) for p in batch]
 
+    async def upsert_questions(self, questions: Sequence[QuestionPoint]) -> None:
+        if not questions:
+            return
+        await self.ensure_collection()
+        for batch in layout.batches(questions):
+            structs = [_question(q, self._dimension) for q in batch]
+            await self._client.upsert(self._collection, points=structs, wait=True)
+
+    async def questions(
+        self,
+        dataset_id: str,
+        *,
+        paragraph_ids: Collection[str] | None = None,
+        document_id: str | None = None,
+        question_ids: Collection[str] | None = None,
+    ) -> list[AttachedQuestion]:
+        where = layout.of_questions(dataset_id, paragraph_ids, document_id, question_ids)
+        if where is None:
+            return []
+        records = await self._scroll_records(where)
+        return layout.questions_in_order(layout.attached_question(i, fields) for i, fields in records)
+
+    async def match_questions(
+        self, dataset_ids: Sequence[str], vector: Sequence[float], limit: int, similarity: float
+    ) -> list[QuestionMatch]:
+        plan = plan_question_search(dataset_ids, vector, limit, similarity, self._dimension)
+        if plan is None:
+            return []
+        await self.ensure_collection()
+        response = await self._query(plan)
+        return layout.best_matches([layout.question_match(p.id, p.score, p.payload) for p in response.points], limit)
+
+    async def searchable_hits(self, dataset_ids: Sequence[str], paragraph_ids: Sequence[str]) -> dict[str, Hit]:
+        if not paragraph_ids:
+            return {}
+        await self.ensure_collection()
+        records = await self._client.retrieve(
+            self._collection, [layout.point_id(i) for i in paragraph_ids], with_payload=True, with_vectors=False
+        )
+        return layout.searchable_hits(((r.id, r.payload) for r in records), dataset_ids)
+
     async def delete_document(self, dataset_id: str, document_id: str, keep_ids: Collection[str] = ()) -> None:
-        await self._write([layout.document_removal(dataset_id, document_id, keep_ids)])
+        await self._write(layout.document_removal(dataset_id, document_id, keep_ids))
 
     async def delete_dataset(self, dataset_id: str) -> None:
         await self._write([layout.Remove(layout.Where(equal=(("dataset_id", dataset_id),)))])
@@ -230,7 +287,7 @@ class QdrantServerStore:
 
     async def delete_points(self, paragraph_ids: Collection[str]) -> None:
         if paragraph_ids:
-            await self._write([layout.Remove(layout.Where(ids=tuple(layout.point_id(i) for i in paragraph_ids)))])
+            await self._write(layout.point_removal(paragraph_ids))
 
     async def _write(self, steps: Sequence[layout.Step]) -> None:
         await self.ensure_collection()
@@ -317,17 +374,21 @@ class QdrantServerStore:
         return await self._scroll(layout.of_served(dataset_id, document_id))
 
     async def _scroll(self, where: layout.Where) -> list[StoredParagraph]:
+        return layout.in_order(layout.stored_paragraph(i, fields) for i, fields in await self._scroll_records(where))
+
+    async def _scroll_records(self, where: layout.Where) -> list[tuple[object, dict[str, Any] | None]]:
+        """Every point ``where`` selects, with its payload."""
         await self.ensure_collection()
         only = _filter(where)
-        found: list[StoredParagraph] = []
+        found: list[tuple[object, dict[str, Any] | None]] = []
         offset: PointId | None = None
         while True:
             page, offset = await self._client.scroll(
                 self._collection, scroll_filter=only, limit=layout.READ_BATCH, offset=offset, with_payload=True
             )
-            found += [layout.stored_paragraph(r.id, r.payload) for r in page]
+            found += [(r.id, r.payload) for r in page]
             if offset is None:
-                return layout.in_order(found)
+                return found
 
     async def paragraph(self, paragraph_id: str) -> StoredParagraph | None:
         try:
@@ -336,7 +397,7 @@ class QdrantServerStore:
             return None
         await self.ensure_collection()
         records = await self._client.retrieve(self._collection, [point], with_payload=True, with_vectors=False)
-        return layout.stored_paragraph(records[0].id, records[0].payload) if records else None
+        return layout.paragraph_of(records[0].id, records[0].payload) if records else None
 
     async def count(self, dataset_id: str | None = None, document_id: str | None = None) -> int:
         await self.ensure_collection()

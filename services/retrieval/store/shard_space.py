@@ -29,7 +29,7 @@ from pathlib import Path
 
 from kbcore.process.disk_space import MiB, allocated_bytes, existing, free_bytes, holes, reads_allocate
 from services.retrieval.store import shard_files
-from services.retrieval.store.base import ParagraphPoint
+from services.retrieval.store.base import ParagraphPoint, QuestionPoint
 
 logger = logging.getLogger(__name__)
 
@@ -45,10 +45,16 @@ READ_WHOLE = ("segments/*/vector_storage-*/**/chunk_*.mmap", "segments/*/payload
 SCRATCH_PREFIX = "kb-edge-readonly-"
 
 
-def upsert_need(points: Sequence[ParagraphPoint], dimension: int) -> int:
-    """Bytes an upsert of ``points`` may take on disk."""
-    text = sum(len(p.content.encode()) + len(p.title.encode()) + len(p.document_name.encode()) for p in points)
+def upsert_need(points: Sequence[ParagraphPoint | QuestionPoint], dimension: int) -> int:
+    """Bytes an upsert of ``points`` (paragraphs or attached questions) may take on disk."""
+    text = sum(len(_stored_text(p).encode()) for p in points)
     return len(points) * (POINT_BYTES + VECTOR_BYTES * dimension) + TEXT_FACTOR * text
+
+
+def _stored_text(point: ParagraphPoint | QuestionPoint) -> str:
+    if isinstance(point, QuestionPoint):
+        return point.content + point.paragraph_id + point.document_id
+    return point.content + point.title + point.document_name
 
 
 def _read_whole_holes(folder: Path) -> int:

@@ -21,6 +21,7 @@ from services.retrieval.ingestion.jobs.queue import ClaimedJob, JobQueue, Outcom
 from services.retrieval.ingestion.jobs.sources import Parser
 from services.retrieval.ingestion.jobs.states import JobState
 from services.retrieval.ingestion.splitter import SplitParagraph
+from services.retrieval.ingestion.unchanged import KeptParagraphs
 from services.retrieval.ingestion.version_build import Progress, VersionBuilder, VersionTarget, content_hash
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
         if not await self._builder.stage(target, paragraphs, progress, kept) or not await self._look(job, progress):
             return await self._stopped(progress, target)
         await self._builder.publish(target, kept)
+        await self._attach_questions(target, paragraphs, kept)
         return Outcome(
             JobState.READY,
             published=True,
@@ -78,6 +80,17 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             char_length=sum(len(p.content) for p in paragraphs),
             content_hash=content_hash(paragraphs),
         )
+
+    async def _attach_questions(
+        self, target: VersionTarget, paragraphs: list[SplitParagraph], kept: KeptParagraphs | None
+    ) -> None:
+        """The source's questions on the served version. Best effort: the version is published
+        and answers already; a failure here is logged, and importing the file again attaches
+        what is missing."""
+        try:
+            await self._builder.attach_questions(target, paragraphs, kept)
+        except Exception:
+            log.exception("the questions of document %s were not all attached", target.document_id)
 
     async def _parse_unless_stopped(self, job: ClaimedJob, stopped: asyncio.Event) -> list[SplitParagraph] | None:
         """The job's paragraphs, or None when the reporter saw a stop first: the parse (a child

@@ -56,7 +56,7 @@ def _result(filename: str, data: bytes, limits: ParseLimits, rules: SplitRules) 
         return {"rejected": f"{filename!r} {MEMORY_REFUSED} (the operator's limit is KB_PARSE_MEMORY_MB)"}
     return {
         "title": parsed.title,
-        "paragraphs": [[p.title, p.content] for p in parsed.paragraphs],
+        "paragraphs": [[p.title, p.content, list(p.questions)] for p in parsed.paragraphs],
         "unused_separators": list(parsed.unused_separators),
     }
 

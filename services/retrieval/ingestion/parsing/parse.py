@@ -30,7 +30,8 @@ def _stem(filename: str) -> str:
 
 def _storable(paragraph: SplitParagraph) -> SplitParagraph:
     """A paragraph without characters no store can hold (a cell written as ``_x0000_`` is a NUL)."""
-    return SplitParagraph(storable_text(paragraph.title), storable_text(paragraph.content))
+    questions = tuple(storable_text(q) for q in paragraph.questions)
+    return SplitParagraph(storable_text(paragraph.title), storable_text(paragraph.content), questions)
 
 
 def finish(

@@ -58,7 +58,9 @@ def _parsed(filename: str, output: bytes) -> ParsedDocument:
     result = json.loads(output)
     if "rejected" in result:
         raise DocumentRejected(result["rejected"])
-    paragraphs = [SplitParagraph(title, content) for title, content in result["paragraphs"]]
+    paragraphs = [
+        SplitParagraph(title, content, tuple(questions)) for title, content, questions in result["paragraphs"]
+    ]
     return ParsedDocument(result["title"], paragraphs, tuple(result["unused_separators"]))
 
 

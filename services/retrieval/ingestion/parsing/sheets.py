@@ -2,7 +2,9 @@
 
 A row read alone ("XL-100 400G 1280元") does not say which number is the price; written as
 "产品: XL-100；规格: 400G；价格: 1280元" it answers "XL-100多少钱". A sheet whose header names
-a question and an answer column is an FAQ: each row becomes a record titled by its question.
+a question and an answer column is an FAQ: each row becomes a record titled by its question. A
+sheet in the question-and-answer layout MaxKB imports and this service exports (分段标题, 分段内容,
+问题 with one question per line) makes each row a paragraph with those questions attached.
 Rows are counted while reading, so a 100,000-row sheet is refused at the paragraph limit
 without building the rest.
 """
@@ -15,10 +17,13 @@ import io
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 
+from kbcore.limits import MAX_QUESTION_CHARS, MAX_QUESTIONS_PER_PARAGRAPH
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits, decode_legacy
 from services.retrieval.ingestion.splitter import Block, Heading, Record, StructuredDocument, Text
 
 _QUESTION = frozenset({"问题", "问", "提问", "常见问题", "question", "q", "faq"})
+# The QA layout's headers, matched by their start ("分段内容（必填…）" is MaxKB's template).
+QA_TITLE, QA_CONTENT, QA_QUESTIONS = "分段标题", "分段内容", "问题"
 _ANSWER = frozenset({"答案", "回答", "答", "解答", "answer", "a", "reply"})
 
 
@@ -42,6 +47,37 @@ def _faq_columns(header: Sequence[str]) -> tuple[int, int] | None:
     return None if question is None or answer is None else (question, answer)
 
 
+def _qa_columns(header: Sequence[str]) -> tuple[int | None, int, int | None] | None:
+    """Title, content and questions columns of a QA sheet (content required), or None."""
+
+    def column(start: str) -> int | None:
+        return next((i for i, h in enumerate(header) if h.strip().startswith(start)), None)
+
+    content = column(QA_CONTENT)
+    return None if content is None else (column(QA_TITLE), content, column(QA_QUESTIONS))
+
+
+def _qa_record(columns: tuple[int | None, int, int | None], row: Sequence[str], where: str) -> Record | None:
+    def cell(index: int | None) -> str:
+        return row[index] if index is not None and index < len(row) else ""
+
+    title_at, content_at, questions_at = columns
+    content = cell(content_at)
+    if not content:
+        return None
+    questions = tuple(dict.fromkeys(q.strip() for q in cell(questions_at).splitlines() if q.strip()))
+    if len(questions) > MAX_QUESTIONS_PER_PARAGRAPH:
+        raise DocumentRejected(
+            f"{where} has {len(questions)} questions; a paragraph takes at most {MAX_QUESTIONS_PER_PARAGRAPH}"
+        )
+    too_long = next((q for q in questions if len(q) > MAX_QUESTION_CHARS), None)
+    if too_long is not None:
+        raise DocumentRejected(
+            f"{where} has a question of {len(too_long)} characters; a question is at most {MAX_QUESTION_CHARS}"
+        )
+    return Record(cell(title_at), content, questions)
+
+
 def _row_text(header: Sequence[str], row: Sequence[str]) -> str:
     pairs = []
     for i, value in enumerate(row):
@@ -55,13 +91,15 @@ def sheet_blocks(name: str, rows: Iterable[Sequence[object]], budget: int, filen
     """One sheet's rows as blocks, refusing once more than ``budget`` rows have come out."""
     header: list[str] | None = None
     faq: tuple[int, int] | None = None
+    qa: tuple[int | None, int, int | None] | None = None
     count = 0
-    for raw in rows:
+    for number, raw in enumerate(rows, start=1):
         row = [_cell(v) for v in raw]
         if not any(row):
             continue
         if header is None:
-            header, faq = row, _faq_columns(row)
+            header, qa = row, _qa_columns(row)
+            faq = None if qa is not None else _faq_columns(row)
             if name:
                 yield Heading(name, 2)
             continue
@@ -71,6 +109,11 @@ def sheet_blocks(name: str, rows: Iterable[Sequence[object]], budget: int, filen
                 f"{filename!r} has more rows than the {budget} paragraphs a document may have left "
                 "(each row is one); split the sheet or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
             )
+        if qa is not None:
+            record = _qa_record(qa, row, f"{filename!r}, sheet {name or 1}, row {number},")
+            if record is not None:
+                yield record
+            continue
         if faq is not None:
             question, answer = (row[i] if i < len(row) else "" for i in faq)
             if question and answer:
