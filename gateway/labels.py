@@ -113,6 +113,7 @@ SCORE_FALLBACK = "得分"
 # Questions attached to paragraphs: the trace's mark, the paragraph panel, the log's attach box.
 QUESTION_WORDS = {
     "matched": "经关联问题命中",
+    "score": "问题相似度",
     "matched_hint": "访客的问法与运营人员关联到这个段落的问题几乎相同，所以先取这个段落；分数是两个问题的相似度",
     "count": "关联问题 {count}",
     "none": "还没有关联问题。把访客真实的问法关联到这里，以后同样的问法会先找到这个段落。",
@@ -121,6 +122,10 @@ QUESTION_WORDS = {
     "added": "已关联，以后这样问会先找到这个段落。",
     "remove": "移除",
     "removed": "已移除这个问题。",
+    "edit": "改写",
+    "save": "保存",
+    "cancel": "取消",
+    "saved": "已保存，问题已重新向量化。",
     "too_long": "问题最多 256 个字。",
     "empty": "请先写下问题。",
     "from_log_title": "把这个问题关联到段落",

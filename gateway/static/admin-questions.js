@@ -1,5 +1,5 @@
 // Questions attached to paragraphs: under each paragraph of the paragraph panel (listed, added,
-// removed), and in the conversation log, where a visitor's question is attached to a paragraph
+// reworded, removed), and in the conversation log, where a visitor's question is attached to a paragraph
 // that answers it (one the record found, or one the operator looks up in the application's
 // datasets). A visitor asking the same, or nearly the same, then gets that paragraph first.
 import { h, clear } from "./dom.js";
@@ -42,26 +42,44 @@ export function questionFold(p, questions) {
     summary.textContent = WORDS.count.replace("{count}", listed.length);
     clear(list);
     if (!listed.length) list.append(h("li", { class: "muted" }, WORDS.none));
-    for (const q of listed) {
-      const remove = async () => {
+    for (const q of listed) list.append(questionItem(q));
+  }
+
+  function questionItem(q) {
+    const item = h("li", { testid: "attached-question" });
+    const remove = async () => {
+      try {
+        await call(`${questionsPath(p)}/${encodeURIComponent(q.id)}/un_association`, { method: "PUT" });
+        listed = listed.filter((x) => x.id !== q.id);
+        render();
+        say(WORDS.removed);
+      } catch (err) {
+        say(adminError(err, "question-error"));
+      }
+    };
+    const reword = () => {
+      const field = h("input", { testid: "question-edit-input", maxlength: String(MAX_QUESTION) });
+      field.value = q.content;
+      const save = async () => {
+        const problem = refusal(field.value);
+        if (problem) return say(problem);
         try {
-          await call(`${questionsPath(p)}/${encodeURIComponent(q.id)}/un_association`, { method: "PUT" });
-          listed = listed.filter((x) => x.id !== q.id);
+          const saved = await call(`/api/dataset/${encodeURIComponent(p.dataset_id)}/problem/${encodeURIComponent(q.id)}`, { method: "PUT", body: { content: field.value } });
+          listed = listed.map((x) => (x.id === q.id ? saved : x));
           render();
-          say(WORDS.removed);
+          say(WORDS.saved);
         } catch (err) {
           say(adminError(err, "question-error"));
         }
       };
-      list.append(
-        h(
-          "li",
-          { testid: "attached-question" },
-          h("span", {}, q.content),
-          h("button", { type: "button", class: "link danger-text", testid: "remove-question", "data-needs": "dataset_write", onclick: remove }, WORDS.remove),
-        ),
-      );
-    }
+      item.replaceChildren(field, h("button", { type: "button", testid: "save-question", onclick: save }, WORDS.save), h("button", { type: "button", class: "secondary", onclick: render }, WORDS.cancel));
+    };
+    item.append(
+      h("span", {}, q.content),
+      h("button", { type: "button", class: "link", testid: "edit-question", "data-needs": "dataset_write", onclick: reword }, WORDS.edit),
+      h("button", { type: "button", class: "link danger-text", testid: "remove-question", "data-needs": "dataset_write", onclick: remove }, WORDS.remove),
+    );
+    return item;
   }
 
   async function add() {

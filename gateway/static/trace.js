@@ -33,7 +33,8 @@ function similarityText(value) {
 /** One retrieved paragraph: title, content, score, round (and document name if asked). mode:
  * the search mode the score comes from, which names it (a hybrid score is not a similarity). */
 export function paragraphNode(p, { testid = "paragraph", showDocument = false, docTestid = "paragraph-doc", mode = "" } = {}) {
-  const score = scoreLabel(mode);
+  // A paragraph an attached question brought in is scored by that match, whatever the mode.
+  const score = p.matched_question ? { label: QUESTION_WORDS.score, hint: QUESTION_WORDS.matched_hint } : scoreLabel(mode);
   return h(
     "div",
     { class: "paragraph", testid },

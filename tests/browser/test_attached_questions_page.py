@@ -1,14 +1,14 @@
 """Attaching a visitor's question to a paragraph from the conversation log, in a real browser:
 the operator opens a record whose answer missed, looks the right paragraph up in the documents'
 own words and attaches the question; the paragraph panel lists it under that paragraph (where it
-can be removed); the same question asked again brings the paragraph first, and the record's
+can be added, reworded and removed); the same question asked again brings the paragraph first, and the record's
 trace says it was matched by the attached question."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.async_api import expect
+from playwright.async_api import FloatRect, Locator, Page, expect
 
 from tests.browser.conftest import OperatorPage
 from tests.document_jobs import wait_for_documents
@@ -20,6 +20,15 @@ PARAGRAPHS = [
     {"title": "婚假", "content": "依法登记结婚的员工享受婚假三天，再婚的同样享受。"},
 ]
 ASKED = "老婆刚生了娃，当爹的能歇几天？"
+
+
+async def shot(page: Page, part: Locator, path: Path) -> None:
+    """The page as a person sees it, cut to ``part``: readable where a whole page is not."""
+    box = await part.bounding_box()  # relative to the viewport; the clip is on the whole page
+    assert box is not None
+    left, top = await page.evaluate("[window.scrollX, window.scrollY]")
+    clip = FloatRect(x=box["x"] + left, y=box["y"] + top, width=box["width"], height=box["height"])
+    await page.screenshot(path=path, full_page=True, clip=clip)
 
 
 async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph(
@@ -53,7 +62,7 @@ async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph
     await candidate.get_by_test_id("attach-question").click()
     await expect(candidate.get_by_test_id("attach-question")).to_have_text("已关联")
     await expect(box.get_by_test_id("attach-status")).to_contain_text("已关联")
-    await admin.screenshot(path=artifacts / "attached-from-log.png", full_page=True)
+    await shot(admin, box, artifacts / "attached-from-log.png")
 
     # The paragraph panel lists it under the paragraph.
     await admin.goto(f"{stack.url}/ui/admin#datasets")
@@ -64,7 +73,17 @@ async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph
     await expect(fold.get_by_test_id("question-count")).to_have_text("关联问题 1", timeout=15_000)
     await fold.get_by_test_id("question-count").click()
     await expect(fold.get_by_test_id("attached-question")).to_contain_text(ASKED)
-    await admin.screenshot(path=artifacts / "paragraph-questions.png", full_page=True)
+    await fold.get_by_test_id("add-question").click()  # nothing written yet: refused in words
+    await expect(fold.get_by_test_id("question-status")).to_have_text("请先写下问题。")
+    await fold.get_by_test_id("question-input").fill("陪产假几天")
+    await fold.get_by_test_id("add-question").click()
+    await expect(fold.get_by_test_id("question-count")).to_have_text("关联问题 2")
+    reworded = fold.get_by_test_id("attached-question").filter(has_text="陪产假几天")
+    await reworded.get_by_test_id("edit-question").click()
+    await fold.get_by_test_id("question-edit-input").fill("陪产假有几天")
+    await fold.get_by_test_id("save-question").click()
+    await expect(fold.get_by_test_id("attached-question").filter(has_text="陪产假有几天")).to_have_count(1)
+    await shot(admin, paragraph, artifacts / "paragraph-questions.png")
 
     # Asked again: the paragraph comes first, and the trace says why.
     async with stack.http() as operator:
@@ -75,7 +94,10 @@ async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph
     await admin.get_by_test_id("log-row").first.get_by_test_id("log-open").click()
     marks = admin.get_by_test_id("log-detail").get_by_test_id("matched-question")
     await expect(marks.first).to_contain_text(f"经关联问题命中：{ASKED}")
-    await admin.screenshot(path=artifacts / "matched-in-trace.png", full_page=True)
+    await admin.get_by_test_id("log-detail").evaluate(
+        "el => el.querySelectorAll('details').forEach(d => d.open = true)"
+    )
+    await shot(admin, marks.first.locator("xpath=ancestor::div[@class='paragraph'][1]"), artifacts / "matched.png")
 
     # Removed from the panel: gone from the paragraph.
     await admin.goto(f"{stack.url}/ui/admin#datasets")
@@ -83,8 +105,8 @@ async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph
     await admin.get_by_test_id("document").first.get_by_test_id("open-paragraphs").click()
     fold = admin.get_by_test_id("doc-paragraph").filter(has_text="护理假期间").get_by_test_id("paragraph-questions")
     await fold.get_by_test_id("question-count").click()
-    await fold.get_by_test_id("remove-question").click()
-    await expect(fold.get_by_test_id("question-count")).to_have_text("关联问题 0")
+    await fold.get_by_test_id("attached-question").filter(has_text=ASKED).get_by_test_id("remove-question").click()
+    await expect(fold.get_by_test_id("question-count")).to_have_text("关联问题 1")
     async with stack.http() as operator:
         url = f"/api/dataset/{dataset['id']}/document/{document['id']}/paragraph/{leave['id']}/problem"
-        assert (await operator.get(url)).json()["data"] == []
+        assert [q["content"] for q in (await operator.get(url)).json()["data"]] == ["陪产假有几天"]

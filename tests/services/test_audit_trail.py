@@ -245,9 +245,13 @@ async def test_each_change_is_recorded_once_as_its_actor_with_no_secret(
     assert {(e.actor_kind, e.actor_id, e.actor_name, e.client_address) for e in listed.events} == {
         ("user", admin.id, admin.name, ADDRESS)
     }
-    # The improvement's paragraph is the retrieval service's row, written as the administrator's.
-    assert {e.object_kind for e in listed.events if e.object_kind not in CHAT_KINDS} <= {"document", "paragraph"}
-    assert any(e.object_kind in ("document", "paragraph") for e in listed.events)
+    # The improvement's paragraph and the visitor's question attached to it are the retrieval
+    # service's rows, written as the administrator's.
+    retrieval_side = [e for e in listed.events if e.object_kind not in CHAT_KINDS]
+    assert {e.object_kind for e in retrieval_side} <= {"document", "paragraph", "question"}
+    assert any(e.object_kind in ("document", "paragraph") for e in retrieval_side)
+    [attached] = [e for e in retrieval_side if e.action == "question.attach"]
+    assert paragraph_id in attached.detail
     chat_side = [e for e in listed.events if e.object_kind in CHAT_KINDS]
     rows = [(e.action, e.object_kind, e.object_id, e.object_name) for e in chat_side]
     assert Counter(rows) == Counter(done.expected)
