@@ -26,8 +26,6 @@ def main() -> None:
     setup_tracing("gateway", settings.otlp_endpoint)  # before the app's channels are opened
     sock = bind_http_socket(settings.http_host, settings.http_port)
     port = sock.getsockname()[1]
-    logging.getLogger("gateway").info("gateway listening on http://%s:%d", settings.http_host, port)
-    announce_port(settings, "gateway", port)
     app = create_app(settings)
     instrument_app(app)
     # log_config=None: uvicorn's loggers write through the root handler, in KB_LOG_FORMAT.
@@ -42,6 +40,11 @@ def main() -> None:
         )
     except SettingsError as exc:  # a setting that cannot work: its sentence, not a traceback
         raise SystemExit(str(exc)) from None
+    # Listening before the port is announced: a launcher that reads it may connect at once, and
+    # the backlog holds that connection until uvicorn accepts (a bound socket alone refuses it).
+    sock.listen(config.backlog)
+    logging.getLogger("gateway").info("gateway listening on http://%s:%d", settings.http_host, port)
+    announce_port(settings, "gateway", port)
     # uvicorn re-raises the stop signal after its graceful shutdown; a no-op handler lets that
     # end the process with exit code 0, like the gRPC services, instead of "killed by SIGTERM".
     for sig in (signal.SIGTERM, signal.SIGINT):
