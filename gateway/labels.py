@@ -236,6 +236,10 @@ CREDENTIAL_WORDS = {
     "saved": "已保存。",
     "expiry_past": "有效期需要是将来的时间。",
     "caps_invalid": "每位访客 1–100000 次，合计 1–10000000 次。",
+    "embed": "放到网站上",
+    "embed_bubble": "聊天气泡（贴在网页的 </body> 之前；对方网站的内容安全策略需允许本站的 script-src 和 frame-src）",
+    "embed_inline": "嵌入页面的对话窗口（iframe）",
+    "embed_title": "知识库问答",
 }
 
 # The operator page's "模型" section (gateway/static/admin-models.js): registered model

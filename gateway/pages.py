@@ -3,7 +3,11 @@ page, served from ``gateway/static`` with no build step.
 
 A content security policy pins every request the pages make to the gateway itself: scripts,
 styles and API calls come from this origin only, so a page can never leak a question to a
-third party, and Markdown in an answer cannot load anything."""
+third party, and Markdown in an answer cannot load anything.
+
+The share page alone may be framed by another site: that is how it is embedded (``embed.js``
+opens it in an iframe of the gateway's origin, where the host page cannot reach). The operator
+page and the key-based chat page refuse to be framed."""
 
 from __future__ import annotations
 
@@ -20,11 +24,12 @@ from starlette.types import Scope
 from gateway.labels import labels_json
 
 STATIC = Path(__file__).resolve().parent / "static"
-CONTENT_SECURITY_POLICY = (
+_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-    "frame-ancestors 'none'"
 )
+CONTENT_SECURITY_POLICY = _POLICY + "frame-ancestors 'none'"
+SHARE_PAGE_POLICY = _POLICY + "frame-ancestors *"
 PAGE_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     # Pages are tiny and change with the release; always revalidate so an upgrade shows at once.
@@ -32,12 +37,20 @@ PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+SHARE_PAGE_HEADERS = {**PAGE_HEADERS, "Content-Security-Policy": SHARE_PAGE_POLICY}
+# The embed script runs in other sites' pages: loadable from any origin, even one that requires
+# its subresources to opt in (Cross-Origin-Embedder-Policy).
+EMBED_SCRIPT_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Resource-Policy": "cross-origin",
+}
 
 router = APIRouter(include_in_schema=False)
 
 
-def _page(name: str) -> FileResponse:
-    return FileResponse(STATIC / name, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+def _page(name: str, headers: dict[str, str] = PAGE_HEADERS) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html; charset=utf-8", headers=headers)
 
 
 @router.get("/")
@@ -57,7 +70,13 @@ async def chat_page(app_id: str) -> FileResponse:
 
 @router.get("/ui/share/{access_token}")
 async def share_page(access_token: str) -> FileResponse:
-    return _page("chat.html")
+    return _page("chat.html", SHARE_PAGE_HEADERS)
+
+
+@router.get("/ui/embed.js")
+async def embed_script() -> FileResponse:
+    """The chat bubble another site's page loads (docs/pages.md, "On another site")."""
+    return FileResponse(STATIC / "embed.js", media_type="text/javascript; charset=utf-8", headers=EMBED_SCRIPT_HEADERS)
 
 
 @router.get("/ui/labels.json")

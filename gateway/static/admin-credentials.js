@@ -7,6 +7,7 @@ import LABELS from "/ui/labels.json" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";
 import { can } from "./admin-me.js";
+import { copyField } from "./copy.js";
 
 const WORDS = LABELS.credentials;
 const root = () => document.getElementById("credentials");
@@ -97,6 +98,22 @@ function keyTable(keys) {
   return h("ul", { class: "credential-list", testid: "credential-keys" }, keys.map(keyRow));
 }
 
+/** The share link as code for another site's pages: the bubble script and an inline iframe. */
+function embedSnippets(accessToken) {
+  const token = encodeURIComponent(accessToken);
+  const bubble = `<script src="${location.origin}/ui/embed.js" data-token="${token}" async></script>`;
+  const inline = `<iframe src="${location.origin}/ui/share/${token}?embed=inline" title="${WORDS.embed_title}" style="width:100%;height:640px;border:0" allow="clipboard-write"></iframe>`;
+  return h(
+    "details",
+    { class: "embed-snippets", testid: "embed-snippets" },
+    h("summary", {}, WORDS.embed),
+    h("p", { class: "muted small" }, WORDS.embed_bubble),
+    copyField(bubble, "embed-bubble"),
+    h("p", { class: "muted small" }, WORDS.embed_inline),
+    copyField(inline, "embed-inline"),
+  );
+}
+
 function linkBox(link) {
   if (!link) return h("p", { class: "muted", testid: "no-share-link" }, WORDS.no_link);
   const path = `${base()}/access_token`;
@@ -114,6 +131,7 @@ function linkBox(link) {
     "div",
     { class: "stack", testid: "credential-link", "data-active": String(link.is_active) },
     h("div", {}, h("a", { href: url, testid: "credential-link-url" }, url)),
+    embedSnippets(link.access_token),
     h(
       "div",
       { class: "muted small" },

@@ -4,7 +4,7 @@ import { api, postStream, ApiError, errorNode } from "./api.js";
 import { byTestId, clear, h } from "./dom.js";
 import { PROGRESS_START, progressText } from "./labels.js";
 import { createRecordNode, fillRecord as drawRecord, setAnswer, setProgress, addStep, hideProgress, setError } from "./record.js";
-import { pageMode, shareSession, keySession, chatKey, local } from "./session.js";
+import { pageMode, shareSession, keySession, chatKey, local, storageBlocked } from "./session.js";
 import { configureVotes, showVotes } from "./votes.js";
 import { placeRegenerate } from "./regenerate.js";
 import { setThinking } from "./thinking.js";
@@ -15,6 +15,7 @@ const ui = {
   pageError: byTestId("page-error"),
   records: document.getElementById("records"),
   empty: document.getElementById("empty"),
+  storageNotice: byTestId("storage-notice"),
   input: byTestId("question-input"),
   send: byTestId("send"),
   stop: byTestId("stop"),
@@ -302,6 +303,10 @@ function wire() {
 async function start() {
   wire();
   setAnswering(false);
+  // Opened by another site's embed code (gateway/static/embed.js): a compact page in its panel.
+  if (new URLSearchParams(location.search).has("embed")) document.body.classList.add("embedded");
+  ui.storageNotice.hidden = !storageBlocked;
+  ui.storageNotice.querySelector("a").href = location.origin + location.pathname; // the page itself, first-party
   const where = pageMode();
   try {
     if (where.mode === "share") {

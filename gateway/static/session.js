@@ -3,12 +3,17 @@
 // kb.admin), or nobody. Tokens live in browser storage so a reload continues the same conversation.
 import { api, NO_SESSION } from "./api.js";
 
+/** Whether this page may keep anything past a reload (an embedded chat on a site whose visitor's
+ * browser blocks third-party storage may not): the page says so instead of forgetting silently. */
+export let storageBlocked = false;
+
 function store(kind) {
   try {
     const s = kind === "local" ? window.localStorage : window.sessionStorage;
     s.getItem("kb.probe");
     return s;
   } catch {
+    if (kind === "local") storageBlocked = true;
     // Storage can be blocked (private modes); fall back to memory for this page only.
     const memory = new Map();
     return { getItem: (k) => (memory.has(k) ? memory.get(k) : null), setItem: (k, v) => memory.set(k, String(v)), removeItem: (k) => memory.delete(k) };

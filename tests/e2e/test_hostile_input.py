@@ -396,6 +396,27 @@ async def test_every_response_is_nosniff_and_docs_load_nothing_from_a_cdn(stack:
     assert docs.status_code == 404 and "cdn" not in docs.text.lower(), "Swagger UI is off unless KB_HTTP_DOCS"
 
 
+async def test_only_the_share_page_may_be_framed_by_another_site_and_the_embed_script_loads_anywhere(
+    stack: Stack,
+) -> None:
+    """Clickjacking: the operator page and the key-based chat page refuse every frame; the share
+    page, which another site embeds (docs/pages.md), may be framed."""
+
+    def ancestors(answer: httpx.Response) -> str:
+        policy = answer.headers["content-security-policy"]
+        return next(d.strip() for d in policy.split(";") if d.strip().startswith("frame-ancestors"))
+
+    async with stack.http(anonymous=True) as client:
+        admin, chat = await client.get("/ui/admin"), await client.get("/ui/chat/some-app")
+        share, script = await client.get("/ui/share/0123456789abcdef"), await client.get("/ui/embed.js")
+    assert ancestors(admin) == ancestors(chat) == "frame-ancestors 'none'"
+    assert ancestors(share) == "frame-ancestors *"
+    assert share.headers["content-security-policy"].replace("*", "'none'") == admin.headers["content-security-policy"]
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert script.headers["cross-origin-resource-policy"] == "cross-origin"
+    assert "document.currentScript" in script.text
+
+
 async def test_upload_names_with_dot_dot_write_nothing_outside_the_data_dir(stack: Stack, unique: str) -> None:
     data_dir = Path(stack.settings.data_dir).resolve()
     watched = [data_dir.parent, data_dir.parent.parent, REPO]
