@@ -331,10 +331,10 @@ def visitor_profile_json(a: chat_pb.Application) -> dict[str, Any]:
     the name's first letter."""
     return {
         "id": a.id,
-        "name": a.name,
+        "name": a.page.title or a.name,
         "desc": a.description,
         "prologue": a.page.prologue or default_prologue(a),
-        "icon": "/ui/favicon.ico",
+        "icon": a.page.logo or "/ui/favicon.ico",
         "type": "SIMPLE",
         "show_source": not a.page.hide_sources,
         "show_history": True,
@@ -347,8 +347,8 @@ def visitor_profile_json(a: chat_pb.Application) -> dict[str, Any]:
         "stt_autosend": False,
         "file_upload_enable": False,
         "file_upload_setting": {},
-        "disclaimer": False,
-        "disclaimer_value": "",
+        "disclaimer": bool(a.page.disclaimer),
+        "disclaimer_value": a.page.disclaimer,
         "progress_mode": progress_form(a.page.progress),
     }
 
@@ -370,7 +370,14 @@ def page_json(page: chat_pb.PageSetting) -> dict[str, Any]:
     return {
         "prologue": page.prologue,
         "show_source": not page.hide_sources,
+        "show_trace": not page.hide_trace,
         "progress_mode": progress_form(page.progress),
+        "title": page.title,
+        "logo": page.logo,
+        "accent_color": page.accent_color,
+        "disclaimer": bool(page.disclaimer),
+        "disclaimer_value": page.disclaimer,
+        "placeholder": page.placeholder,
     }
 
 

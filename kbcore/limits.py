@@ -4,6 +4,12 @@ MAX_QUESTION_TOKENS = 4000
 MAX_SEARCH_QUERY_CHARS = 1000
 MAX_NAME_CHARS = 200
 MAX_PROLOGUE_CHARS = 4000  # an application's opening message on its share page
+MAX_SUGGESTED_QUESTIONS = 10  # the opening message's "- " lines, each a button: more is a wall of buttons
+MAX_SUGGESTED_QUESTION_CHARS = 200
+MAX_PAGE_TITLE_CHARS = 64  # the name a share page shows its visitors
+MAX_PLACEHOLDER_CHARS = 100
+MAX_DISCLAIMER_CHARS = 1000
+MAX_LOGO_BYTES = 256 * 1024  # a share page's logo, sent inline with the page's settings
 
 # Integers a client sends, bounded so an out-of-range one is a 4xx that says so, never a
 # protobuf int32 overflow or an SQL integer overflow (a 500).

@@ -16,7 +16,17 @@ from gateway.shapes.applications import ApplicationOut, VisitorApplicationOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
-from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_DIALOGUE_NUMBER, MAX_PROLOGUE_CHARS, MAX_TOP_N
+from kbcore.limits import (
+    DEFAULT_SIMILARITY,
+    DEFAULT_TOP_N,
+    MAX_DIALOGUE_NUMBER,
+    MAX_DISCLAIMER_CHARS,
+    MAX_LOGO_BYTES,
+    MAX_PAGE_TITLE_CHARS,
+    MAX_PLACEHOLDER_CHARS,
+    MAX_PROLOGUE_CHARS,
+    MAX_TOP_N,
+)
 
 router = APIRouter(prefix="/api/application", tags=["application"], responses=REFUSALS)
 Application = Envelope[ApplicationOut | VisitorApplicationOut]
@@ -59,17 +69,40 @@ class ApplicationIn(BaseModel):
         description="the opening message; its '- ' lines are suggested questions",
     )
     show_source: bool | None = Field(default=None, description="visitors see the paragraphs an answer quotes")
+    show_trace: bool | None = Field(default=None, description="visitors see each answer's retrieval trace")
     progress_mode: ProgressForm | None = Field(
         default=None, description="how the chat route shows progress when a request does not say (docs/http.md)"
     )
+    title: str | None = Field(
+        default=None, max_length=MAX_PAGE_TITLE_CHARS, description="the name visitors see; empty: the name"
+    )
+    logo: str | None = Field(
+        default=None,
+        max_length=MAX_LOGO_BYTES * 4 // 3 + 64,
+        description="a PNG, JPEG, GIF or WebP image as a data: URL; empty: none",
+    )
+    accent_color: str | None = Field(default=None, max_length=7, description="#rrggbb; empty: the pages' own")
+    disclaimer: bool | None = Field(default=None, description="MaxKB's switch: show disclaimer_value under the input")
+    disclaimer_value: str | None = Field(default=None, max_length=MAX_DISCLAIMER_CHARS)
+    placeholder: str | None = Field(default=None, max_length=MAX_PLACEHOLDER_CHARS, description="the input's hint")
 
     def page(self) -> pb.PageSetting | None:
-        if self.prologue is None and self.show_source is None and self.progress_mode is None:
+        page_fields = (
+            self.prologue, self.show_source, self.show_trace, self.progress_mode, self.title, self.logo,
+            self.accent_color, self.disclaimer, self.disclaimer_value, self.placeholder,
+        )  # fmt: skip
+        if all(field is None for field in page_fields):
             return None
         return pb.PageSetting(
             prologue=self.prologue or "",
             hide_sources=self.show_source is False,
+            hide_trace=self.show_trace is False,
             progress=progress_mode(self.progress_mode),
+            title=self.title or "",
+            logo=self.logo or "",
+            accent_color=self.accent_color or "",
+            disclaimer=(self.disclaimer_value or "") if self.disclaimer is not False else "",
+            placeholder=self.placeholder or "",
         )
 
     def message(self, application_id: str = "") -> pb.Application:

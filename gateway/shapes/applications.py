@@ -23,12 +23,21 @@ class ModelSettingOut(Shape):
 
 
 class PageSettingOut(Shape):
-    """An application's share page: the opening message, whether visitors see sources, and how
-    the chat route shows progress when a request does not say."""
+    """An application's share page: the opening message (its "- " lines are suggested
+    questions), the name, logo and colour visitors see, the disclaimer and the input's hint,
+    whether visitors see sources and the trace, and how the chat route shows progress when a
+    request does not say."""
 
     prologue: str
     show_source: bool
+    show_trace: bool
     progress_mode: Literal["named", "reasoning", "off"]
+    title: str
+    logo: str
+    accent_color: str
+    disclaimer: bool
+    disclaimer_value: str
+    placeholder: str
 
 
 class ApplicationOut(PageSettingOut):

@@ -5,6 +5,7 @@ import { allDatasets, onDatasetsChanged } from "./admin-datasets.js";
 import { SEARCH_MODE_LABELS } from "./labels.js";
 import { initRerankChoice } from "./admin-rerank.js";
 import { can, onAccountChanged } from "./admin-me.js";
+import { fillPageLook, initPageLook, readPageLook } from "./admin-page-look.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -104,6 +105,7 @@ function fillForm(app) {
   ui.system.value = a.model_setting?.system || "";
   ui.chatModel.value = a.model_setting?.chat_model_id || "";
   ui.rerankModel.value = a.model_setting?.rerank_model_id || "";
+  fillPageLook(app);
   renderAccess();
 }
 
@@ -147,6 +149,8 @@ function readForm() {
   if (!Number.isInteger(dialogue) || dialogue < 0 || dialogue > 20) return { error: "对话轮数需在 0 到 20 之间。" };
   if (!Number.isInteger(top) || top < 1 || top > 20) return { error: "返回段落数需在 1 到 20 之间。" };
   if (!Number.isFinite(similarity) || similarity < 0 || similarity > 1) return { error: "相似度阈值需在 0 到 1 之间。" };
+  const look = readPageLook(selected());
+  if (look.error) return { error: look.error };
   return {
     body: {
       name,
@@ -155,6 +159,7 @@ function readForm() {
       dialogue_number: dialogue,
       dataset_setting: { top_n: top, similarity, search_mode: ui.mode.value },
       model_setting: { prompt: ui.prompt.value, system: ui.system.value, chat_model_id: ui.chatModel.value, rerank_model_id: ui.rerankModel.value },
+      ...look.body,
     },
   };
 }
@@ -223,6 +228,7 @@ async function createApiKey() {
 
 export function initApplications() {
   initRerankChoice();
+  initPageLook();
   document.getElementById("app-form").addEventListener("submit", save);
   ui.newApp.addEventListener("click", () => {
     selectedId = "";

@@ -8,10 +8,10 @@ import { pageMode, shareSession, keySession, chatKey, local, storageBlocked } fr
 import { configureVotes, showVotes } from "./votes.js";
 import { placeRegenerate } from "./regenerate.js";
 import { setThinking } from "./thinking.js";
+import { showPage } from "./page-look.js";
+import { initHistory, refreshHistory } from "./chat-history.js";
 
 const ui = {
-  appName: byTestId("app-name"),
-  appDesc: document.querySelector(".app-desc"),
   pageError: byTestId("page-error"),
   records: document.getElementById("records"),
   empty: document.getElementById("empty"),
@@ -62,7 +62,7 @@ function scrollToEnd(force) {
 }
 
 function updateEmpty() {
-  ui.empty.hidden = ui.records.querySelector("[data-testid=record]") !== null;
+  ui.empty.hidden = ui.records.querySelector("[data-testid=record]") !== null || !byTestId("prologue").hidden;
 }
 
 async function openChat() {
@@ -106,6 +106,20 @@ function renderRecords(records) {
   }
   updateEmpty();
   scrollToEnd(true);
+}
+
+/** Show an earlier chat of this caller (from the history list): its records and traces. */
+async function openEarlierChat(chatId) {
+  if (state.answering) return;
+  state.chatId = chatId;
+  local.setItem(chatKey(state.appId, state.session), chatId);
+  try {
+    renderRecords(await fetchAllRecords());
+    ui.pageError.hidden = true;
+  } catch (err) {
+    showPageError("无法打开这个对话。", err);
+  }
+  setAnswering(false);
 }
 
 async function loadConversation() {
@@ -236,6 +250,7 @@ async function ask(question, { replace = null } = {}) {
   setAnswering(false);
   scrollToEnd(false);
   ui.input.focus();
+  refreshHistory(); // a chat's first question puts it on the list; any question moves it to the top
 }
 
 async function stop() {
@@ -323,10 +338,12 @@ async function start() {
       return;
     }
     const app = await api(`/api/application/${encodeURIComponent(state.appId)}`, { session: state.session });
-    ui.appName.textContent = app.name || "知识库问答";
-    ui.appDesc.textContent = app.desc || "";
-    document.title = `${app.name || "知识库问答"} · 知识库问答`;
+    showPage(app, (question) => {
+      if (!state.answering && state.chatId) ask(question);
+    });
     await loadConversation();
+    // A share-link visitor's own chats (the list is theirs alone: keys and operators have the log).
+    if (where.mode === "share") initHistory({ appId: state.appId, session: state.session, current: () => state.chatId, open: openEarlierChat, deletedCurrent: newChat });
     setAnswering(false);
     ui.input.disabled = false;
     ui.input.focus();

@@ -13,16 +13,16 @@ from kbcore.limits import (
     DEFAULT_SIMILARITY,
     DEFAULT_TOP_N,
     MAX_DIALOGUE_NUMBER,
-    MAX_PROLOGUE_CHARS,
     MAX_RECORD_ID,
     MAX_TOP_N,
 )
 from kbcore.models.base import PartSupport, SupportQuote
 from kbcore.settings import clamp
-from kbcore.vocabulary import PART_VERDICT, PROGRESS_MODE, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
+from kbcore.vocabulary import PART_VERDICT, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
 from services.chat.answering.details import loaded
 from services.chat.answering.prompt import DEFAULT_SYSTEM
 from services.chat.chat_list import ChatEntry
+from services.chat.share_page import page_fields, page_message
 
 
 def record_id(raw: str) -> int:
@@ -67,31 +67,6 @@ def application_message(row: Application) -> pb.Application:
         updated_at=_timestamp(row.updated_at),
         page=page_message(row.page_setting or {}),
     )
-
-
-def page_message(stored: dict[str, Any]) -> pb.PageSetting:
-    return pb.PageSetting(
-        prologue=str(stored.get("prologue", "")),
-        hide_sources=bool(stored.get("hide_sources", False)),
-        progress=PROGRESS_MODE.value(str(stored.get("progress", "")), default=pb.PROGRESS_MODE_UNSPECIFIED),
-    )
-
-
-def page_fields(message: pb.PageSetting) -> dict[str, Any]:
-    """The stored form of a page setting, checked: a prologue a page can show, a known mode."""
-    if len(message.prologue) > MAX_PROLOGUE_CHARS:
-        raise InvalidRequest(
-            f"the prologue is at most {MAX_PROLOGUE_CHARS} characters; this one has {len(message.prologue)}"
-        )
-    if "\x00" in message.prologue:
-        raise InvalidRequest("the prologue must not contain NUL characters")
-    if message.progress and not PROGRESS_MODE.name(message.progress):
-        raise InvalidRequest(f"unknown progress mode {message.progress}")
-    return {
-        "prologue": message.prologue,
-        "hide_sources": message.hide_sources,
-        "progress": PROGRESS_MODE.name(message.progress),  # "" = the default
-    }
 
 
 def public_application(application: pb.Application) -> pb.Application:

@@ -372,7 +372,18 @@ async def test_d11_a_visitor_reads_only_what_the_chat_page_shows(stack: Stack, u
     async with stack.http(headers=bearer(signed_in.json()["data"])) as visitor:
         seen = await visitor.get(f"/api/application/{app_id}")
     assert seen.status_code == 200 and secret not in seen.text
-    page = {"prologue": "", "show_source": True, "progress_mode": "reasoning"}  # what the share page shows
+    page = {  # what the share page shows
+        "prologue": "",
+        "show_source": True,
+        "show_trace": True,
+        "progress_mode": "reasoning",
+        "title": "",
+        "logo": "",
+        "accent_color": "",
+        "disclaimer": False,
+        "disclaimer_value": "",
+        "placeholder": "",
+    }
     assert seen.json()["data"] == {"id": app_id, "name": f"shown-{unique}", "desc": "说明", **page}
     async with stack.http(headers=bearer(key)) as application:
         assert (await application.get(f"/api/application/{app_id}")).json()["data"] == full

@@ -28,6 +28,7 @@ from services.chat.admin.votes import VoteBook, voter_of
 from services.chat.answering.ask import AskFlow, Question
 from services.chat.answering.running import RunningQuestions
 from services.chat.chat_messages import record_id, record_message, with_system_addendum
+from services.chat.share_page import as_shown, hidden_from, page_message
 from services.chat.store import ChatStore
 
 MAX_EXPORT_RECORDS = 100_000
@@ -128,7 +129,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
         chat = await visible_chat(self._store, request.chat_id, request.application_id)
         with hiding_absence(current_caller()):
             record = await self._store.get_record(chat.id, record_id(request.record_id))
-        shown = record_message(record)
+        [shown] = await self._as_reader_sees(chat.application_id, [record_message(record)])
         await self._with_own_votes([shown])
         return pb.GetRecordResponse(record=shown)
 
@@ -137,9 +138,17 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
         chat = await visible_chat(self._store, request.chat_id, request.application_id)
         page, size = checked_page(request.page or 1, request.page_size or 20)
         records, total = await self._store.list_records(chat.id, page, size)
-        shown = [record_message(r) for r in records]
+        shown = await self._as_reader_sees(chat.application_id, [record_message(r) for r in records])
         await self._with_own_votes(shown)
         return pb.ListRecordsResponse(records=shown, total=total)
+
+    async def _as_reader_sees(self, application_id: str, records: list[pb.ChatRecord]) -> list[pb.ChatRecord]:
+        """The records without what the application hides from a visitor reading them."""
+        if current_caller().kind is not CallerKind.VISITOR or not records:
+            return records
+        page = page_message((await self._store.get_application(application_id)).page_setting or {})
+        hidden = hidden_from(True, page)
+        return [as_shown(r, *hidden) for r in records]
 
     async def _with_own_votes(self, records: Sequence[pb.ChatRecord]) -> None:
         """Each record as its reader sees it: with the reader's own vote, for the chat page."""
