@@ -163,7 +163,7 @@ THINKING_WORDS = {
     "summary": "思考过程",
     "live": "思考中…",
 }
-# The chat page's 👍/👎 under an answer (gateway/static/votes.js).
+# The chat page's up and down votes under an answer (gateway/static/votes.js).
 VOTE_WORDS = {
     "up": "有帮助",
     "down": "没有帮助",

@@ -6,6 +6,7 @@ import { SEARCH_MODE_LABELS } from "./labels.js";
 import { initRerankChoice } from "./admin-rerank.js";
 import { can, onAccountChanged } from "./admin-me.js";
 import { fillPageLook, initPageLook, readPageLook } from "./admin-page-look.js";
+import { copyButton } from "./copy.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -201,6 +202,7 @@ async function createShareLink() {
     ui.shareOut.append(
       h("span", { class: "label" }, "分享链接："),
       h("a", { testid: "share-link", href: url }, url),
+      copyButton(url, "share-link-copy"),
       h("small", { class: "muted" }, `（可提问 ${data.access_num} 次）`),
     );
   } catch (err) {
@@ -217,7 +219,7 @@ async function createApiKey() {
     const chatUrl = `/ui/chat/${encodeURIComponent(app.id)}#key=${encodeURIComponent(data.secret_key)}`;
     document.dispatchEvent(new CustomEvent("kb:credentials-changed"));
     ui.keyOut.append(
-      h("div", {}, h("span", { class: "label" }, "API Key："), h("code", { testid: "api-key", class: "secret" }, data.secret_key)),
+      h("div", {}, h("span", { class: "label" }, "API Key："), h("code", { testid: "api-key", class: "secret" }, data.secret_key), copyButton(data.secret_key, "api-key-copy")),
       h("small", { class: "muted" }, "只显示这一次，请妥善保存。"),
       h("div", {}, h("a", { testid: "api-key-chat", href: chatUrl }, "用此 API Key 打开对话")),
     );

@@ -7,7 +7,7 @@ import LABELS from "/ui/labels.json" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";
 import { can } from "./admin-me.js";
-import { copyField } from "./copy.js";
+import { copyButton, copyField } from "./copy.js";
 
 const WORDS = LABELS.credentials;
 const root = () => document.getElementById("credentials");
@@ -130,7 +130,7 @@ function linkBox(link) {
   return h(
     "div",
     { class: "stack", testid: "credential-link", "data-active": String(link.is_active) },
-    h("div", {}, h("a", { href: url, testid: "credential-link-url" }, url)),
+    h("div", { class: "copy-row" }, h("a", { href: url, testid: "credential-link-url" }, url), copyButton(url, "credential-link-copy")),
     embedSnippets(link.access_token),
     h(
       "div",

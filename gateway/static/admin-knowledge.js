@@ -7,6 +7,7 @@ import { call, operator, adminError, adminErrorText } from "./admin-api.js";
 import { errorFromResponse } from "./api.js";
 import { createRecordNode, fillRecord } from "./record.js";
 import LABELS from "/ui/labels.json" with { type: "json" };
+import { latestOnly, onFirstView } from "./admin-sections.js";
 
 const WORDS = LABELS.knowledge;
 const ui = {
@@ -113,19 +114,21 @@ function groupNode(group, rank) {
   );
 }
 
-async function showReport() {
+const showReport = latestOnly(async (current) => {
   if (!ui.app.value) return;
   clear(ui.message);
   clear(ui.groups);
   try {
     const data = await call(reportUrl());
+    if (!current()) return; // a later report was asked for meanwhile: it draws
     if (!data.groups.length) return ui.message.append(h("span", { testid: "gap-empty" }, WORDS.empty));
     ui.message.append(h("span", { testid: "gap-summary" }, WORDS.summary.replace("{records}", data.records).replace("{groups}", data.groups.length)));
     ui.groups.append(...data.groups.map((g, i) => groupNode(g, i + 1)));
   } catch (err) {
-    ui.message.append(adminError(err, "gap-error"));
+    if (current()) ui.message.append(adminError(err, "gap-error"));
   }
-}
+});
+let seen = () => false; // whether the section has been opened: then a new application list shows at once
 
 async function download() {
   if (!ui.app.value) return;
@@ -148,6 +151,7 @@ export async function loadGapApplications() {
     const current = ui.app.value;
     clear(ui.app).append(...apps.map((a) => h("option", { value: a.id }, a.name)));
     if (apps.some((a) => a.id === current)) ui.app.value = current;
+    if (seen() && ui.app.value !== current) showReport();
   } catch (err) {
     clear(ui.message).appendChild(adminError(err, "gap-error"));
   }
@@ -159,4 +163,6 @@ export function initGaps() {
     showReport();
   });
   ui.exportCsv.addEventListener("click", download);
+  ui.app.addEventListener("change", () => showReport());
+  seen = onFirstView(document.getElementById("gaps"), () => showReport());
 }

@@ -9,6 +9,7 @@ import { improveForm } from "./admin-knowledge.js";
 import { attachFromLog } from "./admin-questions.js";
 import { RECORD_STATUS_LABELS, STOP_REASON_LABELS, stopReasonLabel } from "./labels.js";
 import LABELS from "/ui/labels.json" with { type: "json" };
+import { thumbDown, thumbUp } from "./icons.js";
 
 const WORDS = LABELS.log;
 const PAGE_SIZE = 20;
@@ -65,11 +66,12 @@ function query() {
 
 const base = () => `/api/application/${encodeURIComponent(ui.app.value)}/chat`;
 
-function votesText(entry) {
+/** The record's up and down votes as icons with counts ("—" for none). */
+function votesNode(entry) {
   const parts = [];
-  if (entry.star_num) parts.push(`👍${entry.star_num}`);
-  if (entry.trample_num) parts.push(`👎${entry.trample_num}`);
-  return parts.join(" ") || "—";
+  if (entry.star_num) parts.push(h("span", { class: "vote-count", testid: "log-votes-up", "aria-label": `${WORDS.votes.up} ${entry.star_num}` }, thumbUp(), entry.star_num));
+  if (entry.trample_num) parts.push(h("span", { class: "vote-count", testid: "log-votes-down", "aria-label": `${WORDS.votes.down} ${entry.trample_num}` }, thumbDown(), entry.trample_num));
+  return parts.length ? parts : "—";
 }
 
 function sufficientText(entry) {
@@ -95,7 +97,7 @@ function row(entry) {
     sufficientText(entry),
     String(entry.rounds),
     WORDS.sources[entry.log_source] || WORDS.unknown_source,
-    h("span", { title: entry.vote_reason || "" }, votesText(entry)),
+    h("span", { title: entry.vote_reason || "" }, votesNode(entry)),
   ];
   const open = h("button", { type: "button", class: "link", testid: "log-open", onclick: () => openRecord(entry) }, WORDS.open);
   return h("tr", { testid: "log-row", "data-record-id": entry.id }, cells.map((c) => h("td", {}, c)), h("td", {}, open));

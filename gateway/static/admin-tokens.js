@@ -99,6 +99,7 @@ export function initTokens() {
   onAccountChanged((account) => {
     // The break-glass operator token is no person: it has no tokens of its own.
     ui.section.hidden = !account || account.role === "operator";
+    document.querySelector('[data-testid="nav-tokens"]').hidden = ui.section.hidden;
     clear(ui.out);
     clear(ui.list);
     status(null);

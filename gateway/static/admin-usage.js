@@ -5,6 +5,7 @@ import LABELS from "/ui/labels.json" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, h } from "./dom.js";
 import { chart, COLORS } from "./charts.js";
+import { latestOnly, onFirstView } from "./admin-sections.js";
 
 const WORDS = LABELS.usage;
 const ui = {
@@ -61,18 +62,21 @@ function draw(days) {
   ui.charts.appendChild(stopReasonTable(days));
 }
 
-async function show() {
+const show = latestOnly(async (current) => {
   const appId = ui.app.value;
   if (!appId) return;
   const query = new URLSearchParams({ start_time: ui.from.value, end_time: ui.to.value });
   clear(ui.status).textContent = WORDS.loading;
   try {
-    draw(await call(`/api/application/${encodeURIComponent(appId)}/statistics/chat_record_aggregate_trend?${query}`));
+    const days = await call(`/api/application/${encodeURIComponent(appId)}/statistics/chat_record_aggregate_trend?${query}`);
+    if (current()) draw(days);
   } catch (err) {
+    if (!current()) return;
     clear(ui.charts);
     clear(ui.status).appendChild(adminError(err, "usage-error"));
   }
-}
+});
+let seen = () => false; // whether the section has been opened: then a new application list shows at once
 
 /** The application list, kept in step with the applications section (it calls this after loading). */
 export function setUsageApplications(apps) {
@@ -80,6 +84,7 @@ export function setUsageApplications(apps) {
   clear(ui.app);
   for (const app of apps) ui.app.appendChild(h("option", { value: app.id }, app.name));
   if (apps.some((a) => a.id === chosen)) ui.app.value = chosen;
+  if (seen() && ui.app.value !== chosen) show();
 }
 
 export async function loadUsageApplications() {
@@ -98,4 +103,6 @@ export function initUsage() {
     e.preventDefault();
     show();
   });
+  ui.app.addEventListener("change", () => show());
+  seen = onFirstView(document.getElementById("usage"), () => show());
 }

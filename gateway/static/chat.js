@@ -28,7 +28,7 @@ const state = { appId: "", session: null, chatId: "", answering: false, stopRequ
 const recordsBase = () => `/api/application/${encodeURIComponent(state.appId)}/chat/${encodeURIComponent(state.chatId)}/chat_record`;
 configureVotes(() => ({ base: recordsBase(), session: state.session }));
 
-/** A saved record drawn, with the reader's own 👍/👎 under a finished answer. */
+/** A saved record drawn, with the reader's own vote under a finished answer. */
 function fillRecord(node, record, options) {
   drawRecord(node, record, options);
   showVotes(node, record);

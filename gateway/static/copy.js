@@ -26,3 +26,19 @@ export function copyField(text, testid) {
   });
   return h("div", { class: "copy-row" }, field, button, state);
 }
+
+/** A "复制" button beside text already shown (a link, a key): copies ``text``; where the
+ * clipboard is refused, says so, and the text stays there to select by hand. */
+export function copyButton(text, testid) {
+  const state = h("span", { class: "muted small", "aria-live": "polite" });
+  const button = h("button", { type: "button", class: "link", testid }, WORDS.copy);
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      state.textContent = WORDS.copied;
+    } catch {
+      state.textContent = WORDS.copy_failed;
+    }
+  });
+  return h("span", { class: "copy-inline" }, button, state);
+}

@@ -1,9 +1,10 @@
-// 👍/👎 under each finished answer: the reader's own vote, shown after a reload, changed by
-// clicking the other one and withdrawn by clicking the chosen one again. 👎 first opens a small
+// The up and down votes under each finished answer: the reader's own vote, shown after a reload, changed by
+// clicking the other one and withdrawn by clicking the chosen one again. A down vote first opens a small
 // form for an optional reason. PUT …/chat_record/{id}/vote (MaxKB's route and vote_status).
 import LABELS from "/ui/labels.json" with { type: "json" };
 import { api, describeError } from "./api.js";
 import { h, clear } from "./dom.js";
+import { thumbDown, thumbUp } from "./icons.js";
 
 const WORDS = LABELS.votes;
 const UP = "0";
@@ -46,8 +47,8 @@ function stateText(state) {
 /** The buttons say their word beside the emoji, readable where no emoji font is installed. */
 function voteBar(recordId, status, reason) {
   const state = { status, reason };
-  const up = h("button", { type: "button", class: "vote-button", testid: "vote-up", title: WORDS.up, "aria-label": WORDS.up }, "👍 ", WORDS.up);
-  const down = h("button", { type: "button", class: "vote-button", testid: "vote-down", title: WORDS.down, "aria-label": WORDS.down }, "👎 ", WORDS.down);
+  const up = h("button", { type: "button", class: "vote-button", testid: "vote-up", title: WORDS.up, "aria-label": WORDS.up }, thumbUp(), " ", WORDS.up);
+  const down = h("button", { type: "button", class: "vote-button", testid: "vote-down", title: WORDS.down, "aria-label": WORDS.down }, thumbDown(), " ", WORDS.down);
   const shown = h("span", { class: "vote-state", testid: "vote-state" });
   const input = h("input", { class: "grow", testid: "vote-reason", maxlength: MAX_REASON, placeholder: WORDS.reason_placeholder, "aria-label": WORDS.reason_label });
   const cancel = h("button", { type: "button", class: "secondary", testid: "vote-reason-cancel" }, WORDS.cancel);

@@ -39,7 +39,7 @@ async def test_filter_the_log_and_open_a_record(
         response, frames = await ask(client, visitor_chat, VISITOR_QUESTION)
         assert response.status_code == 200
     record_id = int(frames[-1].data["id"])
-    async with sessions.begin() as session:  # the visitor's 👎 (votes have their own tests)
+    async with sessions.begin() as session:  # the visitor's down vote (votes have their own tests)
         visitor_id = await session.scalar(select(Visitor.id).where(Visitor.token_hash == digest(visitor)))
         session.add(RecordVote(record_id=record_id, voter=f"visitor:{visitor_id}", vote="down", reason="没说清楚"))
 
@@ -65,7 +65,8 @@ async def test_filter_the_log_and_open_a_record(
     await page.get_by_test_id("log-vote").select_option("down")
     await page.get_by_test_id("log-search").click()
     await expect(rows).to_have_count(1)
-    await expect(rows.first).to_contain_text("👎1")
+    await expect(rows.first.get_by_test_id("log-votes-down")).to_have_text("1")  # an icon and the count
+    await expect(rows.first.get_by_test_id("log-votes-up")).to_have_count(0)
     await page.get_by_test_id("log-vote").select_option("none")
     await page.get_by_test_id("log-search").click()
     await expect(rows).to_have_count(1)
