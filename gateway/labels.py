@@ -247,6 +247,9 @@ CREDENTIAL_WORDS = {
 MODEL_WORDS = {
     "title": "模型",
     "none": "还没有登记模型：未选择模型的应用使用部署默认（环境变量）的模型。",
+    "first_run": "还没有连接大模型：现在每个回答都来自离线抽取模型，只摘录资料原文。"
+    "登记一个模型端点（{providers}），再在应用里选择它，回答就由模型撰写。",
+    "first_run_action": "登记模型",
     "name": "名称",
     "provider": "类型",
     "api_base": "Base URL",

@@ -4,6 +4,9 @@ serializers/provider_serializers.py: ``name``, ``provider``, ``model_name``,
 ``credential: {api_base, api_key}``).
 
 - ``GET /api/model`` (``?purpose=chat|auxiliary|embedding|rerank``): the models, by name.
+- ``GET /api/model/deployment``: whether the deployment's own chat model (what an application
+  with none chosen answers with) is the offline one, and how many chat models are registered:
+  the operator page's first-run notice.
 - ``POST /api/model``: register one. MaxKB's ``model_type`` (LLM / EMBEDDING / RERANKER) is
   ``purpose`` here, which also tells a chat model from an auxiliary one; ``provider`` is the
   endpoint's kind (openai, deepseek, dashscope, vllm, sglang, ollama, generic), not MaxKB's plugin name.
@@ -30,7 +33,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from gateway.backends import CallerBackend
 from gateway.errors import ok
 from gateway.presenter import model_json
-from gateway.shapes.applications import ModelCheckOut, ModelOut
+from gateway.shapes.applications import DeploymentModelsOut, ModelCheckOut, ModelOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 
@@ -62,6 +65,12 @@ class ModelEditIn(BaseModel):
     model_name: str | None = Field(default=None, min_length=1, max_length=200)
     purpose: Purpose | None = None
     credential: CredentialIn | None = None
+
+
+@router.get("/deployment", response_model=Envelope[DeploymentModelsOut])
+async def deployment_models(backend: CallerBackend) -> JSONResponse:
+    reply = await backend.unary(backend.chat.models.ListModels, pb.ListModelsRequest(purpose="chat"))
+    return ok({"chat_offline": reply.deployment_chat_offline, "chat_models": len(reply.models)})
 
 
 @router.get("", response_model=Envelope[list[ModelOut]])

@@ -167,6 +167,13 @@ class ModelOut(Shape):
     update_time: str
 
 
+class DeploymentModelsOut(Shape):
+    """Whether answers come from the offline model unless an application chooses a registered one."""
+
+    chat_offline: bool
+    chat_models: int
+
+
 class ModelCheckOut(Shape):
     ok: bool
     message: str

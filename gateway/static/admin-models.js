@@ -8,6 +8,8 @@ import { byTestId, clear, h } from "./dom.js";
 
 const WORDS = LABELS.models;
 const PROVIDERS = ["openai", "deepseek", "dashscope", "vllm", "sglang", "ollama", "generic"];
+// The first-run notice names the kinds of endpoint the form takes, as people know them.
+const PROVIDER_NAMES = ["DeepSeek", "通义千问", "OpenAI", "vLLM", "SGLang", "Ollama", "任何 OpenAI 兼容接口"];
 const ui = {
   list: byTestId("model-list"),
   status: byTestId("models-status"),
@@ -161,6 +163,26 @@ export async function loadModels() {
   clear(ui.list).append(...(models.length ? models.map(row) : [h("li", { class: "muted" }, WORDS.none)]));
   renderChoice();
   document.dispatchEvent(new CustomEvent("kb:models-loaded", { detail: models })); // admin-rerank.js
+  showFirstRun();
+}
+
+/** At the top of the page while every answer comes from the offline model (the deployment has
+ * no model endpoint and none is registered): what that means, and a way to register one. */
+async function showFirstRun() {
+  const notice = document.querySelector("[data-testid=first-run]");
+  try {
+    const deployment = await call("/api/model/deployment");
+    notice.hidden = !(deployment.chat_offline && deployment.chat_models === 0);
+  } catch {
+    notice.hidden = true; // someone who may not read the models: nothing to offer them
+  }
+}
+
+function registerFirstModel() {
+  document.getElementById("models").scrollIntoView();
+  const form = ui.form;
+  form.querySelector("[data-testid=model-purpose]").value = "chat";
+  form.querySelector("[data-testid=model-name]").focus();
 }
 
 export function initModels() {
@@ -168,4 +190,8 @@ export function initModels() {
     node.textContent = node.dataset.label.split(".").slice(1).reduce((words, key) => words[key], WORDS);
   }
   renderForm();
+  document.querySelector("[data-testid=first-run-text]").textContent = WORDS.first_run.replace("{providers}", PROVIDER_NAMES.join("、"));
+  const register = document.querySelector("[data-testid=first-run-register]");
+  register.textContent = WORDS.first_run_action;
+  register.addEventListener("click", registerFirstModel);
 }

@@ -113,6 +113,7 @@ ROUTES: dict[str, tuple[Requirement, ...]] = {
     f"PUT {_APP_PATH}/access_token": _r(Need.APPLICATION_WRITE, APP),
     # model endpoints
     "GET /api/model": _r(Need.MODEL_READ),
+    "GET /api/model/deployment": _r(Need.MODEL_READ),
     "POST /api/model": _r(Need.ADMIN),
     "PUT /api/model/{model_id}": _r(Need.ADMIN),
     "DELETE /api/model/{model_id}": _r(Need.ADMIN),

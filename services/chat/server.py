@@ -15,6 +15,7 @@ from kbcore.db.lease import LeaseStore
 from kbcore.models.base import ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.factory import model_client_for
+from kbcore.models.offline.model import OfflineExtractiveModel
 from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.caller_token import operator_token
 from kbcore.rpc.client import open_channel
@@ -106,7 +107,7 @@ async def create_server(settings: Settings, deps: ChatDeps, port: int | None = N
     sign_in = SignIn(users, user_tokens, SignInThrottle(deps.sessions, settings.signin_failures))
     accounts = UserRpcs(users, user_tokens, sign_in, PersonalTokens(deps.sessions))
     operations = OperationsRpcs(store, upstreams.retrieval, settings.rpc_timeout)
-    models = ModelRpcs(model_admin)
+    models = ModelRpcs(model_admin, isinstance(deps.model, OfflineExtractiveModel))
 
     def register(server: grpc.aio.Server) -> None:
         chat_service_pb2_grpc.add_AnswerServiceServicer_to_server(answers, server)

@@ -198,6 +198,7 @@ CASES: tuple[Case, ...] = (
     Case(f"GET {APP}/access_token"),
     Case(f"PUT {APP}/access_token", {}),
     Case("GET /api/model"),
+    Case("GET /api/model/deployment"),
     Case("POST /api/model", {}),
     Case("PUT /api/model/{model_id}", {}),
     Case("POST /api/model/{model_id}/check"),

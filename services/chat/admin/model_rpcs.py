@@ -38,8 +38,11 @@ def _optional(request: pb.UpdateModelRequest, name: str) -> str | None:
 
 
 class ModelRpcs(pb_grpc.ModelServiceServicer):
-    def __init__(self, model_admin: ModelAdmin):
+    def __init__(self, model_admin: ModelAdmin, deployment_chat_offline: bool):
+        """``deployment_chat_offline``: the deployment's own chat model is the offline one, which
+        the operator page says at the top until a chat model is registered."""
         self._model_admin = model_admin
+        self._deployment_chat_offline = deployment_chat_offline
 
     @unary_errors
     async def CreateModel(self, request: pb.CreateModelRequest, context: Context) -> pb.ModelInfo:
@@ -58,7 +61,9 @@ class ModelRpcs(pb_grpc.ModelServiceServicer):
     async def ListModels(self, request: pb.ListModelsRequest, context: Context) -> pb.ListModelsResponse:
         require(current_caller(), Need.MODEL_READ)
         rows, applications = await self._model_admin.listed(request.purpose)
-        return pb.ListModelsResponse(models=[model_info(r, applications) for r in rows])
+        return pb.ListModelsResponse(
+            models=[model_info(r, applications) for r in rows], deployment_chat_offline=self._deployment_chat_offline
+        )
 
     @unary_errors
     async def UpdateModel(self, request: pb.UpdateModelRequest, context: Context) -> pb.ModelInfo:
