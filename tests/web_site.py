@@ -31,6 +31,7 @@ class Site:
 
     pages: dict[str, str | None]
     requests: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (path, If-None-Match)
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)  # sent with every page
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
@@ -57,6 +58,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("ETag", etag)
             self.send_header("Last-Modified", SERVED_AT)
+            for name, value in site.headers.items():
+                self.send_header(name, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -68,9 +71,10 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve_site(pages: dict[str, str | None]) -> Iterator[tuple[Site, str]]:
-    """The site on 127.0.0.1 (port 0) in a thread of its own, and its base URL."""
-    state = Site(pages)
+def serve_site(pages: dict[str, str | None], headers: dict[str, str] | None = None) -> Iterator[tuple[Site, str]]:
+    """The site on 127.0.0.1 (port 0) in a thread of its own, and its base URL; ``headers`` go
+    with every page served."""
+    state = Site(pages, headers=headers or {})
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     thread = threading.Thread(target=server.serve_forever, name="test web site", daemon=True)
     thread.start()

@@ -9,10 +9,8 @@ the chat says that it will not be kept."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from playwright.async_api import Browser, BrowserContext, Frame, Page, expect
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, OperatorPage
 from tests.harness import Stack
+from tests.web_site import serve_site
 from tools.seed_demo import DEMO_APPLICATION_ID
 
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
@@ -49,28 +48,10 @@ def host_policy(gateway: str) -> str:
 
 @contextmanager
 def host_site(html: str, policy: str) -> Iterator[str]:
-    """One page at ``http://localhost:<port>/`` with ``policy`` as its Content-Security-Policy."""
-
-    class Host(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = html.encode() if self.path == "/" else b""
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Security-Policy", policy)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Host)
-    thread = threading.Thread(target=server.serve_forever, name="host site", daemon=True)
-    thread.start()
-    try:
-        yield f"http://localhost:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    """One page at ``http://localhost:<port>/`` (another site than the gateway's 127.0.0.1)
+    with ``policy`` as its Content-Security-Policy."""
+    with serve_site({"/": html}, headers={"Content-Security-Policy": policy}) as (_, url):
+        yield url.replace("127.0.0.1", "localhost")
 
 
 async def share_token(stack: Stack) -> str:
