@@ -94,6 +94,9 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
             record_origin(caller, source),
             counted_use(caller),
             batch_deltas=request.batch_deltas,
+            hide_sources=hidden_from(caller.kind is CallerKind.VISITOR, page_message(application.page_setting or {}))[
+                0
+            ],
         )
         application = with_system_addendum(application, request.system_addendum)
         async with contextlib.aclosing(self._flow.run(application, chat.id, asked, admit)) as events:

@@ -36,7 +36,6 @@ from kbcore.settings import Settings
 from kbcore.telemetry.log_context import bind_record, question_trace_id
 from kbcore.text.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
-from services.chat.access.identity import CallerKind, current_caller
 from services.chat.answering.delta_pump import DeltaPump, Pacing, has_text
 from services.chat.answering.details import log_columns, record_details, stored
 from services.chat.answering.prompt import build_messages
@@ -45,7 +44,7 @@ from services.chat.answering.saving import save_outcome
 from services.chat.answering.stop_listener import StopListener
 from services.chat.answering.stopping import PartialRounds, until_stopped
 from services.chat.chat_messages import application_message, part_support
-from services.chat.share_page import hidden_from, page_message
+from services.chat.share_page import page_message
 from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
@@ -99,6 +98,8 @@ class Question:
     counted: Executable | None = None
     # The caller reads ``AskResponse.deltas``: deltas that arrived together go as one message.
     batch_deltas: bool = False
+    # The caller is a visitor the application hides sources from: the last event carries none.
+    hide_sources: bool = False
 
 
 @dataclass(frozen=True)
@@ -246,12 +247,10 @@ class AskFlow:
             calls.retrieve = self._start_retrieve(application, question, [])
         outcome = Outcome()
         ending = Ending(RecordStatus.ANSWERED)
-        page = page_message(application.page_setting or {})
-        hide_sources, _ = hidden_from(current_caller().kind is CallerKind.VISITOR, page)
         try:
             # From the first event on, whatever ends the stream closes the record: a caller that
             # leaves at once leaves a ``stopped`` record, never a ``running`` one.
-            progress = page.progress
+            progress = page_message(application.page_setting or {}).progress
             yield pb.AskResponse(started=pb.RecordStarted(record_id=str(record.id), chat_id=chat_id, progress=progress))
             # The context phase starts now: said here, not after a round trip to the context service.
             yield pb.AskResponse(progress=common_pb2.Progress(context=common_pb2.ContextLoading()))
@@ -274,7 +273,7 @@ class AskFlow:
             unsaved = await asyncio.shield(self._save(record.id, outcome, ending, time.monotonic() - started))
         if unsaved is not None:  # never `done` for an answer that is not saved: the error instead
             raise unsaved
-        yield _done(record.id, outcome, hide_sources)
+        yield _done(record.id, outcome, asked.hide_sources)
 
     async def _steps(
         self,
