@@ -31,9 +31,9 @@ function entry(chat) {
   );
 }
 
-/** Read the list again (after an answer, a new chat, a rename or a delete). */
+/** Read the list again while it is open (after an answer, a rename or a delete); opening it reads it. */
 export async function refreshHistory() {
-  if (!ctx) return;
+  if (!ctx || panel().hidden) return;
   try {
     const page = await api(`${base()}/1/${PAGE_SIZE}`, { session: ctx.session });
     const list = clear(byTestId("history-list"));
