@@ -14,7 +14,7 @@ export function onFirstView(section, opened) {
   return () => seen;
 }
 
-/** ``draw`` wrapped so that of overlapping calls only the latest one's result is drawn. */
+/** ``load(current, ...args)`` wrapped: ``current()`` tells a call whether it is still the latest, so of overlapping calls only the latest draws. */
 export function latestOnly(load) {
   let latest = 0;
   return async (...args) => {

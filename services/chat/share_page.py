@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.errors import InvalidRequest
@@ -128,23 +128,31 @@ def _check_logo(logo: str) -> None:
         raise InvalidRequest(f"the logo's bytes are not a {media_type.removeprefix('image/').upper()} image")
 
 
-def hidden_from(caller_is_visitor: bool, page: pb.PageSetting) -> tuple[bool, bool]:
-    """(sources hidden, trace hidden) for this reader: an application's switches apply to its
-    share-link visitors; its operators and API keys always get the whole record."""
-    return caller_is_visitor and page.hide_sources, caller_is_visitor and page.hide_trace
+class Hidden(NamedTuple):
+    """What a reader of an application's answers does not get."""
+
+    sources: bool
+    trace: bool
 
 
-def as_shown(record: pb.ChatRecord, hide_sources: bool, hide_trace: bool) -> pb.ChatRecord:
+def hidden_from(reader_is_visitor: bool, stored_page: dict[str, Any]) -> Hidden:
+    """What the application (its stored ``page_setting``) hides from this reader: its switches
+    apply to its share-link visitors; its operators and API keys always get the whole record."""
+    page = page_message(stored_page)
+    return Hidden(reader_is_visitor and page.hide_sources, reader_is_visitor and page.hide_trace)
+
+
+def as_shown(record: pb.ChatRecord, hidden: Hidden) -> pb.ChatRecord:
     """``record`` without what the application hides from visitors, removed on the server: a
     page that merely did not draw them would still hand them to anyone reading the API. Without
     sources, no paragraph and no quoted sentence; without the trace, no rounds, no per-part
     verdicts and no context statistics (the stop reason stays: it is how the answer ended)."""
     retrieval = record.details.retrieval
-    if hide_sources:
+    if hidden.sources:
         retrieval.ClearField("paragraphs")
         for part in retrieval.part_support:
             part.ClearField("quotes")
-    if hide_trace:
+    if hidden.trace:
         retrieval.ClearField("rounds")
         retrieval.ClearField("part_support")
         record.details.ClearField("context")

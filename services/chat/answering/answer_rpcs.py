@@ -28,7 +28,7 @@ from services.chat.admin.votes import VoteBook, voter_of
 from services.chat.answering.ask import AskFlow, Question
 from services.chat.answering.running import RunningQuestions
 from services.chat.chat_messages import record_id, record_message, with_system_addendum
-from services.chat.share_page import as_shown, hidden_from, page_message
+from services.chat.share_page import as_shown, hidden_from
 from services.chat.store import ChatStore
 
 MAX_EXPORT_RECORDS = 100_000
@@ -94,9 +94,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
             record_origin(caller, source),
             counted_use(caller),
             batch_deltas=request.batch_deltas,
-            hide_sources=hidden_from(caller.kind is CallerKind.VISITOR, page_message(application.page_setting or {}))[
-                0
-            ],
+            hide_sources=hidden_from(caller.kind is CallerKind.VISITOR, application.page_setting or {}).sources,
         )
         application = with_system_addendum(application, request.system_addendum)
         async with contextlib.aclosing(self._flow.run(application, chat.id, asked, admit)) as events:
@@ -149,9 +147,8 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
         """The records without what the application hides from a visitor reading them."""
         if current_caller().kind is not CallerKind.VISITOR or not records:
             return records
-        page = page_message((await self._store.get_application(application_id)).page_setting or {})
-        hidden = hidden_from(True, page)
-        return [as_shown(r, *hidden) for r in records]
+        hidden = hidden_from(True, (await self._store.get_application(application_id)).page_setting or {})
+        return [as_shown(r, hidden) for r in records]
 
     async def _with_own_votes(self, records: Sequence[pb.ChatRecord]) -> None:
         """Each record as its reader sees it: with the reader's own vote, for the chat page."""
