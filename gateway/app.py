@@ -16,7 +16,7 @@ from gateway.backends import Backends
 from gateway.edge.body_limits import BodyLimit, BodyTooLarge, body_too_large
 from gateway.edge.host_rules import EdgeGuard
 from gateway.edge.rules import EdgeRules
-from gateway.errors import ApiError, error_response
+from gateway.errors import ApiError, envelope, error_response, request_language, routing_words
 from gateway.openai import routes as openai
 from gateway.openai.asking import CHAT_ID_HEADER
 from gateway.openai.wire import OpenAIError
@@ -39,6 +39,7 @@ from gateway.routes import (
 )
 from gateway.routes import metrics as metrics_route
 from gateway.routes.documents import split
+from gateway.shapes.validation_words import described
 from gateway.signin_limit import SignInLimiter
 from kbcore.metrics.asgi import HttpMetrics
 from kbcore.rpc.caller_token import operator_token
@@ -63,15 +64,6 @@ ROUTES = (
     audit,
     openai,
 )
-
-
-def _describe(error: RequestValidationError) -> str:
-    """Name the offending fields: 'body.message: Input should be a valid string'."""
-    parts = []
-    for problem in error.errors():
-        location = ".".join(str(p) for p in problem.get("loc", ()))
-        parts.append(f"{location}: {problem.get('msg', 'invalid')}")
-    return "; ".join(parts) or "invalid request"
 
 
 def _allow_origins(app: FastAPI, settings: Settings) -> None:
@@ -117,22 +109,24 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         app.state.backends = backends
 
     @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.message)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.message, request_language(request))
 
     @app.exception_handler(OpenAIError)
-    async def _openai_error(_: Request, exc: OpenAIError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=exc.status)
+    async def _openai_error(request: Request, exc: OpenAIError) -> JSONResponse:
+        return JSONResponse(exc.in_language(request_language(request)).body(), status_code=exc.status)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(400, _describe(exc))
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(envelope(None, described(exc.errors(), request_language(request)), 400), status_code=400)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if isinstance(exc, BodyTooLarge):  # the body limit, met while reading
             return body_too_large(request)
-        return error_response(exc.status_code, str(exc.detail))
+        return error_response(
+            exc.status_code, routing_words(exc.status_code, str(exc.detail)), request_language(request)
+        )
 
     _allow_origins(app, settings)
     # Outermost, before CORS and routing: the edge rules, then the body limit.

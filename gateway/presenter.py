@@ -12,6 +12,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from gateway.errors import shown
 from gateway.labels import progress_line
 from gateway.progress_forms import progress_form
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
@@ -31,12 +32,15 @@ from kbcore.vocabulary import (
     VOTE,
     EnumNames,
 )
+from kbcore.words.language import DEFAULT_LANGUAGE, Language
 
 # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
 SEARCH_MODE_ALIASES = {"embedding": "vector", "blend": "hybrid"}
 SEARCH_MODE_SPELLINGS = (*SEARCH_MODE.names, *SEARCH_MODE_ALIASES)
 DEFAULT_SEARCH_MODE_NAME = "hybrid"
 UNKNOWN_STATUS = "unknown"
+# A saved failure has no HTTP status: one the catalogue has no words for reads as the service's own.
+FAILED_ANSWER_STATUS = 500
 DEFAULT_SOURCE = RECORD_SOURCE.name(common_pb2.RECORD_SOURCE_CHAT)
 
 EXPORT_COLUMNS = [
@@ -178,8 +182,9 @@ def case_score_json(score: retrieval_pb.CaseScore) -> dict[str, Any]:
     }
 
 
-def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
-    """MaxKB's record fields, plus the details (trace, stop reason, gaps, context) at top level."""
+def record_json(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
+    """MaxKB's record fields, plus the details (trace, stop reason, gaps, context) at top level;
+    the service's own words (a failure, the rounds as thinking) in the reader's ``language``."""
     retrieval = record.details.retrieval
     return {
         "id": record.id,
@@ -189,12 +194,12 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "answer_text": record.answer,
         # MaxKB's answer by node, as its page renders a record: one card with the answer, and as
         # its thinking the rounds (as the stream showed them) and the model's own reasoning.
-        "answer_text_list": [[{"content": record.answer, "reasoning_content": _thinking(record)}]],
+        "answer_text_list": [[{"content": record.answer, "reasoning_content": _thinking(record, language)}]],
         # The answering model's thinking ("" when it does not reason; MaxKB's chunk and node
         # details call it so), never part of ``answer_text`` nor of later turns' history.
         "reasoning_content": record.details.chat.reasoning,
         "status": RECORD_STATUS.name(record.status) or UNKNOWN_STATUS,
-        "error": record.error,
+        "error": shown(record.error, FAILED_ANSWER_STATUS, language) if record.error else "",
         "message_tokens": record.message_tokens,
         "answer_tokens": record.answer_tokens,
         "run_time": record.run_time,
@@ -208,7 +213,9 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
         "search_mode": SEARCH_MODE.name(retrieval.search_mode),
         "sufficient": retrieval.sufficient,
         "missing": retrieval.missing,
-        "rewrite_error": retrieval.rewrite_error,
+        "rewrite_error": shown(retrieval.rewrite_error, FAILED_ANSWER_STATUS, language)
+        if retrieval.rewrite_error
+        else "",
         "paragraph_list": [paragraph_json(p) for p in retrieval.paragraphs],
         "parts": parts_json(record.details),
         "context_info": _plain(record.details.context) if record.details.HasField("context") else {},
@@ -225,7 +232,7 @@ def record_json(record: chat_pb.ChatRecord) -> dict[str, Any]:
     }
 
 
-def _thinking(record: chat_pb.ChatRecord) -> str:
+def _thinking(record: chat_pb.ChatRecord, language: Language) -> str:
     """The retrieval rounds in the progress stream's words, then the model's own thinking: what a
     page that shows a record's reasoning shows after a reload, as it did while the answer came."""
     events: list[common_pb2.Progress] = []
@@ -236,7 +243,7 @@ def _thinking(record: chat_pb.ChatRecord) -> str:
         if not trace.assessment_skipped:  # the stream sent no assessment for such a round either
             verdict = common_pb2.Assessed(round=trace.round, sufficient=trace.sufficient, missing=trace.missing)
             events.append(common_pb2.Progress(assessed=verdict))
-    lines = (progress_line(progress_payload(event)) for event in events)
+    lines = (progress_line(progress_payload(event), language) for event in events)
     return "".join(f"{line}\n" for line in lines if line) + record.details.chat.reasoning
 
 

@@ -65,16 +65,23 @@ def error(code: int, message: str) -> bytes:
     return event("error", {"code": code, "message": message})
 
 
-def failed_chunk(chat_id: str, record_id: str, code: int, message: str) -> bytes:
+def failed_answer(message: str) -> str:
+    """What an answer that failed reads as in its last chunk (in English; the caller shows it in
+    the reader's language)."""
+    return f"(the answer failed: {message})"
+
+
+def failed_chunk(chat_id: str, record_id: str, code: int, message: str, content: str) -> bytes:
     """The last chunk of an answer that failed after it started, for clients that read no event
-    names: the failure in words in ``content`` (what such a page shows), and in ``error``. Never
-    ``is_end``: that says the answer was saved whole, and the stream simply ends after it."""
+    names: the failure in words in ``content`` (what such a page shows: ``failed_answer``), and in
+    ``error``. Never ``is_end``: that says the answer was saved whole, and the stream simply ends
+    after it."""
     frame = {
         "chat_id": chat_id,
         "chat_record_id": record_id,
         "id": record_id,
         "operate": True,
-        "content": f"（回答失败：{message}）",
+        "content": content,
         "reasoning_content": "",
         "is_end": False,
         "node_is_end": False,

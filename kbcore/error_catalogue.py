@@ -22,6 +22,7 @@ from kbcore import errors
 from kbcore.rpc.reasons import STORAGE_FULL
 
 INTERNAL_MESSAGE = "internal error; the service log has the details"
+REQUEST_REFUSED = "the service refused the request"  # a client error no refusal here describes
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,22 @@ def openai_code(http_status: int) -> str | None:
         if refusal.http_status == http_status:
             return refusal.openai_code
     return None
+
+
+def words_for_http_status(http_status: int) -> str:
+    """The general words for a refusal with an HTTP status: a 500 is our fault in general (not
+    the stored data's, whose refusal shares it); else the first domain refusal's with that
+    status, else the words of the gRPC status that maps to it, else the server's or the
+    request's fault in general."""
+    if http_status == 500:
+        return INTERNAL_MESSAGE
+    for _, refusal in CATALOGUE:
+        if refusal.http_status == http_status:
+            return refusal.message
+    for status, message in WITHOUT_DOMAIN_ERROR.values():
+        if status == http_status:
+            return message
+    return INTERNAL_MESSAGE if http_status >= 500 else REQUEST_REFUSED
 
 
 def refusal_for_status(code: grpc.StatusCode, reason: str = "") -> Refusal:

@@ -35,11 +35,21 @@ from services.retrieval.server import create_server as create_retrieval_server
 from services.retrieval.store.base import VectorStore
 from tests.eventually import eventually
 
+# What a client sends to read the service's own words in English, as a developer's client that
+# asks for it does: the suite's assertions read the refusals' English; their Chinese, the
+# default, has tests of its own.
+READS_ENGLISH = {"Accept-Language": "en"}
+# What MaxKB's own chat page sends in a Chinese browser: the words its captured wire holds.
+MAXKB_PAGE_LANGUAGE = {"Accept-Language": "zh-CN,zh;q=0.9"}
+
 
 def http_client(url: str, token: str | None, **kwargs: Any) -> httpx.AsyncClient:
     """A client of the gateway at ``url`` presenting ``token`` unless the ``headers`` given
-    carry an ``Authorization`` of their own (None: no credentials at all)."""
+    carry an ``Authorization`` of their own (None: no credentials at all). It reads English
+    (``READS_ENGLISH``) unless the ``headers`` name another language."""
     headers = httpx.Headers(kwargs.pop("headers", None))
+    for name, value in READS_ENGLISH.items():
+        headers.setdefault(name, value)
     if token is not None and "authorization" not in headers:
         headers["Authorization"] = f"Bearer {token}"
     kwargs.setdefault("timeout", 120)

@@ -22,6 +22,7 @@ import pytest
 
 from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE
 from tests.eventually import eventually_sync, passed
+from tests.harness import READS_ENGLISH
 from tools.seed_demo import SAMPLE_DOCS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,7 +48,7 @@ class StackProcesses:
 
     @property
     def operator_headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.operator_token}"}
+        return {"Authorization": f"Bearer {self.operator_token}", **READS_ENGLISH}
 
     @property
     def info(self) -> dict[str, Any]:

@@ -59,8 +59,9 @@ def _size(limit: int) -> str:
     return f"{limit // MiB} MiB" if limit % MiB == 0 else f"{limit // 1024} KiB"
 
 
-def _too_large(path: str, limit: int) -> tuple[int, dict[str, object]]:
-    return 413, refusal_body(path, 413, f"the request body is larger than {_size(limit)}")
+def _too_large(scope: Scope, limit: int) -> tuple[int, dict[str, object]]:
+    message = f"the request body is larger than {_size(limit)}"
+    return 413, refusal_body(str(scope["path"]), 413, message, Headers(scope=scope).get("accept-language"))
 
 
 class BodyTooLarge(HTTPException):
@@ -75,7 +76,7 @@ def body_too_large(request: Request) -> JSONResponse:
     """The 413 in the route's wire shape, naming the limit. The connection stays open: the
     server discards the rest of the body as it arrives (memory stays flat), and a client that
     writes its whole body before reading still gets the 413 rather than a connection reset."""
-    status, body = _too_large(request.url.path, int(request.scope.get(LIMIT_SCOPE_KEY, MAX_JSON_BODY_BYTES)))
+    status, body = _too_large(request.scope, int(request.scope.get(LIMIT_SCOPE_KEY, MAX_JSON_BODY_BYTES)))
     return JSONResponse(body, status_code=status)
 
 
@@ -90,7 +91,7 @@ class BodyLimit:
         limit = scope[LIMIT_SCOPE_KEY] = limit_for(str(scope["path"]), upload_max_bytes(_app_settings(scope)))
         declared = Headers(scope=scope).get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            status, body = _too_large(str(scope["path"]), limit)
+            status, body = _too_large(scope, limit)
             await JSONResponse(body, status_code=status)(scope, receive, send)
             return
         received = 0

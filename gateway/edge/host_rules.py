@@ -15,7 +15,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.edge.rules import EdgeRules, body_type_refusal
-from gateway.errors import envelope
+from gateway.errors import envelope, is_openai_path, reader_language, shown
 from gateway.openai.wire import OpenAIError
 
 NOSNIFF = (b"x-content-type-options", b"nosniff")
@@ -26,16 +26,13 @@ NOSNIFF = (b"x-content-type-options", b"nosniff")
 OPENAI_ERROR_CODES = {413: "request_too_large", 415: "unsupported_media_type"}
 
 
-def is_openai_path(path: str) -> bool:
-    """The OpenAI-compatible routes (``/v1/…``, and under ``/api/application/{id}/`` the chat and
-    text ``…/completions`` and ``…/models[/{model}]``), whose clients expect OpenAI's error object."""
-    return path.startswith("/v1/") or path.endswith(("/completions", "/models")) or "/models/" in path
-
-
-def refusal_body(path: str, status: int, message: str) -> dict[str, Any]:
+def refusal_body(path: str, status: int, message: str, accept_language: str | None) -> dict[str, Any]:
+    """The refusal in the wire shape of ``path``, in the words its client reads (the protocol's
+    own refusals come before any header is read: ``accept_language`` None)."""
+    words = shown(message, status, reader_language(accept_language))
     if is_openai_path(path):
-        return OpenAIError(status, message, code=OPENAI_ERROR_CODES.get(status)).body()
-    return envelope(None, message, status)
+        return OpenAIError(status, words, code=OPENAI_ERROR_CODES.get(status)).body()
+    return envelope(None, words, status)
 
 
 def _has_body(headers: Headers) -> bool:
@@ -78,7 +75,10 @@ class EdgeGuard:
             await self.app(scope, receive, send_nosniff)
             return
         status, reason = refused
-        body = json.dumps(refusal_body(str(scope["path"]), status, reason), ensure_ascii=False).encode()
+        accept_language = Headers(scope=scope).get("accept-language")
+        body = json.dumps(
+            refusal_body(str(scope["path"]), status, reason, accept_language), ensure_ascii=False
+        ).encode()
         # A body the client may still be sending is never read; the server discards it.
         await send_nosniff(
             {

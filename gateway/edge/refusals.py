@@ -23,7 +23,7 @@ RETRY_AFTER_SECONDS = 5  # a 503 for a full server or address: worth retrying so
 def refusal_response(status: int, message: str, path: str, extra_headers: list[tuple[bytes, bytes]]) -> bytes:
     """The whole response: status line, headers (``extra_headers`` first: uvicorn's ``server``
     and ``date``), and the JSON body; ``path`` chooses the body's shape ("" if unknown)."""
-    body = json.dumps(refusal_body(path, status, message), ensure_ascii=False).encode()
+    body = json.dumps(refusal_body(path, status, message, None), ensure_ascii=False).encode()
     headers = [
         *extra_headers,
         (b"content-type", b"application/json"),

@@ -13,16 +13,18 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-from gateway.errors import ApiError
+from gateway.errors import ApiError, shown
 from gateway.presenter import paragraph_json
+from gateway.shapes.validation_words import described
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.error_catalogue import openai_code, openai_type
+from kbcore.words.language import Language
 
 MAX_MESSAGES = 1000
 OBJECT_OWNER = "kb-chat"
@@ -50,12 +52,31 @@ class OpenAIError(Exception):
     """A refusal in OpenAI's error shape: its type is the catalogue's for its HTTP status
     (``kbcore.error_catalogue``), its code the one given (none unless the refusal has one)."""
 
-    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        param: str | None = None,
+        code: str | None = None,
+        problems: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
         self.code = code
+        self.problems = problems  # a body that did not fit its shape: pydantic's problems, described per reader
+
+    @classmethod
+    def invalid_body(cls, problem: Mapping[str, Any]) -> OpenAIError:
+        """A body that does not fit the request's shape: its first problem, naming the field."""
+        field = ".".join(str(part) for part in problem.get("loc", ()))
+        return cls(400, described([problem], "en"), param=field or None, problems=[problem])
+
+    def in_language(self, language: Language) -> OpenAIError:
+        """The same refusal in the words a reader of ``language`` reads."""
+        words = described(self.problems, language) if self.problems else shown(self.message, self.status, language)
+        return OpenAIError(self.status, words, self.param, self.code)
 
     def body(self) -> dict[str, Any]:
         return {
@@ -129,9 +150,7 @@ def parse_as(kind: type[Request], body: bytes) -> Request:
     try:
         request = kind.model_validate_json(body)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        field = ".".join(str(p) for p in problem.get("loc", ()))
-        raise OpenAIError(400, f"{field or 'body'}: {problem.get('msg', 'invalid')}", param=field or None) from exc
+        raise OpenAIError.invalid_body(exc.errors()[0]) from exc
     extra = request.model_extra or {}
     for name in UNSUPPORTED:
         value = extra.get(name)

@@ -31,8 +31,7 @@ from gateway.caller import (
     is_user_token,
     presented_token,
 )
-from gateway.edge.host_rules import is_openai_path
-from gateway.errors import ApiError
+from gateway.errors import ApiError, is_openai_path
 from gateway.openai.wire import as_openai_error
 from gateway.permission_check.principals import resolve
 from gateway.permission_check.route_keys import route_key

@@ -7,16 +7,17 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, field_validator
 
 from gateway import sse
 from gateway.backends import CallerBackend
 from gateway.edge.body_limits import MAX_FORM_DATA_BYTES
-from gateway.errors import ApiError, ok
+from gateway.errors import ApiError, ok, request_language, shown
 from gateway.labels import progress_line
 from gateway.presenter import chat_summary_json, progress_payload, record_json
 from gateway.progress_forms import ProgressForm, progress_form
@@ -27,6 +28,7 @@ from gateway.shapes.envelope import REFUSALS, Envelope, event_stream
 from gateway.shapes.streams import ANSWER_EVENT
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE, MAX_RECORD_ID
+from kbcore.words.language import Language
 
 router = APIRouter(prefix="/api/application", tags=["chat"], responses=REFUSALS)
 
@@ -52,48 +54,62 @@ PageSize = Annotated[int, Path(ge=1, le=MAX_PAGE_SIZE)]
 RecordId = Annotated[int, Path(ge=1, le=MAX_RECORD_ID)]
 
 
-def _progress(status: dict[str, Any], chunk: sse.ChunkFrames, form: ProgressForm) -> bytes:
-    if form == "named":
+@dataclass(frozen=True)
+class StreamReader:
+    """One answer stream as its reader takes it: the frames' form, the reader's language, and
+    the chat and record every chunk names."""
+
+    form: ProgressForm
+    language: Language
+    chat_id: str
+    record_id: str
+
+
+def _progress(status: dict[str, Any], chunk: sse.ChunkFrames, stream: StreamReader) -> bytes:
+    if stream.form == "named":
         return sse.event("agent_status", status)
-    line = progress_line(status) if form == "reasoning" else None
+    line = progress_line(status, stream.language) if stream.form == "reasoning" else None
     return chunk.reasoning(line + "\n") if line else b""
 
 
-def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, form: ProgressForm, chat_id: str, record_id: str) -> bytes:
+def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, stream: StreamReader) -> bytes:
     kind = item.WhichOneof("event")
     if kind == "delta":
         return chunk.reasoning(item.delta.reasoning) if item.delta.reasoning else chunk(item.delta.content)
     if kind == "deltas":  # deltas that went together: one answer chunk per entry, in one write
         return b"".join([chunk.reasoning(d.reasoning) if d.reasoning else chunk(d.content) for d in item.deltas.deltas])
     if kind == "progress":
-        return _progress(progress_payload(item.progress), chunk, form)
+        return _progress(progress_payload(item.progress), chunk, stream)
     if kind == "done":
-        return sse.chunk(chat_id, record_id, "", is_end=True)
+        return sse.chunk(stream.chat_id, stream.record_id, "", is_end=True)
     return b""
 
 
-def _failure(failure: ApiError, form: ProgressForm, chat_id: str, record_id: str) -> bytes:
-    """A failure after the answer started: an ``event:error`` frame for clients that read event
-    names; for those that do not, a last chunk that says it in ``content`` (no ``is_end``)."""
-    if form == "named":
-        return sse.error(failure.status, failure.message)
-    return sse.failed_chunk(chat_id, record_id, failure.status, failure.message)
+def _failure(failure: ApiError, stream: StreamReader) -> bytes:
+    """A failure after the answer started, in the reader's language: an ``event:error`` frame for
+    clients that read event names; for those that do not, a last chunk that says it in
+    ``content`` (no ``is_end``)."""
+    message = shown(failure.message, failure.status, stream.language)
+    if stream.form == "named":
+        return sse.error(failure.status, message)
+    content = shown(sse.failed_answer(failure.message), failure.status, stream.language)
+    return sse.failed_chunk(stream.chat_id, stream.record_id, failure.status, message, content)
 
 
-async def _frames(stream: AskStream, form: ProgressForm, chat_id: str, record_id: str) -> AsyncIterator[bytes]:
-    chunk = sse.ChunkFrames(chat_id, record_id)
+async def _frames(asked: AskStream, stream: StreamReader) -> AsyncIterator[bytes]:
+    chunk = sse.ChunkFrames(stream.chat_id, stream.record_id)
     # A client that reads only data: lines may mis-read a comment between two chunks (MaxKB's
     # page shows their text twice): outside the named form, keep-alive is an empty chunk.
-    keep_alive = sse.KEEP_ALIVE if form == "named" else chunk("")
-    async with contextlib.aclosing(batches(stream)) as events:
+    keep_alive = sse.KEEP_ALIVE if stream.form == "named" else chunk("")
+    async with contextlib.aclosing(batches(asked)) as events:
         try:
             async for batch in events:
                 if batch is None:
                     yield keep_alive
                 else:
-                    yield b"".join([_frame(item, chunk, form, chat_id, record_id) for item in batch])
+                    yield b"".join([_frame(item, chunk, stream) for item in batch])
         except ApiError as failure:
-            yield _failure(failure, form, chat_id, record_id)
+            yield _failure(failure, stream)
 
 
 ANSWER_STREAM = event_stream(
@@ -106,7 +122,7 @@ ANSWER_STREAM = event_stream(
 
 
 @router.post("/chat_message/{chat_id}", response_class=StreamingResponse, responses=ANSWER_STREAM)
-async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend) -> StreamingResponse:
+async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend, request: Request) -> StreamingResponse:
     stream = backend.stream(
         backend.chat.answers.Ask,
         pb.AskRequest(
@@ -120,7 +136,7 @@ async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend) -> S
     first = await started(stream)
     form = body.progress or progress_form(first.progress)
     return StreamingResponse(
-        _frames(stream, form, chat_id, first.record_id),
+        _frames(stream, StreamReader(form, request_language(request), chat_id, first.record_id)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
@@ -134,22 +150,25 @@ async def stop(chat_id: str, backend: CallerBackend) -> JSONResponse:
 
 @router.get("/{app_id}/chat/{chat_id}/chat_record/{page}/{size}", response_model=Envelope[RecordPageOut])
 async def list_records(
-    app_id: str, chat_id: str, page: PageNumber, size: PageSize, backend: CallerBackend
+    app_id: str, chat_id: str, page: PageNumber, size: PageSize, backend: CallerBackend, request: Request
 ) -> JSONResponse:
     reply = await backend.unary(
         backend.chat.answers.ListRecords,
         pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, application_id=app_id),
     )
-    return ok({"records": [record_json(r) for r in reply.records], "current": page, "size": size, "total": reply.total})
+    records = [record_json(r, request_language(request)) for r in reply.records]
+    return ok({"records": records, "current": page, "size": size, "total": reply.total})
 
 
 @router.get("/{app_id}/chat/{chat_id}/chat_record/{record_id}", response_model=Envelope[RecordOut])
-async def get_record(app_id: str, chat_id: str, record_id: RecordId, backend: CallerBackend) -> JSONResponse:
+async def get_record(
+    app_id: str, chat_id: str, record_id: RecordId, backend: CallerBackend, request: Request
+) -> JSONResponse:
     reply = await backend.unary(
         backend.chat.answers.GetRecord,
         pb.GetRecordRequest(chat_id=chat_id, record_id=str(record_id), application_id=app_id),
     )
-    return ok(record_json(reply.record))
+    return ok(record_json(reply.record, request_language(request)))
 
 
 class ChatRename(BaseModel):

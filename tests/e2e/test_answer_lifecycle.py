@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from typing import Any
 
@@ -227,12 +228,13 @@ async def test_a_failure_in_the_reasoning_form_is_a_last_chunk_that_says_so_with
     content they show, and no is_end, which would say the answer was saved whole."""
     broken = ChatReply(raw_events=[json.dumps({"error": {"message": "upstream crashed"}})])
     fake_model.default = lambda body: broken if request_kind(body) == "generate" else _assess_ok()
-    async with remote_stack.http() as client:
+    async with remote_stack.http(headers={"Accept-Language": "zh-CN,zh;q=0.9"}) as client:
         chat_id = await open_chat(client)
         response, frames = await ask(client, chat_id, QUESTION, progress="reasoning")
     assert response.status_code == 200 and {f.kind for f in frames} == {"chunk"}
     last = frames[-1].data
     assert last["error"]["code"] == 503 and last["content"].startswith("（回答失败：") and last["is_end"] is False
+    assert not re.search("[A-Za-z]{3,}", last["content"] + last["error"]["message"]), last
     assert not any(f.data["is_end"] for f in frames)
     assert any("第 1 轮检索" in f.data["reasoning_content"] for f in frames), "the stages as reasoning lines"
 

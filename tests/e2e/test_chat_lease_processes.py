@@ -57,6 +57,7 @@ from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.harness import READS_ENGLISH
 from tests.process_stack import child_pids
 from tests.sse_client import Frame, answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID, FIXED_DEMO_IDS, seed_demo
@@ -251,7 +252,7 @@ class Processes:
 
     def operator_headers(self) -> dict[str, str]:
         """What a client presents to be the operator (a loopback caller without it is nobody)."""
-        return {"Authorization": f"Bearer {operator_token(Settings.from_env(self.env))}"}
+        return {"Authorization": f"Bearer {operator_token(Settings.from_env(self.env))}", **READS_ENGLISH}
 
     async def starting(self, ready: Callable[[], bool | Awaitable[bool]], what: str) -> None:
         """Wait for a starting process to be ``ready``; on timeout, fail with every process's log."""

@@ -31,7 +31,7 @@ from kbcore.rpc.stubs import ChatStubs
 from kbcore.settings import Settings
 from services.chat.access.rules import NOT_VISIBLE
 from tests.document_jobs import wait_for_documents
-from tests.harness import Stack
+from tests.harness import READS_ENGLISH, Stack
 from tests.process_stack import listening_port
 from tests.sse_client import ask
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
@@ -454,6 +454,6 @@ async def test_docs_are_served_only_when_kb_http_docs_asks(tmp_path: Path) -> No
     for enabled, status in ((True, 200), (False, 404)):
         app = create_app(Settings(data_dir=tmp_path, http_docs=enabled))
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=READS_ENGLISH) as client:
             assert (await client.get("/docs")).status_code == status
             assert (await client.get("/openapi.json")).status_code == 200

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.harness import Stack
+from tests.harness import READS_ENGLISH, Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 UNKNOWN = "00000000-0000-0000-0000-000000000000"
@@ -85,7 +85,7 @@ async def test_operator_token_is_required_when_configured(stack: Stack) -> None:
     app = create_app(settings, Backends.connect(settings))
     transport = httpx.ASGITransport(app=app)
     # 127.0.0.1: a Host name this gateway answers
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=READS_ENGLISH) as client:
         assert_envelope(await client.get("/api/dataset"), 401, "token")
         assert_envelope(await client.get("/api/dataset", headers={"Authorization": "Bearer wrong"}), 401)
         ok = await client.get("/api/dataset", headers={"Authorization": "Bearer s3cret"})
@@ -117,7 +117,7 @@ async def test_the_development_switch_makes_only_a_tokenless_loopback_caller_the
 
     async def status(client_host: str, headers: dict[str, str]) -> int:
         transport = httpx.ASGITransport(app=app, client=(client_host, 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=READS_ENGLISH) as client:
             return (await client.get("/api/dataset", headers=headers)).status_code
 
     try:

@@ -29,6 +29,7 @@ from gateway.edge.listen import bind_http_socket
 from gateway.edge.protocol import EdgeHttpProtocol
 from gateway.edge.server_config import http_config
 from kbcore.settings import Settings
+from kbcore.words.translate import refusal_in
 from tests.eventually import eventually
 
 pytestmark = pytest.mark.own_database  # no database: the backends point nowhere
@@ -249,7 +250,8 @@ async def test_too_many_headers_get_431(tmp_path: Path) -> None:
         assert answer.status == 431
         assert answer.json() == {
             "code": 431,
-            "message": "the request has more headers than this server accepts (at most 10)",
+            # Refused before the headers are read: in the default language, Chinese.
+            "message": refusal_in("zh", "the request has more headers than this server accepts (at most 10)", 431),
             "data": None,
         }
         assert await client.closed_by_server()
@@ -267,7 +269,8 @@ async def test_a_client_that_stops_mid_header_gets_408_and_is_closed(tmp_path: P
         for client in (stalled, silent):
             answer = await client.answer()
             assert answer.status == 408
-            assert answer.json()["message"] == "the request's headers did not arrive within 0.5 seconds"
+            words = refusal_in("zh", "the request's headers did not arrive within 0.5 seconds", 408)
+            assert answer.json()["message"] == words and "0.5" in words
             assert answer.headers["connection"] == "close"
             assert await client.closed_by_server()
             client.close()
@@ -319,8 +322,8 @@ async def test_connections_over_the_per_address_cap_get_503_while_another_addres
         refused = await ask(gateway)
         assert refused.status == 503
         assert refused.headers["connection"] == "close" and refused.headers["retry-after"] == "5"
-        assert refused.json()["message"] == (
-            "too many open connections from your address (at most 3); close some and try again"
+        assert refused.json()["message"] == refusal_in(
+            "zh", "too many open connections from your address (at most 3); close some and try again", 503
         )
         assert (await ask(gateway, "127.0.0.2")).status == 200
         assert gateway.book.open_from("127.0.0.1") == 3
@@ -337,8 +340,8 @@ async def test_connections_over_the_total_cap_get_503(tmp_path: Path) -> None:
         for source in ("127.0.0.1", "127.0.0.3"):
             refused = await ask(gateway, source)
             assert refused.status == 503
-            assert refused.json()["message"] == (
-                "the server holds as many connections as it can right now; try again in a few seconds"
+            assert refused.json()["message"] == refusal_in(
+                "zh", "the server holds as many connections as it can right now; try again in a few seconds", 503
             )
         held.pop().close()
         await eventually(

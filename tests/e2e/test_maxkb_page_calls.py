@@ -20,7 +20,7 @@ from sqlalchemy import insert, select
 
 from kbcore.db.tables import Chat, ChatRecord, Visitor, utcnow
 from services.chat.access.visitors import digest
-from tests.harness import Stack
+from tests.harness import MAXKB_PAGE_LANGUAGE, Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 
 PAGE_BLOCK = re.compile(r"data:.*}\n\n")
@@ -70,7 +70,7 @@ async def share_link(stack: Stack) -> tuple[str, str]:
 
 async def test_the_page_opens_answers_shows_sources_keeps_history_and_renames_and_deletes(stack: Stack) -> None:
     app_id, access_token = await share_link(stack)
-    async with stack.http(anonymous=True) as page:
+    async with stack.http(anonymous=True, headers=MAXKB_PAGE_LANGUAGE) as page:
         server = await envelope(await page.get("/api/profile"))
         assert server["IS_XPACK"] is False and server["XPACK_LICENSE_IS_VALID"] is False
 

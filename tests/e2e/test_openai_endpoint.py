@@ -22,7 +22,7 @@ from openai.types.chat import ChatCompletionContentPartTextParam, ChatCompletion
 
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
-from tests.harness import Stack
+from tests.harness import READS_ENGLISH, Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 NODE_CLIENT = Path(__file__).resolve().parent / "openai_js"
@@ -36,7 +36,7 @@ async def api_key(stack: Stack, app_id: str = DEMO_APPLICATION_ID) -> str:
 
 def sdk(stack: Stack, key: str, app_id: str | None = DEMO_APPLICATION_ID) -> openai.AsyncOpenAI:
     base = f"{stack.url}/api/application/{app_id}" if app_id else f"{stack.url}/v1"
-    return openai.AsyncOpenAI(base_url=base, api_key=key, max_retries=0, timeout=120)
+    return openai.AsyncOpenAI(base_url=base, api_key=key, max_retries=0, timeout=120, default_headers=READS_ENGLISH)
 
 
 async def test_a_whole_answer_carries_rounds_sources_usage_and_is_saved(stack: Stack) -> None:
@@ -155,7 +155,9 @@ async def test_bad_requests_get_openai_shaped_errors_and_leave_no_record(
     stack: Stack, body: dict[str, object], status: int, words: str
 ) -> None:
     key = await api_key(stack)
-    async with httpx.AsyncClient(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
+    async with httpx.AsyncClient(
+        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+    ) as client:
         before = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/export")).text.count("\n")
         reply = await client.post(f"/api/application/{DEMO_APPLICATION_ID}/chat/completions", json=body)
         after = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/export")).text.count("\n")
@@ -362,7 +364,9 @@ async def test_a_model_is_retrieved_by_id_or_name_and_an_unknown_one_is_openais_
             await client.models.retrieve("gpt-4o")
         assert unknown.value.code == "model_not_found" and "gpt-4o" in unknown.value.message
         await client.close()
-    async with httpx.AsyncClient(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as http:
+    async with httpx.AsyncClient(
+        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+    ) as http:
         for path in ("/v1/models/gpt-4o", f"/api/application/{'0' * 32}/models/x"):
             reply = await http.get(path)
             assert reply.status_code == 404 and set(reply.json()) == {"error"}, reply.text
@@ -473,7 +477,9 @@ async def test_what_an_application_cannot_do_is_a_400_that_names_the_field(
     key = await api_key(stack)
     if path == "chat/completions":
         body = {"messages": [{"role": "user", "content": "问"}], **body}
-    async with httpx.AsyncClient(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
+    async with httpx.AsyncClient(
+        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+    ) as client:
         reply = await client.post(f"/api/application/{DEMO_APPLICATION_ID}/{path}", json=body)
     assert reply.status_code == 400, reply.text
     assert set(reply.json()) == {"error"}
@@ -505,7 +511,9 @@ async def test_an_openai_path_not_served_is_openais_404_or_405(
     stack: Stack, method: str, path: str, status: int
 ) -> None:
     key = await api_key(stack)
-    async with httpx.AsyncClient(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
+    async with httpx.AsyncClient(
+        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+    ) as client:
         reply = await client.request(method, path.format(app=DEMO_APPLICATION_ID), json={"input": "x"})
     assert reply.status_code == status, reply.text
     assert set(reply.json()) == {"error"}, "OpenAI's error object, not MaxKB's envelope"

@@ -23,7 +23,7 @@ from kbcore.permissions.roles import Need
 from kbcore.permissions.table import ROUTES
 from kbcore.rpc.caller_token import operator_token
 from tests.document_jobs import wait_for_documents
-from tests.harness import Stack
+from tests.harness import READS_ENGLISH, Stack
 from tests.permission_expectations import (
     ADMIN,
     ANONYMOUS,
@@ -58,7 +58,7 @@ class World:
     def client(self, caller: str, token: str | None = None) -> httpx.AsyncClient:
         bearer = token or self.tokens[caller]
         headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
-        return httpx.AsyncClient(base_url=self.stack.url, timeout=120, headers=headers)
+        return httpx.AsyncClient(base_url=self.stack.url, timeout=120, headers={**headers, **READS_ENGLISH})
 
     def operator(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -238,7 +238,7 @@ def expected_of(case: Case, caller: str) -> bool:
 
 
 async def sign_in(stack: Stack, username: str, password: str) -> str:
-    async with httpx.AsyncClient(base_url=stack.url, timeout=120) as anonymous:
+    async with httpx.AsyncClient(base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
         token = await data_of(
             await anonymous.post("/api/user/login", json={"username": username, "password": password})
         )
@@ -324,7 +324,7 @@ async def build_world(stack: Stack, unique: str) -> World:
         world.ids.update(await chat_with_record(operator, world.ids["app_id"]))
         world.ids["model_id"] = await model_id(operator, unique)
         await people(world, operator, unique, b)
-    async with httpx.AsyncClient(base_url=stack.url, timeout=120) as anonymous:
+    async with httpx.AsyncClient(base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
         world.tokens[VISITOR] = await data_of(
             await anonymous.post("/api/application/authentication", json={"access_token": link})
         )
@@ -379,7 +379,7 @@ async def outcomes(world: World) -> dict[tuple[str, str], Outcome]:
 
 
 async def served_routes(stack: Stack) -> set[str]:
-    async with httpx.AsyncClient(base_url=stack.url, timeout=120) as anonymous:
+    async with httpx.AsyncClient(base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
         spec = (await anonymous.get("/openapi.json")).json()
     routes = {f"{method.upper()} {path}" for path, operations in spec["paths"].items() for method in operations}
     return routes | ({"GET /metrics"} if stack.settings.metrics else set())

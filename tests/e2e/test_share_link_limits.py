@@ -21,7 +21,7 @@ from gateway.backends import Backends
 from kbcore.db.tables import AccessToken, Visitor
 from kbcore.rpc.caller_token import bearer
 from services.chat.access.visitors import digest
-from tests.harness import Stack
+from tests.harness import READS_ENGLISH, Stack
 from tests.sse_client import ask
 
 QUESTIONS = 30
@@ -101,7 +101,7 @@ async def test_d6_sign_in_is_limited_per_client_address_at_the_gateway(stack: St
 
     async def sign_in(address: str) -> int:
         transport = httpx.ASGITransport(app=app, client=(address, 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=READS_ENGLISH) as client:
             reply = await client.post("/api/application/authentication", json={"access_token": access_token})
         if reply.status_code == 429:
             assert "too many sign-ins from this address" in reply.json()["message"]

@@ -31,7 +31,7 @@ from kbcore.rpc.caller_token import operator_token
 from services.chat.accounts import signin_throttle
 from services.chat.accounts.signin import WRONG
 from tests.fresh_chat import fresh_chat_server
-from tests.harness import Stack, another_gateway
+from tests.harness import READS_ENGLISH, Stack, another_gateway
 
 FAILURES = 10  # KB_SIGNIN_FAILURES, its default, set explicitly
 SIGNINS_PER_IP = 1000  # above every attempt the first test makes: its 429s are the failure counts'
@@ -73,7 +73,9 @@ async def client_at(url: str, source: str, token: str = "") -> AsyncIterator[htt
     """A client whose connections come from ``source`` (any of 127/8 reaches this machine)."""
     transport = httpx.AsyncHTTPTransport(local_address=source)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx.AsyncClient(transport=transport, base_url=url, timeout=120, headers=headers) as client:
+    async with httpx.AsyncClient(
+        transport=transport, base_url=url, timeout=120, headers={**headers, **READS_ENGLISH}
+    ) as client:
         yield client
 
 

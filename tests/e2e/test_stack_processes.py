@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.fresh_chat import drop_database, fresh_database_url
+from tests.harness import READS_ENGLISH
 from tests.process_stack import stack_processes
 from tests.sse_client import answer_text, parse_frames
 from tools.demo_ids import DEMO_IDS_FILE
@@ -118,7 +119,7 @@ def test_tools_signin_link_prints_a_new_link_that_signs_admin_in(
     )
     assert made.returncode == 0, made.stderr
     [code] = re.findall(r"/ui/admin#signin=([\w-]+)", made.stdout)
-    with httpx.Client(base_url=str(info["url"]), timeout=60) as client:
+    with httpx.Client(base_url=str(info["url"]), timeout=60, headers=READS_ENGLISH) as client:
         signed_in = client.post("/api/user/signin_link", json={"code": code})
     assert signed_in.status_code == 200 and signed_in.json()["data"].startswith("kbs_"), signed_in.text
     nobody = subprocess.run(

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from kbcore.rpc.caller_token import operator_token
-from tests.harness import Stack
+from tests.harness import READS_ENGLISH, Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 PASSWORD = "first-Password-7"
@@ -32,7 +32,10 @@ async def _no_password_in(response: httpx.Response) -> None:
 def client(stack: Stack, token: str | None = None) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.AsyncClient(
-        base_url=stack.url, timeout=120, headers=headers, event_hooks={"response": [_no_password_in]}
+        base_url=stack.url,
+        timeout=120,
+        headers={**headers, **READS_ENGLISH},
+        event_hooks={"response": [_no_password_in]},
     )
 
 

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from tests.harness import Stack
+from tests.harness import MAXKB_PAGE_LANGUAGE, Stack
 from tools.seed_demo import DEMO_DATASET_ID
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -60,7 +60,7 @@ def check(name: str, actual: bytes) -> None:
 
 
 async def test_answer_stream_record_and_export_are_byte_identical_to_the_captured_wire(stack: Stack) -> None:
-    async with stack.http() as client:
+    async with stack.http(headers=MAXKB_PAGE_LANGUAGE) as client:
         created = await client.post(
             "/api/application",
             json={"name": "golden", "dataset_id_list": [DEMO_DATASET_ID], "dataset_setting": {"top_n": 3}},

@@ -9,7 +9,7 @@ import json
 from gateway import sse
 from gateway.openai.routes import _frames
 from gateway.openai.wire import Completion, CompletionIn
-from gateway.routes.chat import _frame
+from gateway.routes.chat import StreamReader, _frame
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.sse import SseParser
 
@@ -19,8 +19,9 @@ DELTAS = [pb.AnswerDelta(reasoning="先想一想"), pb.AnswerDelta(content="第�
 
 def test_a_batch_is_the_maxkb_chunks_of_its_deltas_in_one_write() -> None:
     chunk = sse.ChunkFrames(CHAT_ID, RECORD_ID)
-    together = _frame(pb.AskResponse(deltas=pb.AnswerDeltas(deltas=DELTAS)), chunk, "named", CHAT_ID, RECORD_ID)
-    one_by_one = b"".join(_frame(pb.AskResponse(delta=d), chunk, "named", CHAT_ID, RECORD_ID) for d in DELTAS)
+    reader = StreamReader("named", "zh", CHAT_ID, RECORD_ID)
+    together = _frame(pb.AskResponse(deltas=pb.AnswerDeltas(deltas=DELTAS)), chunk, reader)
+    one_by_one = b"".join(_frame(pb.AskResponse(delta=d), chunk, reader) for d in DELTAS)
     assert together == one_by_one
     frames = SseParser(errors="strict").feed(together)
     payloads = [json.loads(f.data) for f in frames]

@@ -105,7 +105,7 @@ def assert_http_and_openai(status: grpc.aio.AioRpcError, entry: Refusal, words: 
     """The gateway's two wire shapes of ``status`` are the entry's."""
     shown = from_grpc(status)
     assert (shown.status, shown.message) == (entry.http_status, entry.http_message(words))
-    response = error_response(shown.status, shown.message)
+    response = error_response(shown.status, shown.message, "en")
     assert response.status_code == entry.http_status
     assert json.loads(bytes(response.body)) == {"code": entry.http_status, "message": shown.message, "data": None}
     body = as_openai_error(shown).body()

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from gateway.app import create_app
 from gateway.backends import Backends
-from gateway.edge.host_rules import is_openai_path
+from gateway.errors import is_openai_path
 from gateway.shapes.answers import RecordOut, RecordPageOut, RetrievalOut
 from gateway.shapes.envelope import Envelope
 from kbcore.settings import Settings

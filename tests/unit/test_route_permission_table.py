@@ -104,6 +104,7 @@ def test_the_routes_outside_the_schema_are_metrics_pages_and_unserved_answers_on
 async def client_of(app: FastAPI, host: str = "203.0.113.9", token: str = "") -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, client=(host, 40000))
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers["Accept-Language"] = "en"  # the refusals' English, which the assertions read
     return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=headers)
 
 
