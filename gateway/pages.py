@@ -5,6 +5,10 @@ A content security policy pins every request the pages make to the gateway itsel
 styles and API calls come from this origin only, so a page can never leak a question to a
 third party, and Markdown in an answer cannot load anything.
 
+The chat page and the words the pages load are served in their reader's language: a page's
+``?lang=`` if it names one, else the browser's ``Accept-Language``, else Chinese. The operator
+page is Chinese for now.
+
 The share page alone may be framed by another site: that is how it is embedded (``embed.js``
 opens it in an iframe of the gateway's origin, where the host page cannot reach). The operator
 page and the key-based chat page refuse to be framed."""
@@ -15,13 +19,16 @@ import os
 from os import PathLike
 from pathlib import Path
 
-from fastapi import APIRouter, FastAPI
-from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 from starlette.types import Scope
 
 from gateway.labels import labels_json
+from gateway.words.filled_pages import chat_page as filled_chat_page
+from gateway.words.filled_pages import embed_script as filled_embed_script
+from kbcore.words.language import Language, chosen_language
 
 STATIC = Path(__file__).resolve().parent / "static"
 _POLICY = (
@@ -63,26 +70,44 @@ async def admin_page() -> FileResponse:
     return _page("admin.html")
 
 
+def page_language(request: Request) -> Language:
+    """The language a page or its words are served in: the explicit ``?lang=``, else the
+    browser's preference, else Chinese."""
+    return chosen_language(request.query_params.get("lang"), request.headers.get("accept-language"))
+
+
+def _in_language(headers: dict[str, str], language: Language) -> dict[str, str]:
+    """Headers for an answer that depends on the reader's language: caches keep one per language."""
+    return {**headers, "Vary": "Accept-Language", "Content-Language": language}
+
+
+def _chat_page(request: Request, headers: dict[str, str]) -> HTMLResponse:
+    language = page_language(request)
+    return HTMLResponse(filled_chat_page(language, request.query_params), headers=_in_language(headers, language))
+
+
 @router.get("/ui/chat/{app_id}")
-async def chat_page(app_id: str) -> FileResponse:
-    return _page("chat.html")
+async def chat_page(app_id: str, request: Request) -> HTMLResponse:
+    return _chat_page(request, PAGE_HEADERS)
 
 
 @router.get("/ui/share/{access_token}")
-async def share_page(access_token: str) -> FileResponse:
-    return _page("chat.html", SHARE_PAGE_HEADERS)
+async def share_page(access_token: str, request: Request) -> HTMLResponse:
+    return _chat_page(request, SHARE_PAGE_HEADERS)
 
 
 @router.get("/ui/embed.js")
-async def embed_script() -> FileResponse:
+async def embed_script() -> Response:
     """The chat bubble another site's page loads (docs/pages.md, "On another site")."""
-    return FileResponse(STATIC / "embed.js", media_type="text/javascript; charset=utf-8", headers=EMBED_SCRIPT_HEADERS)
+    return Response(filled_embed_script(), media_type="text/javascript; charset=utf-8", headers=EMBED_SCRIPT_HEADERS)
 
 
 @router.get("/ui/labels.json")
-async def labels() -> JSONResponse:
-    """The words the pages show (stop reasons, statuses, progress), from the one Python copy."""
-    return JSONResponse(labels_json(), headers=PAGE_HEADERS)
+async def labels(request: Request) -> JSONResponse:
+    """The words the pages show (stop reasons, statuses, progress, the chat page's own), in the
+    page's language (``?lang=``, which the pages send) or else the browser's."""
+    language = page_language(request)
+    return JSONResponse(labels_json(language), headers=_in_language(PAGE_HEADERS, language))
 
 
 class _StaticWithPolicy(StaticFiles):

@@ -1,7 +1,7 @@
 // The operator page's calls: the tab's bearer token (a session from signing in, or a pasted
 // token), a hook that shows the sign-in form when a call answers 401, the page's error wording,
 // and uploads with progress. Why bearer tokens and not cookies: docs/access.md.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { api, ApiError, errorFromResponse, describeError, errorNode } from "./api.js";
 import { session as tabStorage } from "./session.js";
 

@@ -3,7 +3,7 @@
 // range, newest first and paged; the filtered set downloads as CSV (GET /api/audit/export).
 // It reads the trail when it comes into view, not at page load (most visits never scroll to
 // it), once per signed-in account; 查询 reads it again. docs/access.md, "The audit trail".
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { call, operator, adminError, adminErrorText } from "./admin-api.js";
 import { errorFromResponse } from "./api.js";
 import { can, onAccountChanged } from "./admin-me.js";
@@ -42,7 +42,7 @@ function actionLabel(action) {
   const [kind, verb] = String(action || "").split(".", 2);
   const object = labelIn(WORDS.objects, kind);
   const doing = labelIn(WORDS.verbs, verb);
-  return object && doing ? `${doing}${object}` : "";
+  return object && doing ? WORDS.verb_object.replace("{verb}", doing).replace("{object}", object) : "";
 }
 
 /** A datetime-local value (the browser's zone) as RFC 3339 in UTC; "" stays "". */

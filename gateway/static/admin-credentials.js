@@ -3,7 +3,7 @@
 // use), each revocable, re-activatable, rotatable and given an expiry. A revoked key is
 // refused on its next call; a rotated link ends the visitor tokens it issued.
 // Data: GET/PUT/DELETE …/api_key[/{id}], POST …/api_key/{id}/rotate, GET/PUT …/access_token.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";
 import { can } from "./admin-me.js";

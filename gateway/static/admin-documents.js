@@ -1,7 +1,7 @@
 // The selected knowledge base's documents: the list with each document's ingestion status and
 // progress bar (polled while any job runs), cancel, delete, the file upload and web import.
 // Uploads return at once with the document queued; the list then follows it to ready or failed.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { h, clear, byTestId, formatTime } from "./dom.js";
 import { call, upload, adminError, adminErrorText } from "./admin-api.js";
 import { selectedDataset, onDatasetsChanged, loadDatasets } from "./admin-datasets.js";

@@ -6,7 +6,7 @@ import { h, clear, byTestId } from "./dom.js";
 import { call, operator, adminError, adminErrorText } from "./admin-api.js";
 import { errorFromResponse } from "./api.js";
 import { createRecordNode, fillRecord } from "./record.js";
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { latestOnly, onFirstView } from "./admin-sections.js";
 
 const WORDS = LABELS.knowledge;

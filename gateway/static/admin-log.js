@@ -8,7 +8,7 @@ import { createRecordNode, fillRecord } from "./record.js";
 import { improveForm } from "./admin-knowledge.js";
 import { attachFromLog } from "./admin-questions.js";
 import { RECORD_STATUS_LABELS, STOP_REASON_LABELS, stopReasonLabel } from "./labels.js";
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { thumbDown, thumbUp } from "./icons.js";
 
 const WORDS = LABELS.log;

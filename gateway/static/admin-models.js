@@ -2,7 +2,7 @@
 // real call, its answer in words), edited and deleted, and the application form's choice of
 // chat model. API keys are typed in and never shown again: the list has only "…a1b2".
 // Data: GET/POST /api/model, PUT/DELETE /api/model/{id}, POST /api/model/{id}/check.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, h } from "./dom.js";
 

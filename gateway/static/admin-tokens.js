@@ -1,7 +1,7 @@
 // "个人令牌": the signed-in person's own tokens for scripts and the CLI (GET/POST /api/user/token,
 // DELETE /api/user/token/{id}). A token acts as its owner, with the owner's role; a new one is
 // shown once (only its SHA-256 is kept), the list shows its first characters.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { me, onAccountChanged } from "./admin-me.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";

@@ -1,7 +1,7 @@
 // The operator page's "用量" section: an application and a range of days, then one chart per
 // figure (questions, outcomes, tokens, answer times, rounds, insufficient evidence, votes) and
 // the stop reasons of the whole range. Data: GET …/statistics/chat_record_aggregate_trend.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, h } from "./dom.js";
 import { chart, COLORS } from "./charts.js";

@@ -1,7 +1,7 @@
 // The parts of the "用户" section that make or change an account: the role choice, the
 // datasets and applications granted (checkboxes; an administrator needs none, so they hide),
 // the password pair, and the "新建用户" form (POST /api/user_manage).
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 import { call, adminError } from "./admin-api.js";
 import { clear, h } from "./dom.js";
 

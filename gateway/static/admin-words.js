@@ -1,7 +1,8 @@
-// The operator page's fixed words come from gateway/labels.py (served as /ui/labels.json):
+// The operator page's fixed words come from gateway/labels.py, in Chinese (served as
+// /ui/labels.json?lang=zh, which every operator module names: the page is Chinese for now):
 // elements name theirs with data-label (text) or data-placeholder, a dotted path such as
 // "account.signin". Templates use {name} placeholders.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
 
 /** The label at a dotted path ("roles.admin"), or "" when there is none. */
 export function word(path) {

@@ -1,5 +1,10 @@
-// Talking to the gateway: JSON envelopes, the answer's event stream, and error wording.
+// Talking to the gateway: JSON envelopes, the answer's event stream, and error wording. Every
+// call asks for the page's language (Accept-Language), so the gateway's own sentences in an
+// error come in the words the page shows.
 import { h } from "./dom.js";
+import { LABELS, PAGE_LANG, fill } from "./labels.js";
+
+const WORDS = LABELS.errors;
 
 export class ApiError extends Error {
   /** status 0 = the network failed (no HTTP answer at all). */
@@ -18,7 +23,7 @@ export class ApiError extends Error {
 export const NO_SESSION = { token: () => "" };
 
 function headers(session, extra = {}) {
-  const out = { ...extra };
+  const out = { "Accept-Language": PAGE_LANG, ...extra };
   const token = session && session.token();
   if (token) out.Authorization = `Bearer ${token}`;
   return out;
@@ -71,7 +76,7 @@ export async function api(path, { method = "GET", body, session = NO_SESSION } =
   try {
     envelope = await res.json();
   } catch {
-    throw new ApiError(res.status, "the server answered with something that is not JSON");
+    throw new ApiError(res.status, WORDS.not_json);
   }
   if (envelope && typeof envelope.code === "number" && envelope.code >= 400) {
     throw new ApiError(envelope.code, envelope.message);
@@ -94,7 +99,7 @@ export async function postStream(path, body, { session = NO_SESSION, onFrame, si
     });
   const res = await withReauth(session, send);
   if (!res.ok) throw await errorFromResponse(res);
-  if (!res.body) throw new ApiError(0, "the browser gave no readable stream");
+  if (!res.body) throw new ApiError(0, WORDS.no_stream);
 
   const reader = res.body.getReader();
   const decoder = new TextDecoder("utf-8");
@@ -152,7 +157,7 @@ function dispatch(frame, onFrame) {
 }
 
 /**
- * Plain Chinese for an error, plus the server's own sentence for support.
+ * Plain words for an error in the page's language, plus the server's own sentence for support.
  * overrides: {status: text} for places where a code means something else (e.g. uploads).
  */
 export function describeError(err, overrides = {}) {
@@ -161,18 +166,18 @@ export function describeError(err, overrides = {}) {
   let text;
   if (overrides[status] !== undefined) {
     text = typeof overrides[status] === "function" ? overrides[status](detail) : overrides[status];
-  } else if (status === 0) text = "网络连接中断。";
-  else if (status === 409) text = "该会话正在回答上一个问题，请稍候或先停止。";
-  else if (status === 429) text = `提问次数已用完：${detail}`;
-  else if (status === 413) text = "问题太长，请缩短后再问。";
-  else if (status === 502 || status === 503 || status === 504) text = "模型或检索服务暂时不可用，请稍后重试。";
-  else if (status === 401 || status === 403) text = "没有权限：请通过分享链接或 API Key 打开。";
-  else if (status === 404) text = `未找到：${detail}`;
-  else text = detail || `请求失败（HTTP ${status}）`;
+  } else if (status === 0) text = WORDS.network;
+  else if (status === 409) text = WORDS.busy;
+  else if (status === 429) text = fill(WORDS.quota, { detail });
+  else if (status === 413) text = WORDS.too_long;
+  else if (status === 502 || status === 503 || status === 504) text = WORDS.unavailable;
+  else if (status === 401 || status === 403) text = WORDS.refused;
+  else if (status === 404) text = fill(WORDS.not_found, { detail });
+  else text = detail || fill(WORDS.failed, { status });
   return { text, detail: detail && !text.includes(detail) ? detail : "" };
 }
 
-/** An in-place error block: Chinese first, the server's English underneath in small text. */
+/** An in-place error block: the page's words first, the server's own sentence underneath in small text. */
 export function errorNode(err, testid, overrides) {
   const { text, detail } = describeError(err, overrides);
   return h(

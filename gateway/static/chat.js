@@ -2,7 +2,7 @@
 // conversation, and asking with a live answer stream.
 import { api, postStream, ApiError, errorNode } from "./api.js";
 import { byTestId, clear, h } from "./dom.js";
-import { PROGRESS_START, progressText } from "./labels.js";
+import { LABELS, PROGRESS_START, fill, progressLine } from "./labels.js";
 import { createRecordNode, fillRecord as drawRecord, setAnswer, setProgress, addStep, hideProgress, setError } from "./record.js";
 import { pageMode, shareSession, keySession, chatKey, local, storageBlocked } from "./session.js";
 import { configureVotes, showVotes } from "./votes.js";
@@ -10,6 +10,8 @@ import { placeRegenerate } from "./regenerate.js";
 import { setThinking } from "./thinking.js";
 import { showPage } from "./page-look.js";
 import { initHistory, refreshHistory } from "./chat-history.js";
+
+const WORDS = LABELS.chat_page;
 
 const ui = {
   pageError: byTestId("page-error"),
@@ -117,7 +119,7 @@ async function openEarlierChat(chatId) {
     renderRecords(await fetchAllRecords());
     ui.pageError.hidden = true;
   } catch (err) {
-    showPageError("无法打开这个对话。", err);
+    showPageError(WORDS.cannot_open_this_chat, err);
   }
   setAnswering(false);
 }
@@ -190,10 +192,10 @@ async function ask(question, { replace = null } = {}) {
       signal: controller.signal,
       onFrame: (name, payload) => {
         if (name === "agent_status") {
-          const text = progressText(payload);
-          setProgress(node, text);
-          if (payload.phase === "compacting" && payload.rounds) byTestId("progress", node).title = `压缩 ${payload.rounds} 轮对话`;
-          addStep(node, text);
+          const line = progressLine(payload);
+          setProgress(node, line);
+          if (payload.phase === "compacting" && payload.rounds) byTestId("progress", node).title = fill(WORDS.compacting_rounds, payload);
+          addStep(node, line);
         } else if (name === "error") {
           liveError = new ApiError(Number(payload.code) || 500, payload.message || "");
           setError(node, liveError);
@@ -292,7 +294,7 @@ async function newChat() {
     renderRecords([]);
     ui.pageError.hidden = true;
   } catch (err) {
-    showPageError("无法新建对话。", err);
+    showPageError(WORDS.cannot_start_chat, err);
   } finally {
     setAnswering(false);
     ui.input.focus();
@@ -315,26 +317,34 @@ function wire() {
   ui.newChat.addEventListener("click", newChat);
 }
 
+/** The page itself, first-party (no embed=…), in the language it is read in. */
+function ownTabAddress() {
+  const own = new URL(location.pathname, location.origin);
+  const lang = new URLSearchParams(location.search).get("lang");
+  if (lang) own.searchParams.set("lang", lang);
+  return own.href;
+}
+
 async function start() {
   wire();
   setAnswering(false);
   // Opened by another site's embed code (gateway/static/embed.js): a compact page in its panel.
   if (new URLSearchParams(location.search).has("embed")) document.body.classList.add("embedded");
   ui.storageNotice.hidden = !storageBlocked;
-  ui.storageNotice.querySelector("a").href = location.origin + location.pathname; // the page itself, first-party
+  ui.storageNotice.querySelector("a").href = ownTabAddress();
   const where = pageMode();
   try {
     if (where.mode === "share") {
       try {
         Object.assign(state, await shareSession(where.accessToken));
       } catch (err) {
-        showPageError("分享链接无效或已失效，请向管理员索取新的链接。", err);
+        showPageError(WORDS.bad_share_link, err);
         return;
       }
     } else if (where.mode === "chat") {
       Object.assign(state, keySession(where.appId));
     } else {
-      showPageError("页面地址不正确：请通过分享链接或应用的对话链接打开。");
+      showPageError(WORDS.bad_address);
       return;
     }
     const app = await api(`/api/application/${encodeURIComponent(state.appId)}`, { session: state.session });
@@ -348,7 +358,7 @@ async function start() {
     ui.input.disabled = false;
     ui.input.focus();
   } catch (err) {
-    showPageError("无法打开对话。", err);
+    showPageError(WORDS.cannot_open, err);
   }
 }
 

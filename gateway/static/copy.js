@@ -1,6 +1,6 @@
-// A "复制" button for a secret or a link shown once. The clipboard API needs a secure context
+// A copy button for a secret or a link shown once. The clipboard API needs a secure context
 // (https or localhost); elsewhere the text is selected for the person to copy by hand.
-import LABELS from "/ui/labels.json" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { h } from "./dom.js";
 
 const WORDS = LABELS.users;
@@ -27,7 +27,7 @@ export function copyField(text, testid) {
   return h("div", { class: "copy-row" }, field, button, state);
 }
 
-/** A "复制" button beside text already shown (a link, a key): copies ``text``; where the
+/** A copy button beside text already shown (a link, a key): copies ``text``; where the
  * clipboard is refused, says so, and the text stays there to select by hand. */
 export function copyButton(text, testid) {
   const state = h("span", { class: "muted small", "aria-live": "polite" });

@@ -1,4 +1,5 @@
 // Tiny DOM builder: every string child becomes a text node, so untrusted text is never parsed as HTML.
+import { LABELS, PAGE_LANG, templateParts } from "./labels.js";
 
 /**
  * h("div", {class: "x", testid: "answer", title: "…", onclick: fn}, "text", childNode, [more])
@@ -39,16 +40,25 @@ export function byTestId(id, root = document) {
   return root.querySelector(`[data-testid="${id}"]`);
 }
 
-/** Numbers and times shown to people. */
+/**
+ * A template of the page's words with its {holes} filled, as nodes: each value in a span marked
+ * data-user-content (a question, a document's name: what the page was given, in whatever
+ * language it was written, not a word of the page's).
+ */
+export function filled(template, values = {}) {
+  return templateParts(template, values).map((part) => (typeof part === "string" ? part : h("span", { "data-user-content": true }, part.value)));
+}
+
+/** Numbers and times shown to people, in the page's language. */
 export function formatSeconds(value) {
   const n = Number(value);
   if (!Number.isFinite(n)) return "—";
-  return `${n < 10 ? n.toFixed(2) : n.toFixed(1)} 秒`;
+  return LABELS.common.seconds.replace("{seconds}", n < 10 ? n.toFixed(2) : n.toFixed(1));
 }
 
 export function formatTime(value) {
   if (!value) return "";
   const date = new Date(typeof value === "number" && value < 1e12 ? value * 1000 : value);
   if (Number.isNaN(date.getTime())) return String(value);
-  return date.toLocaleString("zh-CN", { hour12: false });
+  return date.toLocaleString(PAGE_LANG, { hour12: false });
 }

@@ -8,19 +8,32 @@
 // DOM (never a <style> element or a style attribute) and builds its icon with DOM calls, so it
 // works under a host's strict content security policy (script-src and frame-src allowing the
 // gateway are all it needs) and under Trusted Types.
+//
+// Its words come in both languages, written in by the gateway as it serves this file (the chat
+// page's catalogue, gateway/words/): in another site's page only the script can choose one. It
+// takes the snippet's data-lang, else the visitor's browser languages, else Chinese; a data-lang
+// also opens the chat in that language.
 (() => {
   "use strict";
   const script = document.currentScript;
   if (!script || !script.src) return;
   const source = new URL(script.src);
+  const WORDS = /*{{words}}*/ null;
+  const known = (tag) => {
+    const primary = String(tag || "").toLowerCase().split(/[-_]/)[0];
+    return primary === "zh" || primary === "en" ? primary : "";
+  };
+  const chosen = known(script.dataset.lang);
+  const language = chosen || [...(navigator.languages || []), navigator.language].map(known).find(Boolean) || "zh";
+  const words = (WORDS && WORDS[language]) || { title: "", missing_token: "" };
   const token = script.dataset.token || source.searchParams.get("token") || "";
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(token)) {
-    console.warn("知识库问答：嵌入代码缺少有效的 data-token（分享链接的访问令牌），未添加对话按钮。");
+    console.warn(words.missing_token);
     return;
   }
-  const title = (script.dataset.title || "知识库问答").slice(0, 64);
+  const title = (script.dataset.title || words.title).slice(0, 64);
   const colour = /^#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?$/.test(script.dataset.color || "") ? script.dataset.color : "#2563eb";
-  const frameUrl = `${source.origin}/ui/share/${encodeURIComponent(token)}?embed=bubble`;
+  const frameUrl = `${source.origin}/ui/share/${encodeURIComponent(token)}?embed=bubble${chosen ? `&lang=${chosen}` : ""}`;
   const SVG = "http://www.w3.org/2000/svg";
 
   function styled(element, styles) {

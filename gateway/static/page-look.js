@@ -2,11 +2,13 @@
 // the name and logo visitors see, the accent colour, the opening message with its suggested
 // questions as buttons, the input's hint, a disclaimer, and whether sources and the trace show.
 // Everything is drawn as text or through the safe Markdown renderer: an opening message with
-// HTML or a javascript: link shows as inert text.
+// HTML or a javascript: link shows as inert text. It is the operator's text, in whatever language
+// they wrote it (chat.html marks its places data-user-content), beside the page's own words.
 import { byTestId, clear, h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { LABELS } from "./labels.js";
 
-const DEFAULT_NAME = "知识库问答";
+const DEFAULT_NAME = LABELS.chat_page.title;
 const COLOUR = /^#[0-9a-fA-F]{6}$/;
 
 /** The opening message's text (its lines that are not suggested questions) and its questions. */

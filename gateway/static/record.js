@@ -1,23 +1,28 @@
 // One question/answer element. The same fill function draws a record loaded from the server
 // and a just-streamed one after it was re-read, so a reload shows exactly what was shown live.
-import { h, clear, byTestId } from "./dom.js";
+// What the reader and the model wrote (the question, the answer, the thinking) is marked
+// data-user-content: it is shown in the language it was written in, whatever the page's.
+import { h, clear, byTestId, filled } from "./dom.js";
 import { ApiError, errorNode } from "./api.js";
+import { LABELS, RECORD_STATUS_LABELS } from "./labels.js";
 import { renderMarkdown } from "./markdown.js";
 import { traceNode, sourcesNode } from "./trace.js";
 import { setThinking } from "./thinking.js";
+
+const WORDS = LABELS.record;
 
 /** An empty record for a question; the answer parts are filled in later. */
 export function createRecordNode(question) {
   return h(
     "article",
     { class: "record", testid: "record", "data-status": "running" },
-    h("div", { class: "question" }, h("div", { class: "bubble", testid: "record-question" }, question)),
+    h("div", { class: "question" }, h("div", { class: "bubble", testid: "record-question", "data-user-content": true }, question)),
     h(
       "div",
       { class: "reply" },
       h("div", { class: "progress", testid: "progress", role: "status", hidden: true }),
-      h("div", { class: "answer markdown", testid: "answer" }),
-      h("ol", { class: "steps", "aria-label": "检索过程" }),
+      h("div", { class: "answer markdown", testid: "answer", "data-user-content": true }),
+      h("ol", { class: "steps", "aria-label": WORDS.steps }),
       h("div", { class: "slot-error" }),
       h("div", { class: "slot-flags" }),
       h("div", { class: "slot-sources" }),
@@ -32,17 +37,19 @@ export function setAnswer(node, markdownText) {
   byTestId("answer", node).innerHTML = renderMarkdown(markdownText); // renderMarkdown escapes first
 }
 
-export function setProgress(node, text) {
+/** line: {template, values} (labels.js progressLine): the phase's words, its values marked as given. */
+export function setProgress(node, line) {
   const progress = byTestId("progress", node);
   progress.hidden = false;
-  progress.textContent = text;
+  progress.replaceChildren(...filled(line.template, line.values));
 }
 
 /** One step per distinct progress message in this stream, kept after the answer ends. */
-export function addStep(node, text) {
+export function addStep(node, line) {
   const steps = node.querySelector(".steps");
-  const seen = [...steps.children].some((li) => li.textContent === text);
-  if (!seen) steps.appendChild(h("li", { testid: "progress-step" }, text));
+  const step = h("li", { testid: "progress-step" }, filled(line.template, line.values));
+  const seen = [...steps.children].some((li) => li.textContent === step.textContent);
+  if (!seen) steps.appendChild(step);
 }
 
 export function hideProgress(node) {
@@ -55,11 +62,15 @@ export function setError(node, err) {
   if (err) slot(node, "error").appendChild(errorNode(err, "record-error"));
 }
 
-/** A saved record's error has no HTTP status; guess the wording from its text. */
+/** A saved record's error has no HTTP status; guess the wording from its text, which the gateway
+ * sends in the page's language (the Chinese of the same sentences), so a reload says what the
+ * live stream said. */
+const UNAVAILABLE = /the model failed|upstream service failed|unavailable|timeout|timed out|deadline|connect|上游服务出错|不可用|超时|连接/i;
+
 function savedError(record) {
   const message = record.error || "";
-  if (/the model failed|upstream service failed|unavailable|timeout|timed out|deadline|connect/i.test(message)) return new ApiError(503, message);
-  return new ApiError(500, message || "the answer failed");
+  if (UNAVAILABLE.test(message)) return new ApiError(503, message);
+  return new ApiError(500, message || RECORD_STATUS_LABELS.failed);
 }
 
 function openCitation(node, name) {
@@ -88,9 +99,9 @@ export function fillRecord(node, record, { liveError = null } = {}) {
   else setError(node, null);
 
   const flags = clear(slot(node, "flags"));
-  if (status === "stopped") flags.appendChild(h("span", { class: "flag", testid: "stopped-marker" }, "已停止"));
-  if (status === "interrupted") flags.appendChild(h("span", { class: "flag warn" }, "已中断：服务重启时回答未完成，请重新提问。"));
-  if (status === "running") flags.appendChild(h("span", { class: "flag" }, "仍在回答中…"));
+  if (status === "stopped") flags.appendChild(h("span", { class: "flag", testid: "stopped-marker" }, RECORD_STATUS_LABELS.stopped));
+  if (status === "interrupted") flags.appendChild(h("span", { class: "flag warn" }, WORDS.interrupted));
+  if (status === "running") flags.appendChild(h("span", { class: "flag" }, WORDS.running));
 
   const sources = clear(slot(node, "sources"));
   const trace = clear(slot(node, "trace"));

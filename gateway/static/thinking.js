@@ -2,7 +2,7 @@
 // Drawn live while the answer streams and again from the saved record, so a reload shows the
 // same; plain text (never Markdown), since it is the model's scratch work, not the answer.
 import { h } from "./dom.js";
-import LABELS from "/ui/labels.json" with { type: "json" };
+import { LABELS } from "./labels.js";
 
 const WORDS = LABELS.thinking;
 
@@ -22,7 +22,7 @@ export function setThinking(node, text, { live = false } = {}) {
       "details",
       { class: "thinking", testid: "thinking" },
       h("summary", { testid: "thinking-summary" }),
-      h("div", { class: "thinking-text", testid: "thinking-text" }),
+      h("div", { class: "thinking-text", testid: "thinking-text", "data-user-content": true }),
     );
     node.querySelector("[data-testid=answer]").before(box);
   }

@@ -1,18 +1,27 @@
 // How one answer was found: the retrieval trace, context statistics and cited documents.
-// Shared by the chat page (records) and the operator page (multi-round hit test).
-import { h, formatSeconds } from "./dom.js";
+// Shared by the chat page (records) and the operator page (multi-round hit test). What came from
+// the knowledge base or the question (documents' names and paragraphs, the searches, the gaps,
+// the parts, the model's name) is marked data-user-content: it is shown in the language it was
+// written in, beside the page's own words.
+import { h, filled, formatSeconds } from "./dom.js";
 import {
   JUDGED_ASSESSMENT,
+  LABELS,
   PART_VERDICT_LABELS,
   RERANK_WORDS,
   QUESTION_WORDS,
   SKIPPED_ASSESSMENT,
   scoreLabel,
   stopReasonLabel,
+  fill,
   yesNo,
 } from "./labels.js";
 
-const docName = (p) => p.document_name || p.document_id || "未命名文档";
+const WORDS = LABELS.trace;
+const COLON = LABELS.common.colon;
+const docName = (p) => p.document_name || p.document_id || WORDS.untitled_document;
+/** Text the page was given (not a word of its own), in an element marked as such. */
+const given = (tag, props, text) => h(tag, { ...props, "data-user-content": true }, text);
 
 /** Paragraphs grouped by document, in order of first appearance. */
 export function groupByDocument(paragraphs) {
@@ -41,24 +50,24 @@ export function paragraphNode(p, { testid = "paragraph", showDocument = false, d
     h(
       "div",
       { class: "paragraph-meta" },
-      showDocument ? h("span", { class: "paragraph-doc", testid: docTestid }, docName(p)) : null,
-      p.title ? h("span", { class: "paragraph-title" }, p.title) : null,
+      showDocument ? given("span", { class: "paragraph-doc", testid: docTestid }, docName(p)) : null,
+      p.title ? given("span", { class: "paragraph-title" }, p.title) : null,
       h("span", { class: "pill", testid: "score", title: score.hint || null }, `${score.label} ${similarityText(p.similarity)}`),
-      p.round ? h("span", { class: "pill" }, `第 ${p.round} 轮`) : null,
+      p.round ? h("span", { class: "pill" }, fill(WORDS.round, { round: p.round })) : null,
       p.rerank_score !== undefined
         ? h("span", { class: "pill", testid: "rerank-score", title: RERANK_WORDS.score_hint }, `${RERANK_WORDS.score} ${similarityText(p.rerank_score)}`)
         : null,
       p.matched_question
-        ? h("span", { class: "pill", testid: "matched-question", title: QUESTION_WORDS.matched_hint }, `${QUESTION_WORDS.matched}：${p.matched_question}`)
+        ? h("span", { class: "pill", testid: "matched-question", title: QUESTION_WORDS.matched_hint }, QUESTION_WORDS.matched, COLON, given("span", {}, p.matched_question))
         : null,
     ),
-    h("div", { class: "paragraph-content" }, p.content || ""),
+    given("div", { class: "paragraph-content" }, p.content || ""),
   );
 }
 
 function listOrDash(items, testid) {
   if (!items || !items.length) return h("span", { class: "muted" }, "—");
-  return h("ul", { class: "inline-list" }, items.map((q) => h("li", { testid }, q)));
+  return h("ul", { class: "inline-list" }, items.map((q) => given("li", { testid }, q)));
 }
 
 /**
@@ -71,19 +80,19 @@ export function roundNode(round, { testid = "trace-round", queryTestid = "trace-
   return h(
     "li",
     { class: "round", testid },
-    h("div", { class: "round-head" }, `第 ${r.round ?? "?"} 轮`),
+    h("div", { class: "round-head" }, fill(WORDS.round, { round: r.round })),
     h(
       "dl",
       { class: "facts" },
-      row("查询", listOrDash(r.queries, queryTestid)),
-      row("新增段落", `${(r.new_paragraph_ids || []).length} 个`),
-      row("累计资料", `${r.total_evidence ?? 0} 段`),
-      row("资料充分", yesNo(r.sufficient)),
-      row("缺口", r.missing ? r.missing : h("span", { class: "muted" }, "—")),
-      row("后续查询", listOrDash(r.next_queries, "next-query")),
+      row(WORDS.queries, listOrDash(r.queries, queryTestid)),
+      row(WORDS.new_paragraphs, fill(WORDS.paragraph_count, { count: (r.new_paragraph_ids || []).length })),
+      row(WORDS.evidence, fill(WORDS.evidence_count, { count: r.total_evidence ?? 0 })),
+      row(WORDS.sufficient, yesNo(r.sufficient)),
+      row(WORDS.gap, r.missing ? given("span", {}, r.missing) : h("span", { class: "muted" }, "—")),
+      row(WORDS.next_queries, listOrDash(r.next_queries, "next-query")),
       r.reranked || r.rerank_error ? row(RERANK_WORDS.row, rerankLine(r)) : [],
-      r.assessment_skipped ? row("评估", h("span", { testid: "assessment-skipped" }, SKIPPED_ASSESSMENT)) : [],
-      r.assessed_by ? row("评估", h("span", { testid: "assessed-by-judge" }, JUDGED_ASSESSMENT)) : [],
+      r.assessment_skipped ? row(WORDS.assessment, h("span", { testid: "assessment-skipped" }, SKIPPED_ASSESSMENT)) : [],
+      r.assessed_by ? row(WORDS.assessment, h("span", { testid: "assessed-by-judge" }, JUDGED_ASSESSMENT)) : [],
     ),
     extra,
   );
@@ -91,7 +100,7 @@ export function roundNode(round, { testid = "trace-round", queryTestid = "trace-
 
 /** Whether the round's candidates were re-ordered by the application's rerank model, or why not. */
 function rerankLine(r) {
-  if (r.rerank_error) return h("span", { testid: "rerank-failed" }, RERANK_WORDS.failed + r.rerank_error);
+  if (r.rerank_error) return h("span", { testid: "rerank-failed" }, RERANK_WORDS.failed, given("span", {}, r.rerank_error));
   return h("span", { testid: "reranked" }, RERANK_WORDS.reranked);
 }
 
@@ -100,27 +109,28 @@ function contextStats(record) {
   const chat = record.chat_step || {};
   const search = record.search_step || {};
   const lines = [];
-  if (info.enabled === false) lines.push("未使用会话上下文");
+  if (info.enabled === false) lines.push(WORDS.no_context);
   else if (Object.keys(info).length) {
-    lines.push(
-      `历史轮次 ${info.recent_rounds ?? 0} · 已压缩轮次 ${info.compacted_rounds ?? 0} · ` +
-        `估算 token ${info.estimated_tokens ?? 0} / ${info.token_budget ?? 0} · 摘要版本 ${info.revision ?? 0}`,
-    );
+    const counts = ["recent_rounds", "compacted_rounds", "estimated_tokens", "token_budget", "revision"];
+    lines.push(fill(WORDS.context, Object.fromEntries(counts.map((key) => [key, info[key] ?? 0]))));
   }
-  const tokens = [`提问 token ${record.message_tokens ?? chat.message_tokens ?? 0}`, `回答 token ${record.answer_tokens ?? chat.answer_tokens ?? 0}`];
-  if (search.run_time !== undefined) tokens.push(`检索用时 ${formatSeconds(search.run_time)}`);
-  tokens.push(`总用时 ${formatSeconds(record.run_time ?? chat.run_time)}`);
+  const tokens = [
+    fill(WORDS.question_tokens, { count: record.message_tokens ?? chat.message_tokens ?? 0 }),
+    fill(WORDS.answer_tokens, { count: record.answer_tokens ?? chat.answer_tokens ?? 0 }),
+  ];
+  if (search.run_time !== undefined) tokens.push(fill(WORDS.search_time, { time: formatSeconds(search.run_time) }));
+  tokens.push(fill(WORDS.total_time, { time: formatSeconds(record.run_time ?? chat.run_time) }));
   lines.push(tokens.join(" · "));
-  if (chat.model) lines.push(`模型 ${chat.model}${chat.offline_model ? "（离线模型）" : ""}`);
+  if (chat.model) lines.push([filled(WORDS.model, { model: chat.model }), chat.offline_model ? WORDS.offline_model : ""]);
   return h("div", { class: "context-stats", testid: "context-stats" }, lines.map((line) => h("div", {}, line)));
 }
 
 function citations(record) {
   const groups = groupByDocument(record.paragraph_list);
-  if (!groups.size) return h("div", { class: "citations muted", testid: "citations" }, "没有引用文档。");
+  if (!groups.size) return h("div", { class: "citations muted", testid: "citations" }, WORDS.no_citations);
   return listSection(
     { class: "citations", testid: "citations" },
-    "引用文档",
+    WORDS.citations,
     "citation-list",
     [...groups].map(([name, paragraphs]) =>
       h(
@@ -129,7 +139,7 @@ function citations(record) {
         h(
           "details",
           {},
-          h("summary", {}, h("span", { class: "citation-name", testid: "citation" }, name), h("small", { class: "muted" }, ` · ${paragraphs.length} 段`)),
+          h("summary", {}, given("span", { class: "citation-name", testid: "citation" }, name), h("small", { class: "muted" }, fill(WORDS.citation_count, { count: paragraphs.length }))),
           paragraphs.map((p) => paragraphNode(p, { mode: record.search_mode })),
         ),
       ),
@@ -148,20 +158,20 @@ function partsNode(record) {
   if (!parts.length) return null;
   return listSection(
     { class: "parts", testid: "parts" },
-    "问题分项",
+    WORDS.parts,
     "part-list",
     parts.map((p) =>
       h(
         "li",
         { class: "part", testid: "part", "data-verdict": p.verdict },
         h("span", { class: `verdict verdict-${p.verdict}`, testid: "part-verdict" }, PART_VERDICT_LABELS[p.verdict] || p.verdict),
-        h("span", { class: "part-text" }, p.part),
+        given("span", { class: "part-text" }, p.part),
       ),
     ),
   );
 }
 
-/** <details data-testid="trace">, collapsed; summary like "检索轨迹 · 2 轮 · 未发现新增资料". */
+/** <details data-testid="trace">, collapsed; summary like "Search trace · rounds: 2 · No new evidence found". */
 export function traceNode(record) {
   const rounds = record.agent_trace || [];
   const label = stopReasonLabel(record.agent_stop_reason);
@@ -169,20 +179,20 @@ export function traceNode(record) {
   return h(
     "details",
     { class: "trace", testid: "trace" },
-    h("summary", {}, `检索轨迹 · ${rounds.length} 轮 · ${label}`),
+    h("summary", {}, fill(WORDS.summary, { rounds: rounds.length, stop_reason: label })),
     h(
       "div",
       { class: "trace-body" },
-      labelled("停止原因：", h("span", { testid: "stop-reason" }, label)),
+      labelled(WORDS.stop_reason, h("span", { testid: "stop-reason" }, label)),
       record.padding_problem_text
-        ? labelled("检索问题：", h("span", { testid: "rewritten-question" }, record.padding_problem_text))
+        ? labelled(WORDS.rewritten_question, given("span", { testid: "rewritten-question" }, record.padding_problem_text))
         : null,
-      record.rewrite_error ? labelled("问题改写未完成：", h("span", { class: "muted" }, record.rewrite_error)) : null,
-      rounds.length && !record.sufficient && record.missing ? labelled("仍缺资料：", h("span", {}, record.missing)) : null,
+      record.rewrite_error ? labelled(WORDS.rewrite_failed, given("span", { class: "muted" }, record.rewrite_error)) : null,
+      rounds.length && !record.sufficient && record.missing ? labelled(WORDS.still_missing, given("span", {}, record.missing)) : null,
       partsNode(record),
       rounds.length
         ? h("ol", { class: "rounds" }, rounds.map((r) => roundNode(r)))
-        : h("p", { class: "muted" }, "本次回答没有进行检索。"),
+        : h("p", { class: "muted" }, WORDS.no_search),
       contextStats(record),
       citations(record),
     ),
@@ -196,9 +206,9 @@ export function sourcesNode(record, onPick) {
   return h(
     "div",
     { class: "sources", testid: "answer-sources" },
-    h("span", { class: "label" }, "引用："),
+    h("span", { class: "label" }, WORDS.sources),
     [...groups.keys()].map((name) =>
-      h("button", { type: "button", class: "chip", testid: "source", title: "查看引用段落", onclick: () => onPick && onPick(name) }, name),
+      h("button", { type: "button", class: "chip", testid: "source", title: WORDS.source_hint, "data-user-content": true, onclick: () => onPick && onPick(name) }, name),
     ),
   );
 }

@@ -1,7 +1,7 @@
 // The up and down votes under each finished answer: the reader's own vote, shown after a reload, changed by
 // clicking the other one and withdrawn by clicking the chosen one again. A down vote first opens a small
 // form for an optional reason. PUT …/chat_record/{id}/vote (MaxKB's route and vote_status).
-import LABELS from "/ui/labels.json" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { api, describeError } from "./api.js";
 import { h, clear } from "./dom.js";
 import { thumbDown, thumbUp } from "./icons.js";
@@ -38,10 +38,12 @@ export function showVotes(node, record) {
   slot.appendChild(voteBar(record.id, record.vote_status || NONE, record.vote_reason || ""));
 }
 
-function stateText(state) {
-  if (state.status === UP) return WORDS.voted_up;
-  if (state.status === DOWN) return state.reason ? `${WORDS.voted_down}：${state.reason}` : WORDS.voted_down;
-  return "";
+/** What the bar says of the reader's vote: the vote, and a down vote's reason (the reader's own words). */
+function stateNodes(state) {
+  if (state.status === UP) return [WORDS.voted_up];
+  if (state.status === DOWN && state.reason) return [WORDS.voted_down, LABELS.common.colon, h("span", { "data-user-content": true }, state.reason)];
+  if (state.status === DOWN) return [WORDS.voted_down];
+  return [];
 }
 
 /** The buttons say their word beside the emoji, readable where no emoji font is installed. */
@@ -60,7 +62,7 @@ function voteBar(recordId, status, reason) {
     bar.dataset.vote = state.status;
     up.setAttribute("aria-pressed", String(state.status === UP));
     down.setAttribute("aria-pressed", String(state.status === DOWN));
-    shown.textContent = stateText(state);
+    shown.replaceChildren(...stateNodes(state));
     shown.title = state.status === NONE ? "" : WORDS.withdraw;
   };
   const send = async (voteStatus, why) => {

@@ -16,7 +16,7 @@ import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, async_playwright
@@ -42,7 +42,13 @@ CHROMIUM_FLAGS = [
 ]
 SLOW_ANSWER = [f"第{i}段回答内容。" for i in range(1, 61)]
 
-NewPage = Callable[[str], Awaitable[Page]]
+
+class NewPage(Protocol):
+    """``await new_page(gateway_url)``, or with ``locale="en-US"`` for an English browser."""
+
+    def __call__(self, gateway_url: str, *, locale: str = "zh-CN") -> Awaitable[Page]: ...
+
+
 OperatorPage = Callable[[Stack], Awaitable[Page]]
 # Where the operator page keeps the tab's bearer token (gateway/static/admin-api.js), and the
 # mark that the test has put one there already in this tab.
@@ -63,12 +69,13 @@ async def browser() -> AsyncIterator[Browser]:
 @pytest.fixture
 async def new_page(browser: Browser) -> AsyncIterator[NewPage]:
     """``await new_page(gateway_url)``: a fresh browser context (no storage from other tests),
-    1280×900, Chinese locale; on teardown, every request must have gone to ``gateway_url``."""
+    1280×900, Chinese locale unless ``locale`` names another (its Accept-Language too); on
+    teardown, every request must have gone to ``gateway_url``."""
     opened: list[tuple[str, list[str]]] = []
     contexts = []
 
-    async def open_page(gateway_url: str) -> Page:
-        context = await browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
+    async def open_page(gateway_url: str, *, locale: str = "zh-CN") -> Page:
+        context = await browser.new_context(viewport={"width": 1280, "height": 900}, locale=locale)
         contexts.append(context)
         context.set_default_timeout(30_000)
         urls: list[str] = []
