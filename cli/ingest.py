@@ -19,9 +19,10 @@ from typing import Any, TextIO
 
 import httpx
 
-from cli.client import CliError, request_data
+from cli.client import request_data
+from cli.failure import CliError, cannot_read
 from cli.split_rules import split_form
-from gateway.labels import DOCUMENT_STATUS_LABELS
+from cli.words import CliWords
 from kbcore.document_types import SUPPORTED_SUFFIXES
 
 BAR_WIDTH = 20
@@ -33,9 +34,10 @@ class ProgressBar:
     """``[#####-----] 3/16 name.md`` on stderr: redrawn in place on a terminal, one line per
     file when stderr is a log or a pipe (where carriage returns would pile up)."""
 
-    def __init__(self, total: int, stream: TextIO) -> None:
+    def __init__(self, total: int, stream: TextIO, words: CliWords) -> None:
         self.total = total
         self.stream = stream
+        self.words = words
         self.tty = stream.isatty()
 
     def bar(self, done: int, label: str) -> str:
@@ -49,12 +51,13 @@ class ProgressBar:
             self.stream.flush()
 
     def finished(self, done: int, label: str, failure: str = "") -> None:
+        failed = self.words("ingest.failed", error=failure) if failure else ""
         if not self.tty:
-            suffix = f"  failed: {failure}" if failure else ""
+            suffix = f"  {failed}" if failure else ""
             self.stream.write(f"{self.bar(done, label)}{suffix}\n")
         else:
             if failure:  # a failure stays on screen above the bar
-                self.stream.write(f"\r\x1b[K{label} failed: {failure}\n")
+                self.stream.write(f"\r\x1b[K{label} {failed}\n")
             self.stream.write(f"\r{self.bar(done, label)}\x1b[K")
             if done == self.total:
                 self.stream.write("\n")
@@ -92,33 +95,35 @@ def select_files(path: Path, pattern: str | None) -> list[Path]:
     return sorted(p for p in candidates if p.is_file() and not p.name.startswith("."))
 
 
-def upload_file(client: httpx.Client, dataset_id: str, path: Path, form: dict[str, str | list[str]]) -> Upload:
+def upload_file(
+    client: httpx.Client, dataset_id: str, path: Path, form: dict[str, str | list[str]], words: CliWords
+) -> Upload:
     """One file; a refusal is returned, not raised, so the other files still go. A .zip is
     answered with the list of its documents, any other file with its one document."""
     try:
         content = path.read_bytes()
     except OSError as exc:
-        return Upload(path.name, error=f"cannot read: {exc.strerror or exc}")
+        return Upload(path.name, error=words.say(cannot_read(path.name, exc).phrase))
     mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     try:
         answer = request_data(
             client, "POST", f"/api/dataset/{dataset_id}/document", files={"file": (path.name, content, mime)}, data=form
         )
     except CliError as exc:
-        return Upload(path.name, error=str(exc))
+        return Upload(path.name, error=words.say(exc.phrase))
     documents = answer if isinstance(answer, list) else [answer]
     return Upload(path.name, [d for d in documents if isinstance(d, dict) and d.get("id")])
 
 
-def resolve_dataset(client: httpx.Client, dataset_id: str | None, create: str | None) -> str:
+def resolve_dataset(client: httpx.Client, dataset_id: str | None, create: str | None, words: CliWords) -> str:
     """Create the dataset, or check that it exists and that we may write to it, once: an
     unknown id or a bad token would otherwise fail every file with the same message."""
     if create:
         dataset = request_data(client, "POST", "/api/dataset", json={"name": create, "desc": ""})
         created = str(dataset["id"]) if isinstance(dataset, dict) else ""
         if not created:
-            raise CliError("the gateway created the dataset but sent no id")
-        print(f"created dataset {created} ({create})", file=sys.stderr, flush=True)
+            raise CliError("ingest.no_id")
+        print(words("ingest.created", dataset_id=created, name=create), file=sys.stderr, flush=True)
         return created
     assert dataset_id is not None  # the parser requires one of the two
     request_data(client, "GET", f"/api/dataset/{dataset_id}/document")
@@ -126,96 +131,111 @@ def resolve_dataset(client: httpx.Client, dataset_id: str | None, create: str | 
 
 
 def upload_all(
-    client: httpx.Client, dataset_id: str, files: Sequence[Path], form: dict[str, str | list[str]]
+    client: httpx.Client, dataset_id: str, files: Sequence[Path], form: dict[str, str | list[str]], words: CliWords
 ) -> list[Upload]:
-    bar = ProgressBar(len(files), sys.stderr)
+    bar = ProgressBar(len(files), sys.stderr, words)
     uploads: list[Upload] = []
     for index, path in enumerate(files, 1):
         bar.starting(index - 1, path.name)
-        upload = upload_file(client, dataset_id, path, form)
+        upload = upload_file(client, dataset_id, path, form, words)
         uploads.append(upload)
         bar.finished(index, path.name, upload.error)
     return uploads
 
 
-def status_label(document: dict[str, Any]) -> str:
+def status_label(document: dict[str, Any], words: CliWords) -> str:
     """``name 向量化中 120/300``: the document's status in the page's words, with its progress."""
-    status = str(document.get("status", ""))
-    words = DOCUMENT_STATUS_LABELS.get(status, status)
+    status = words.document_status(str(document.get("status", "")))
     progress = document.get("progress") or {}
     total = int(progress.get("total") or 0)
     counted = f" {int(progress.get('done') or 0)}/{total}" if total else ""
-    return f"{document.get('name', '')} {words}{counted}"
+    return f"{document.get('name', '')} {status}{counted}"
 
 
-def settle(document: dict[str, Any] | None, name: str) -> Outcome:
+def settle(document: dict[str, Any] | None, name: str, words: CliWords) -> Outcome:
+    """A document no longer running: its paragraphs, or the gateway's error (else what it ended as)."""
     if document is None:
-        return Outcome(name, error="the document was deleted while it was being ingested")
+        return Outcome(name, error=words("ingest.deleted"))
     if document.get("status") == "ready":
         return Outcome(name, paragraphs=int(document.get("paragraph_count") or 0))
-    return Outcome(name, error=str(document.get("error") or f"ingestion ended as {document.get('status')!r}"))
+    if document.get("error"):
+        return Outcome(name, error=str(document["error"]))
+    return Outcome(name, error=words("ingest.ended_as", status=words.document_status(str(document.get("status")))))
 
 
-def wait_for_documents(client: httpx.Client, dataset_id: str, documents: Sequence[dict[str, Any]]) -> list[Outcome]:
+def wait_for_documents(
+    client: httpx.Client, dataset_id: str, documents: Sequence[dict[str, Any]], words: CliWords
+) -> list[Outcome]:
     """Poll the dataset's document list until none of these is still running; a bar over the
     documents, the one in flight shown with its status and paragraphs embedded."""
     pending = {str(d["id"]): str(d.get("name", "")) for d in documents}
-    bar = ProgressBar(len(pending), sys.stderr)
+    bar = ProgressBar(len(pending), sys.stderr, words)
     outcomes: list[Outcome] = []
     current = {str(d["id"]): d for d in documents}
     while True:
         for document_id, name in list(pending.items()):
             document = current.get(document_id)
             if document is None or document.get("status") not in RUNNING:
-                outcome = settle(document, name)
+                outcome = settle(document, name, words)
                 outcomes.append(outcome)
                 del pending[document_id]
-                ready = DOCUMENT_STATUS_LABELS.get("ready", "ready")
+                ready = words.document_status("ready")
                 bar.finished(len(outcomes), f"{name} {ready}" if not outcome.error else name, outcome.error)
         if not pending:
             return outcomes
         running = [current[i] for i in pending]
-        bar.starting(len(outcomes), status_label(max(running, key=lambda d: d.get("status") == "embedding")))
+        bar.starting(len(outcomes), status_label(max(running, key=lambda d: d.get("status") == "embedding"), words))
         time.sleep(POLL_SECONDS)
         listed = request_data(client, "GET", f"/api/dataset/{dataset_id}/document")
         current = {str(d.get("id")): d for d in listed if isinstance(d, dict)} if isinstance(listed, list) else {}
 
 
-def run_ingest(client: httpx.Client, args: argparse.Namespace) -> int:
+def nothing_to_upload(path: Path, pattern: str | None) -> CliError:
+    if pattern:
+        return CliError("ingest.no_match", path=path, pattern=repr(pattern))
+    return CliError("ingest.no_documents", path=path, suffixes="/".join(SUPPORTED_SUFFIXES))
+
+
+def run_ingest(client: httpx.Client, args: argparse.Namespace, words: CliWords) -> int:
     path = Path(args.folder)
     if not path.exists():
-        raise CliError(f"{path} is neither a folder nor a file")
+        raise CliError("ingest.not_there", path=path)
     files = select_files(path, args.pattern)
     if not files:  # checked before --create, so a wrong folder leaves no empty dataset behind
-        what = repr(args.pattern) if args.pattern else "/".join(SUPPORTED_SUFFIXES) + " files"
-        raise CliError(f"nothing to upload: no {what} in {path}")
-    dataset_id = resolve_dataset(client, args.dataset_id, args.create)
-    uploads = upload_all(client, dataset_id, files, split_form(args))
+        raise nothing_to_upload(path, args.pattern)
+    dataset_id = resolve_dataset(client, args.dataset_id, args.create, words)
+    uploads = upload_all(client, dataset_id, files, split_form(args), words)
     refused = [Outcome(u.name, error=u.error) for u in uploads if u.error]
     documents = [d for u in uploads for d in u.documents]
     if args.no_wait:
-        print(queued_summary(dataset_id, len(documents), refused))
+        print(queued_summary(dataset_id, len(documents), refused, words))
         return 1 if refused else 0
-    outcomes = wait_for_documents(client, dataset_id, documents) if documents else []
-    print(summary(dataset_id, [*outcomes, *refused]))
+    outcomes = wait_for_documents(client, dataset_id, documents, words) if documents else []
+    print(summary(dataset_id, [*outcomes, *refused], words))
     return 1 if any(o.error for o in (*outcomes, *refused)) else 0
 
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def _failures(failed: Sequence[Outcome], words: CliWords) -> str:
+    if not failed:
+        return ""
+    return words("ingest.failures", count=len(failed), names=words.listed(o.name for o in failed))
 
 
-def _failures(failed: Sequence[Outcome]) -> str:
-    return f"; {len(failed)} failed: {', '.join(o.name for o in failed)}" if failed else ""
-
-
-def summary(dataset_id: str, outcomes: Sequence[Outcome]) -> str:
+def summary(dataset_id: str, outcomes: Sequence[Outcome], words: CliWords) -> str:
+    """What became searchable: documents and paragraphs, then the files and documents that failed."""
     done = [o for o in outcomes if not o.error]
     paragraphs = sum(o.paragraphs for o in done)
-    line = f"dataset {dataset_id}: {plural(len(done), 'document')}, {plural(paragraphs, 'paragraph')}"
-    return line + _failures([o for o in outcomes if o.error])
+    line = words(
+        "ingest.summary",
+        dataset_id=dataset_id,
+        documents=words.counted("ingest.documents", len(done)),
+        paragraphs=words.counted("ingest.paragraphs", paragraphs),
+    )
+    return line + _failures([o for o in outcomes if o.error], words)
 
 
-def queued_summary(dataset_id: str, queued: int, refused: Sequence[Outcome]) -> str:
+def queued_summary(dataset_id: str, queued: int, refused: Sequence[Outcome], words: CliWords) -> str:
     """``--no-wait``: what was handed over; the documents are still being parsed and embedded."""
-    return f"dataset {dataset_id}: {plural(queued, 'document')} queued" + _failures(refused)
+    return words(
+        "ingest.queued", dataset_id=dataset_id, documents=words.counted("ingest.documents", queued)
+    ) + _failures(refused, words)

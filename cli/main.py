@@ -1,32 +1,67 @@
 """The command line: the parser, and one command per subcommand over one HTTP client.
-Exit codes: 0 done, 1 the gateway or a file failed, 2 usage error."""
+Exit codes: 0 done, 1 the gateway or a file failed, 2 usage error.
+
+Every message a person reads is printed in the run's language (``--lang``, else the locale,
+else Chinese: ``cli.language``). The help and argparse's usage errors stay English: they are
+a developer's reference for the options, whose names are English anyway."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 
 from cli.ask import run_ask
-from cli.client import CliError, cli_settings, credential, default_url, make_client
+from cli.client import (
+    TOKEN_MENU,
+    cli_settings,
+    connection_reason,
+    credential,
+    default_url,
+    make_client,
+    unreadable_setting,
+)
 from cli.evaluate import run_eval
+from cli.failure import CliError
 from cli.ingest import run_ingest
+from cli.language import cli_language
 from cli.split_rules import add_split_options, run_preview
+from cli.words import CliWords
 from kbcore.settings import SettingsError
+from kbcore.words.language import LANGUAGES
+
+LANGUAGE_HELP = (
+    "the language of every message: zh (Chinese) or en (English); default: the locale's "
+    "(LC_ALL, else LC_MESSAGES, else LANG: en_US.UTF-8 is English), else Chinese"
+)
+EPILOG = (
+    "Messages (progress, summaries, errors, and the gateway's refusals, asked for with "
+    "Accept-Language) are in Chinese or English, as --lang or the locale says; this help stays English. "
+    "--lang may also follow the subcommand."
+)
+
+
+def add_language_option(parser: argparse.ArgumentParser, default: Any) -> None:
+    """``--lang`` before the subcommand (``default`` None) or after it (``default`` SUPPRESS, so
+    a subcommand that is not given it keeps the value given before)."""
+    parser.add_argument("--lang", choices=LANGUAGES, default=default, help=LANGUAGE_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
     description = (
         "Ask a knowledge-base application, load a folder of documents, or measure retrieval, over the HTTP API."
     )
-    parser = argparse.ArgumentParser(prog="python -m cli", description=description)
+    parser = argparse.ArgumentParser(prog="python -m cli", description=description, epilog=EPILOG)
+    add_language_option(parser, None)
     parser.add_argument("--url", default=None, help="gateway URL (default http://$KB_HTTP_HOST:$KB_HTTP_PORT)")
     parser.add_argument(
         "--token",
         default=None,
-        help="bearer token: a personal token (operator page, 用户 → 个人令牌), the operator token or an "
+        help=f"bearer token: a personal token (operator page, {TOKEN_MENU}), the operator token or an "
         "application-… API key (default $KB_TOKEN, else $KB_DATA_DIR/operator.token when readable)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -71,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-rewrite", action="store_true", help="ask the last turn without the earlier turns (no rewriting)"
     )
     evaluate.add_argument("--json", action="store_true", help="print the route's full JSON instead of the table")
+    for subcommand in (ask, ingest, preview, evaluate):
+        add_language_option(subcommand, argparse.SUPPRESS)
     return parser
 
 
@@ -82,24 +119,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def print_error(words: CliWords, failure: CliError) -> None:
+    print(words("errors.line", message=words.say(failure.phrase)), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    words = CliWords(cli_language(args.lang, os.environ))
     try:
         settings = cli_settings()
-    except SettingsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except SettingsError:
+        print_error(words, unreadable_setting(os.environ))
         return 2
     url = (args.url or default_url(settings)).rstrip("/")
     token = credential(settings, args.token)
     commands = {"ask": run_ask, "ingest": run_ingest, "eval": run_eval, "preview": run_preview}
     try:
-        with make_client(url, token) as client:
-            return commands[args.command](client, args)
+        with make_client(url, token, words.language) as client:
+            return commands[args.command](client, args, words)
     except CliError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(words, exc)
     except httpx.HTTPError as exc:
-        print(f"error: cannot talk to the gateway at {url}: {exc}", file=sys.stderr)
+        print_error(words, CliError("errors.unreachable", url=url, reason=connection_reason(exc)))
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(words("errors.interrupted"), file=sys.stderr)
         return 130
     return 1

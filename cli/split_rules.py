@@ -11,7 +11,9 @@ from pathlib import Path
 
 import httpx
 
-from cli.client import CliError, request_data
+from cli.client import request_data
+from cli.failure import cannot_read
+from cli.words import CliWords
 
 
 def add_split_options(parser: argparse.ArgumentParser) -> None:
@@ -42,13 +44,13 @@ def split_form(args: argparse.Namespace) -> dict[str, str | list[str]]:
     return form
 
 
-def run_preview(client: httpx.Client, args: argparse.Namespace) -> int:
+def run_preview(client: httpx.Client, args: argparse.Namespace, words: CliWords) -> int:
     """The paragraphs the file would make, one block each (``[n] title`` then the text); nothing is stored."""
     path = Path(args.file)
     try:
         content = path.read_bytes()
     except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise cannot_read(path, exc) from exc
     mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     answer = request_data(
         client, "POST", "/api/dataset/document/split", files={"file": (path.name, content, mime)}, data=split_form(args)
@@ -59,8 +61,8 @@ def run_preview(client: httpx.Client, args: argparse.Namespace) -> int:
         print(paragraph["content"])
         print()
     shown = len(preview["content"])
-    more = f" (the first {shown} shown)" if preview["total"] > shown else ""
-    print(f"{preview['total']} paragraphs{more}", file=sys.stderr)
+    more = words("preview.first_shown", shown=shown) if preview["total"] > shown else ""
+    print(words.counted("preview.paragraphs", preview["total"]) + more, file=sys.stderr)
     for separator in preview["unused_separators"]:
-        print(f"separator {separator!r} cuts nothing in {path.name}", file=sys.stderr)
+        print(words("preview.unused_separator", separator=repr(separator), name=path.name), file=sys.stderr)
     return 0

@@ -1,24 +1,29 @@
 """The command-line client run as a real process against the in-process stack: the answer on
 stdout, the web UI's progress wording on stderr, follow-ups in the same chat, folder ingestion
 with a progress bar (uploads, then waiting for every document to be ready), and the server's
-messages on failure."""
+messages on failure; every line of its own in one language, Chinese unless ``--lang`` or the
+locale says English, and the gateway's refusals in that language too."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from cli.ask import AnswerState, handle_frame
 from cli.ingest import ProgressBar
+from cli.language import LOCALE_VARIABLES
+from cli.words import CliWords
 from gateway.labels import STOP_REASON_LABELS
 from kbcore.sse import SseParser
 from tests.document_jobs import wait_for_documents
 from tests.fixtures import documents
 from tests.harness import Stack
+from tests.page_words import CJK, english_words
 from tools.seed_demo import DEMO_APPLICATION_ID
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,13 +31,18 @@ QUESTIONS = REPO / "samples" / "kb" / "questions.jsonl"
 UNKNOWN = "00000000-0000-0000-0000-000000000000"
 COMPOUND = "云岭县人民医院ICU每天的探视时间是几点到几点？城乡居民医保参保人在县级定点医院住院，报销比例是多少？"
 ICU = "云岭县人民医院ICU每天的探视时间是几点到几点？"
+INSURANCE = "城乡居民医保参保人在县级定点医院住院，报销比例是多少？"
+CHINESE, ENGLISH = CliWords("zh"), CliWords("en")
+OPTION = re.compile(r"--[a-z][a-z-]*")
 
 
 async def run_cli(stack: Stack, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
     """In a thread: the stack serves from this test's event loop, which a blocking wait would stall.
     The client runs as on the stack's machine: KB_DATA_DIR is the stack's, so it presents the
-    local operator token (``$KB_DATA_DIR/operator.token``) unless ``settings`` say otherwise."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    local operator token (``$KB_DATA_DIR/operator.token``) unless ``settings`` say otherwise. No
+    locale unless ``settings`` set one: the CLI speaks its default, whatever the test runner's is."""
+    dropped = {*LOCALE_VARIABLES, "LANGUAGE"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KB_") and k not in dropped}
     env.update({"PYTHONIOENCODING": "utf-8", "KB_DATA_DIR": str(stack.settings.data_dir), **settings})
     return await asyncio.to_thread(
         subprocess.run,
@@ -47,8 +57,26 @@ async def run_cli(stack: Stack, *args: str, **settings: str) -> subprocess.Compl
 
 
 def chat_id_from(stderr: str) -> str:
-    line = next(line for line in stderr.splitlines() if line.startswith("chat: "))
-    return line.removeprefix("chat: ").split("（")[0].strip()
+    """The id the opened-chat line tells a follow-up to pass with --chat."""
+    found = re.search(r"--chat ([0-9a-f-]+)", stderr)
+    assert found, stderr
+    return found.group(1)
+
+
+def trace_part(stdout: str, words: CliWords) -> list[str]:
+    """The lines ``--trace`` prints after the answer: the CLI's own, around the record's content."""
+    heading = words("ask.trace_heading")
+    assert heading in stdout, stdout
+    return stdout.split(heading, 1)[1].splitlines()
+
+
+def with_cjk(lines: list[str]) -> list[str]:
+    return [line for line in lines if CJK.search(line)]
+
+
+def with_english(lines: list[str]) -> list[str]:
+    """Lines holding an English word that is not an allowed name, an identifier or an option."""
+    return [line for line in lines if english_words(OPTION.sub(" ", line))]
 
 
 async def test_ask_streams_the_answer_to_stdout_and_progress_to_stderr(stack: Stack) -> None:
@@ -75,7 +103,7 @@ async def test_a_follow_up_with_chat_continues_the_same_chat(stack: Stack) -> No
     chat_id = chat_id_from(first.stderr)
     second = await run_cli(stack, "ask", DEMO_APPLICATION_ID, "节假日呢？", "--chat", chat_id)
     assert second.returncode == 0, second.stderr
-    assert "chat: " not in second.stderr, "no new chat is opened for a follow-up"
+    assert "--chat" not in second.stderr, "no new chat is opened for a follow-up"
     async with stack.http() as client:
         records = await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/20")
     assert records.json()["data"]["total"] == 2
@@ -93,11 +121,11 @@ async def test_ingest_uploads_the_folder_waits_reports_the_failures_and_exits_1(
     name = f"cli-{unique}"
     result = await run_cli(stack, "ingest", "--create", name, str(tmp_path), "--pattern", "*")
     assert result.returncode == 1, result.stderr
-    assert "2/4 b-scan.pdf" in result.stderr and "4/4 d-photo.png  failed: HTTP 415" in result.stderr
-    assert "supported types" in result.stderr, "the server's own message names the problem"
-    failed_job = next(line for line in result.stderr.splitlines() if "b-scan" in line and "failed:" in line)
-    assert failed_job.split("failed:", 1)[1].strip(), "the job's error text is shown"
-    assert "2 documents" in result.stdout and "2 failed: " in result.stdout and "d-photo.png" in result.stdout
+    assert "2/4 b-scan.pdf" in result.stderr and "4/4 d-photo.png  失败：HTTP 415：" in result.stderr
+    assert "支持的类型" in result.stderr, "the server's own message, in the CLI's language, names the problem"
+    failed_job = next(line for line in result.stderr.splitlines() if "b-scan" in line and "失败：" in line)
+    assert failed_job.split("失败：", 1)[1].strip(), "the job's error text is shown"
+    assert "2 个文档" in result.stdout and "2 个失败：" in result.stdout and "d-photo.png" in result.stdout
     async with stack.http() as client:
         datasets = (await client.get("/api/dataset")).json()["data"]
         dataset_id = next(d["id"] for d in datasets if d["name"] == name)
@@ -117,7 +145,8 @@ async def test_preview_then_ingest_with_the_same_rules_makes_the_previewed_parag
     previewed = await run_cli(stack, "preview", str(source), *rules)
     assert previewed.returncode == 0, previewed.stderr
     blocks = [b for b in previewed.stdout.strip().split("\n\n") if b]
-    assert f"{len(blocks)} paragraphs" in previewed.stderr and "separator '§§' cuts nothing" in previewed.stderr
+    assert f"共 {len(blocks)} 个段落" in previewed.stderr
+    assert "分隔符 '§§' 在 leave.md 中没有切分任何内容" in previewed.stderr
     name = f"cli-split-{unique}"
     ingested = await run_cli(stack, "ingest", "--create", name, str(source), *rules)
     assert ingested.returncode == 0, ingested.stderr
@@ -129,7 +158,7 @@ async def test_preview_then_ingest_with_the_same_rules_makes_the_previewed_parag
     shown = [block.split("\n", 1)[1] for block in blocks]
     assert [p["content"] for p in records["data"]["records"]] == shown
     refused = await run_cli(stack, "preview", str(source), "--max-length", "0")
-    assert refused.returncode == 1 and "max_length must be between 50 and 10000" in refused.stderr
+    assert refused.returncode == 1 and "max_length 须在 50 到 10000 个字符之间" in refused.stderr
 
 
 async def test_ingest_takes_office_files_and_a_zip_and_waits_until_ready(
@@ -144,7 +173,7 @@ async def test_ingest_takes_office_files_and_a_zip_and_waits_until_ready(
     assert result.returncode == 0, result.stderr
     assert "3/3 prices.xlsx" in result.stderr, "the upload bar, one line per file"
     assert "4/4 " in result.stderr and "已就绪" in result.stderr, "then the wait bar, one line per document"
-    assert "4 documents, " in result.stdout and "failed" not in result.stdout
+    assert "4 个文档，" in result.stdout and "失败" not in result.stdout
     async with stack.http() as client:
         datasets = (await client.get("/api/dataset")).json()["data"]
         dataset_id = next(d["id"] for d in datasets if d["name"] == name)
@@ -160,7 +189,7 @@ async def test_ingest_no_wait_returns_once_uploaded(stack: Stack, tmp_path: Path
         dataset_id = created.json()["data"]["id"]
         result = await run_cli(stack, "ingest", dataset_id, str(tmp_path / "one.txt"), "--no-wait")
         assert result.returncode == 0, result.stderr
-        assert result.stdout.strip() == f"dataset {dataset_id}: 1 document queued"
+        assert result.stdout.strip() == f"知识库 {dataset_id}：1 个文档已排队"
         [document] = await wait_for_documents(client, dataset_id)
     assert document["status"] == "ready"
 
@@ -174,15 +203,16 @@ async def test_ingest_without_a_pattern_sends_only_documents(stack: Stack, tmp_p
     result = await run_cli(stack, "ingest", dataset_id, str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "1/1 only.txt" in result.stderr and "png" not in result.stderr
-    assert f"dataset {dataset_id}: 1 document, " in result.stdout
+    assert f"知识库 {dataset_id}：1 个文档，" in result.stdout
 
 
 async def test_unknown_application_exits_1_with_the_server_message(stack: Stack) -> None:
-    async with stack.http() as client:
+    async with stack.http(headers={"Accept-Language": "zh"}) as client:
         expected = (await client.get(f"/api/application/{UNKNOWN}/chat/open")).json()["message"]
+    assert CJK.search(expected), "the gateway's Chinese, as the CLI asks for it"
     result = await run_cli(stack, "ask", UNKNOWN, "年假有几天？")
     assert result.returncode == 1
-    assert "HTTP 404" in result.stderr and expected in result.stderr
+    assert result.stderr == f"错误：HTTP 404：{expected}\n"
     assert result.stdout == ""
 
 
@@ -195,7 +225,7 @@ async def test_kb_token_is_presented_before_the_local_operator_token_and_a_401_s
     assert result.returncode == 1 and result.stdout == ""
     assert "HTTP 401" in result.stderr
     assert f"{stack.url}/ui/admin" in result.stderr and "用户 → 个人令牌" in result.stderr
-    assert "set KB_TOKEN" in result.stderr
+    assert "把 KB_TOKEN 设为它" in result.stderr
 
 
 async def test_with_no_token_anywhere_nothing_is_presented_and_the_401_says_what_to_do(
@@ -229,7 +259,7 @@ def test_sse_frames_survive_any_chunking() -> None:
         out, err, state = io.StringIO(), io.StringIO(), AnswerState()
         for start in range(0, len(stream), size):
             for frame in parser.feed(stream[start : start + size]):
-                handle_frame(frame, state, out, err)
+                handle_frame(frame, state, out, err, CHINESE)
         assert parser.close() == []
         assert out.getvalue() == "第四条 16:00至16:30", size
         assert err.getvalue() == "第 2 轮检索：探视时间\n", size
@@ -243,7 +273,7 @@ class Terminal(io.StringIO):
 
 def test_on_a_terminal_the_bar_is_redrawn_in_place_and_failures_stay_above_it() -> None:
     screen = Terminal()
-    bar = ProgressBar(2, screen)
+    bar = ProgressBar(2, screen, ENGLISH)
     bar.starting(0, "a.md")
     bar.finished(1, "a.md")
     bar.starting(1, "b.pdf")
@@ -260,10 +290,10 @@ async def test_eval_prints_recall_per_round_for_a_questions_file(stack: Stack, t
     questions.write_text("\n".join(compound) + "\n\n")
     result = await run_cli(stack, "eval", DEMO_APPLICATION_ID, str(questions))
     assert result.returncode == 0, result.stderr
-    assert "4 questions" in result.stdout and "rewriting on" in result.stdout
-    assert "after round | recall" in result.stdout
+    assert "4 个问题" in result.stdout and "问题改写：开启" in result.stdout
+    assert "轮次 | 召回率" in result.stdout
     assert result.stdout.count("\n1 | ") == 1, "a row for round 1"
-    assert "stop reasons: " in result.stdout
+    assert "停止原因：" in result.stdout
 
 
 async def test_eval_names_the_line_that_is_not_json(stack: Stack, tmp_path: Path) -> None:
@@ -271,5 +301,80 @@ async def test_eval_names_the_line_that_is_not_json(stack: Stack, tmp_path: Path
     questions.write_text('{"turns": [{"question": "年假", "gold": [{"must_contain": "年假"}]}]}\n{oops\n')
     result = await run_cli(stack, "eval", DEMO_APPLICATION_ID, str(questions))
     assert result.returncode == 1
-    assert f"{questions}:2: not JSON" in result.stderr
+    assert f"错误：{questions}:2：第 2 列起不是有效的 JSON" in result.stderr
     assert result.stdout == ""
+
+
+async def test_by_default_every_line_of_its_own_is_chinese(stack: Stack, tmp_path: Path, unique: str) -> None:
+    """No locale, no --lang: progress, the chat line, the trace and the ingest summary are all
+    Chinese; the English left is names (PDF, JSON…), identifiers, ids and option names."""
+    asked = await run_cli(stack, "ask", DEMO_APPLICATION_ID, INSURANCE, "--trace")
+    assert asked.returncode == 0, asked.stderr
+    own = [*asked.stderr.splitlines(), *trace_part(asked.stdout, CHINESE)]
+    assert with_english(own) == [], own
+    assert "停止原因：" in asked.stdout and "引用文档：" in asked.stdout and "追问请加 --chat" in asked.stderr
+    (tmp_path / "rules.md").write_text(f"# 默认语言{unique}\n\n第一条 本规定适用于测试单位。\n", encoding="utf-8")
+    ingested = await run_cli(stack, "ingest", "--create", f"cli-zh-{unique}", str(tmp_path))
+    assert ingested.returncode == 0, ingested.stderr
+    assert with_english([*ingested.stderr.splitlines(), *ingested.stdout.splitlines()]) == []
+    assert "已创建知识库" in ingested.stderr and "1 个文档，" in ingested.stdout
+
+
+async def test_in_english_no_line_of_its_own_has_a_cjk_character(stack: Stack, tmp_path: Path, unique: str) -> None:
+    """``--lang en`` (before the subcommand, and after it): an English document in a new dataset,
+    a file the gateway refuses (its refusal in English too), then a question to an application
+    over that dataset. Only the answer's text (the offline model opens it with a Chinese notice)
+    is left out of the check: it is the answer, not the CLI's words."""
+    (tmp_path / "visiting-hours.md").write_text(
+        f"# Ward visiting hours {unique}\n\nVisitors may come to the ward every day from 15:00 to 20:00.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG")
+    name = f"cli-en-{unique}"
+    ingested = await run_cli(stack, "--lang", "en", "ingest", "--create", name, str(tmp_path), "--pattern", "*")
+    assert ingested.returncode == 1, ingested.stderr
+    assert with_cjk([*ingested.stderr.splitlines(), *ingested.stdout.splitlines()]) == []
+    assert "created dataset " in ingested.stderr and "photo.png  failed: HTTP 415: " in ingested.stderr
+    assert "supported types" in ingested.stderr, "the gateway's refusal, in English as asked"
+    assert ", 1 document, " not in ingested.stdout and ": 1 document, " in ingested.stdout
+    assert "; 1 failed: photo.png" in ingested.stdout
+    async with stack.http() as client:
+        datasets = (await client.get("/api/dataset")).json()["data"]
+        dataset_id = next(d["id"] for d in datasets if d["name"] == name)
+        created = await client.post("/api/application", json={"name": name, "dataset_id_list": [dataset_id]})
+    app_id = created.json()["data"]["id"]
+    asked = await run_cli(stack, "ask", app_id, "When may visitors come to the ward?", "--trace", "--lang", "en")
+    assert asked.returncode == 0, asked.stderr
+    assert with_cjk([*asked.stderr.splitlines(), *trace_part(asked.stdout, ENGLISH)]) == []
+    assert "Search round 1: " in asked.stderr and "chat: " in asked.stderr
+    assert "Why it stopped: " in asked.stdout and f"Ward visiting hours {unique} (" in asked.stdout
+
+
+async def test_the_locale_chooses_the_language_and_the_gateway_refuses_in_it(stack: Stack) -> None:
+    """LANG=en_US.UTF-8 is English, the gateway's refusal included; LC_ALL wins over LANG."""
+    async with stack.http(headers={"Accept-Language": "en"}) as client:
+        english = (await client.get(f"/api/application/{UNKNOWN}/chat/open")).json()["message"]
+    async with stack.http(headers={"Accept-Language": "zh"}) as client:
+        chinese = (await client.get(f"/api/application/{UNKNOWN}/chat/open")).json()["message"]
+    assert english != chinese
+    result = await run_cli(stack, "ask", UNKNOWN, "How many days of leave?", LANG="en_US.UTF-8")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == f"error: HTTP 404: {english}\n"
+    assert not CJK.search(result.stderr)
+    overruled = await run_cli(stack, "ask", UNKNOWN, "年假有几天？", LANG="en_US.UTF-8", LC_ALL="zh_CN.UTF-8")
+    assert overruled.stderr == f"错误：HTTP 404：{chinese}\n"
+
+
+async def test_in_english_the_evaluation_table_and_a_bad_line_are_english(stack: Stack, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    compound = [line for line in QUESTIONS.read_text().splitlines() if '"kind": "compound"' in line][:2]
+    questions.write_text("\n".join(compound) + "\n")
+    result = await run_cli(stack, "eval", DEMO_APPLICATION_ID, str(questions), "--lang", "en")
+    assert result.returncode == 0, result.stderr
+    assert with_cjk(result.stdout.splitlines()) == [], "the cases are named by their ids"
+    assert result.stdout.startswith("2 questions, ") and "rewriting on" in result.stdout
+    assert "after round | recall" in result.stdout and "stop reasons: " in result.stdout
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{oops\n")
+    refused = await run_cli(stack, "eval", DEMO_APPLICATION_ID, str(broken), "--lang", "en")
+    assert refused.returncode == 1 and refused.stderr == f"error: {broken}:1: not JSON (from column 2)\n"
