@@ -95,7 +95,7 @@ def test_the_first_start_prints_a_one_time_sign_in_link_for_admin_and_only_pages
     [code] = re.findall(re.escape(f"{url}/ui/admin#signin=") + r"([\w-]+)", banner)
     assert f"{url}/docs" not in banner, "KB_HTTP_DOCS is off: /docs answers 404"
     assert f"TOKEN=$(cat {Path(str(info['data_dir'])) / 'operator.token'})" in banner
-    with httpx.Client(base_url=url, timeout=60) as client:
+    with httpx.Client(base_url=url, timeout=60, headers=READS_ENGLISH) as client:
         assert client.get("/docs").status_code == 404
         assert client.get("/api/dataset").status_code == 401, "no token: nobody, not the operator"
         signed_in = client.post("/api/user/signin_link", json={"code": code})
