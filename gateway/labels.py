@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.words import account_words as accounts
+from gateway.words import admin_page_words, audit_words, chat_page_words, log_words
 from gateway.words import answer_words as answers
-from gateway.words import audit_words, chat_page_words, log_words
 from gateway.words import document_words as documents
 from gateway.words import operator_words as operator
 from gateway.words.catalogue import Word, Words, chinese, in_language, said
@@ -56,6 +56,8 @@ WORDS: Words = {
     "errors": chat_page_words.ERRORS,
     "common": chat_page_words.COMMON,
     "embed": chat_page_words.EMBED,
+    "admin_page": admin_page_words.ADMIN_PAGE,
+    "admin_text": admin_page_words.ADMIN_TEXT,
 }
 
 

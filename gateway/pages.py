@@ -5,9 +5,9 @@ A content security policy pins every request the pages make to the gateway itsel
 styles and API calls come from this origin only, so a page can never leak a question to a
 third party, and Markdown in an answer cannot load anything.
 
-The chat page and the words the pages load are served in their reader's language: a page's
-``?lang=`` if it names one, else the browser's ``Accept-Language``, else Chinese. The operator
-page is Chinese for now.
+The pages (the chat page and the operator page) and the words they load are served in their
+reader's language: a page's ``?lang=`` if it names one, else the browser's ``Accept-Language``,
+else Chinese.
 
 The share page alone may be framed by another site: that is how it is embedded (``embed.js``
 opens it in an iframe of the gateway's origin, where the host page cannot reach). The operator
@@ -20,12 +20,13 @@ from os import PathLike
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 from starlette.types import Scope
 
 from gateway.labels import labels_json
+from gateway.words.filled_pages import admin_page as filled_admin_page
 from gateway.words.filled_pages import chat_page as filled_chat_page
 from gateway.words.filled_pages import embed_script as filled_embed_script
 from kbcore.words.language import Language, chosen_language
@@ -56,18 +57,15 @@ EMBED_SCRIPT_HEADERS = {
 router = APIRouter(include_in_schema=False)
 
 
-def _page(name: str, headers: dict[str, str] = PAGE_HEADERS) -> FileResponse:
-    return FileResponse(STATIC / name, media_type="text/html; charset=utf-8", headers=headers)
-
-
 @router.get("/")
 async def root() -> RedirectResponse:
     return RedirectResponse("/ui/admin")
 
 
 @router.get("/ui/admin")
-async def admin_page() -> FileResponse:
-    return _page("admin.html")
+async def admin_page(request: Request) -> HTMLResponse:
+    language = page_language(request)
+    return HTMLResponse(filled_admin_page(language, request.query_params), headers=_in_language(PAGE_HEADERS, language))
 
 
 def page_language(request: Request) -> Language:

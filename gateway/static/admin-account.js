@@ -1,7 +1,7 @@
 // The header strip: who is signed in and as what role (GET /api/user), 修改密码 (设置密码 for an
 // account that has none yet) and 退出登录 (POST /api/user/logout ends the session on the
 // server; the tab forgets its token and starts again at the sign-in form).
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { api } from "./api.js";
 import { operator, forgetAdminToken } from "./admin-api.js";
 import { onAccountChanged, roleLabel } from "./admin-me.js";

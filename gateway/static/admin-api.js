@@ -1,7 +1,7 @@
 // The operator page's calls: the tab's bearer token (a session from signing in, or a pasted
 // token), a hook that shows the sign-in form when a call answers 401, the page's error wording,
 // and uploads with progress. Why bearer tokens and not cookies: docs/access.md.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { api, ApiError, errorFromResponse, describeError, errorNode } from "./api.js";
 import { session as tabStorage } from "./session.js";
 
@@ -25,8 +25,8 @@ export const ADMIN_ERRORS = {
   401: WORDS.expired,
   403: WORDS.refused,
   409: (detail) => `${WORDS.conflict}${detail}`,
-  413: "文件太大：超过了上传上限。",
-  415: "不支持这种文件类型。",
+  413: LABELS.admin_text.too_large,
+  415: LABELS.admin_text.unsupported_type,
 };
 export const adminError = (err, testid) => errorNode(err, testid, ADMIN_ERRORS);
 export const adminErrorText = (err) => describeError(err, ADMIN_ERRORS).text;

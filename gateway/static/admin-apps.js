@@ -1,13 +1,14 @@
 // Applications on the operator page: list, edit form, and ways in (chat link, share link, API key).
-import { h, clear, byTestId } from "./dom.js";
+import { h, clear, byTestId, filled } from "./dom.js";
 import { call, adminError } from "./admin-api.js";
 import { allDatasets, onDatasetsChanged } from "./admin-datasets.js";
-import { SEARCH_MODE_LABELS } from "./labels.js";
+import { LABELS, SEARCH_MODE_LABELS, fill } from "./labels.js";
 import { initRerankChoice } from "./admin-rerank.js";
 import { can, onAccountChanged } from "./admin-me.js";
 import { fillPageLook, initPageLook, readPageLook } from "./admin-page-look.js";
 import { copyButton } from "./copy.js";
 
+const T = LABELS.admin_text;
 const $ = (id) => document.getElementById(id);
 const ui = {
   list: $("app-list"),
@@ -47,7 +48,7 @@ function status(content) {
 
 function renderList() {
   clear(ui.list);
-  if (!apps.length) ui.list.appendChild(h("li", { class: "muted empty-row" }, "还没有应用。"));
+  if (!apps.length) ui.list.appendChild(h("li", { class: "muted empty-row" }, T.no_apps));
   for (const a of apps) {
     const item = h(
       "li",
@@ -66,7 +67,7 @@ function renderList() {
           }
         },
       },
-      h("div", { class: "item-main" }, h("div", { class: "item-name" }, a.name), h("div", { class: "item-meta muted" }, `${(a.dataset_id_list || []).length} 个知识库 · ${SEARCH_MODE_LABELS[a.dataset_setting?.search_mode] || "混合"}检索`)),
+      h("div", { class: "item-main" }, h("div", { class: "item-name", "data-user-content": true }, a.name), h("div", { class: "item-meta muted" }, fill(T.app_meta, { datasets: (a.dataset_id_list || []).length, mode: SEARCH_MODE_LABELS[a.dataset_setting?.search_mode] || SEARCH_MODE_LABELS.hybrid }))),
     );
     ui.list.appendChild(item);
   }
@@ -83,10 +84,10 @@ function renderDatasetChoices(checkedIds) {
   const checked = new Set(checkedIds ?? [...ui.datasets.querySelectorAll("input:checked")].map((i) => i.value));
   clear(ui.datasets);
   const datasets = allDatasets();
-  if (!datasets.length) ui.datasets.appendChild(h("span", { class: "muted" }, "还没有知识库。"));
+  if (!datasets.length) ui.datasets.appendChild(h("span", { class: "muted" }, T.no_datasets_yet));
   for (const d of datasets) {
     ui.datasets.appendChild(
-      h("label", { class: "check" }, h("input", { type: "checkbox", value: d.id, testid: "app-dataset", checked: checked.has(d.id) }), d.name),
+      h("label", { class: "check" }, h("input", { type: "checkbox", value: d.id, testid: "app-dataset", checked: checked.has(d.id) }), h("span", { "data-user-content": true }, d.name)),
     );
   }
   lockForm();
@@ -94,7 +95,7 @@ function renderDatasetChoices(checkedIds) {
 
 function fillForm(app) {
   const a = app || { name: "", desc: "", dataset_id_list: [], dialogue_number: 5, dataset_setting: { top_n: 5, similarity: 0.8, search_mode: "hybrid" }, model_setting: { prompt: "", system: "" } };
-  ui.formTitle.textContent = app ? `编辑应用：${app.name}` : "新建应用";
+  ui.formTitle.replaceChildren(...(app ? filled(T.edit_app, { name: app.name }) : [LABELS.admin_page.new_application]));
   ui.name.value = a.name || "";
   ui.desc.value = a.desc || "";
   renderDatasetChoices(a.dataset_id_list || []);
@@ -146,10 +147,10 @@ function readForm() {
   const dialogue = Number(ui.dialogue.value);
   const top = Number(ui.top.value);
   const similarity = Number(ui.similarity.value);
-  if (!name) return { error: "请填写应用名称。" };
-  if (!Number.isInteger(dialogue) || dialogue < 0 || dialogue > 20) return { error: "对话轮数需在 0 到 20 之间。" };
-  if (!Number.isInteger(top) || top < 1 || top > 20) return { error: "返回段落数需在 1 到 20 之间。" };
-  if (!Number.isFinite(similarity) || similarity < 0 || similarity > 1) return { error: "相似度阈值需在 0 到 1 之间。" };
+  if (!name) return { error: T.app_name_needed };
+  if (!Number.isInteger(dialogue) || dialogue < 0 || dialogue > 20) return { error: T.dialogue_range };
+  if (!Number.isInteger(top) || top < 1 || top > 20) return { error: T.top_range_20 };
+  if (!Number.isFinite(similarity) || similarity < 0 || similarity > 1) return { error: T.similarity_range };
   const look = readPageLook(selected());
   if (look.error) return { error: look.error };
   return {
@@ -170,7 +171,7 @@ async function save(event) {
   const { body, error } = readForm();
   if (error) return status(error);
   ui.save.disabled = true;
-  status("正在保存…");
+  status(T.saving);
   try {
     const app = selectedId
       ? await call(`/api/application/${encodeURIComponent(selectedId)}`, { method: "PUT", body })
@@ -181,7 +182,7 @@ async function save(event) {
     else apps.push(app);
     renderList();
     fillForm(app);
-    status(`已保存：${app.name}`);
+    status(h("span", {}, filled(T.saved_name, { name: app.name })));
     loadApplications(); // pick up anything changed elsewhere; the saved one stays selected
   } catch (err) {
     status(adminError(err, "app-error"));
@@ -200,10 +201,10 @@ async function createShareLink() {
     const url = `${location.origin}/ui/share/${encodeURIComponent(data.access_token)}`;
     document.dispatchEvent(new CustomEvent("kb:credentials-changed"));
     ui.shareOut.append(
-      h("span", { class: "label" }, "分享链接："),
+      h("span", { class: "label" }, T.share_link),
       h("a", { testid: "share-link", href: url }, url),
       copyButton(url, "share-link-copy"),
-      h("small", { class: "muted" }, `（可提问 ${data.access_num} 次）`),
+      h("small", { class: "muted" }, fill(T.access_num, { count: data.access_num })),
     );
   } catch (err) {
     ui.shareOut.appendChild(adminError(err, "share-error"));
@@ -219,9 +220,9 @@ async function createApiKey() {
     const chatUrl = `/ui/chat/${encodeURIComponent(app.id)}#key=${encodeURIComponent(data.secret_key)}`;
     document.dispatchEvent(new CustomEvent("kb:credentials-changed"));
     ui.keyOut.append(
-      h("div", {}, h("span", { class: "label" }, "API Key："), h("code", { testid: "api-key", class: "secret" }, data.secret_key), copyButton(data.secret_key, "api-key-copy")),
-      h("small", { class: "muted" }, "只显示这一次，请妥善保存。"),
-      h("div", {}, h("a", { testid: "api-key-chat", href: chatUrl }, "用此 API Key 打开对话")),
+      h("div", {}, h("span", { class: "label" }, T.api_key), h("code", { testid: "api-key", class: "secret" }, data.secret_key), copyButton(data.secret_key, "api-key-copy")),
+      h("small", { class: "muted" }, T.shown_once),
+      h("div", {}, h("a", { testid: "api-key-chat", href: chatUrl }, T.chat_with_key)),
     );
   } catch (err) {
     ui.keyOut.appendChild(adminError(err, "api-key-error"));
@@ -250,7 +251,7 @@ export function initApplications() {
     await loadApplications();
     if (openOne && selected()) {
       fillForm(selected());
-      status(h("span", { testid: "app-dataset-detached" }, `知识库「${dataset.name}」已删除，已从本应用的关联知识库中移除。`));
+      status(h("span", { testid: "app-dataset-detached" }, filled(T.dataset_detached, { name: dataset.name })));
     }
   });
   fillForm(null);

@@ -3,7 +3,7 @@
 // range, newest first and paged; the filtered set downloads as CSV (GET /api/audit/export).
 // It reads the trail when it comes into view, not at page load (most visits never scroll to
 // it), once per signed-in account; 查询 reads it again. docs/access.md, "The audit trail".
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call, operator, adminError, adminErrorText } from "./admin-api.js";
 import { errorFromResponse } from "./api.js";
 import { can, onAccountChanged } from "./admin-me.js";
@@ -70,7 +70,7 @@ function query() {
 
 function actorCell(event) {
   const kind = labelIn(WORDS.actor_kinds, event.actor_kind) || event.actor_kind;
-  const name = event.actor ? h("span", { testid: "audit-actor-name" }, event.actor) : null;
+  const name = event.actor ? h("span", { testid: "audit-actor-name", "data-user-content": true }, event.actor) : null;
   return h("span", { class: "audit-actor" }, name, name ? " " : null, h("span", { class: "pill" }, kind));
 }
 
@@ -84,7 +84,7 @@ function objectCell(event) {
   return h(
     "span",
     { class: "audit-object" },
-    h("span", {}, kind, event.object_name ? "：" : "", event.object_name ? h("strong", { testid: "audit-object-name" }, event.object_name) : null),
+    h("span", {}, kind, event.object_name ? LABELS.admin_text.colon : "", event.object_name ? h("strong", { testid: "audit-object-name", "data-user-content": true }, event.object_name) : null),
     event.object_id ? h("code", { class: "muted small", testid: "audit-object-id" }, event.object_id) : null,
   );
 }
@@ -96,7 +96,7 @@ function row(event) {
     event.client_address || "—",
     actionCell(event),
     objectCell(event),
-    h("span", { class: "clip", title: event.detail }, event.detail || "—"),
+    h("span", { class: "clip", title: event.detail, "data-user-content": true }, event.detail || "—"),
   ];
   return h("tr", { testid: "audit-row", "data-id": event.id, "data-action": event.action }, cells.map((c) => h("td", {}, c)));
 }

@@ -3,19 +3,27 @@
 // use), each revocable, re-activatable, rotatable and given an expiry. A revoked key is
 // refused on its next call; a rotated link ends the visitor tokens it issued.
 // Data: GET/PUT/DELETE …/api_key[/{id}], POST …/api_key/{id}/rotate, GET/PUT …/access_token.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";
 import { can } from "./admin-me.js";
 import { copyButton, copyField } from "./copy.js";
 
 const WORDS = LABELS.credentials;
+const COLON = LABELS.admin_text.colon;
 const root = () => document.getElementById("credentials");
 let applicationId = "";
 
 const base = () => `/api/application/${encodeURIComponent(applicationId)}`;
 const expired = (item) => Boolean(item.expires_at) && new Date(item.expires_at) <= new Date();
 const stateWord = (item) => (!item.is_active ? WORDS.revoked : expired(item) ? WORDS.expired : WORDS.is_active);
+
+/** A snippet to copy: code, in no language (lang="zxx"), whatever the page's. */
+function codeField(text, testid) {
+  const row = copyField(text, testid);
+  row.querySelector("input").lang = "zxx";
+  return row;
+}
 
 function status(content) {
   const box = byTestId("credentials-status", root());
@@ -76,10 +84,10 @@ function keyRow(key) {
     h(
       "div",
       { class: "muted small" },
-      `${WORDS.use_count}：`, h("span", { testid: "key-use-count" }, key.use_count),
-      ` · ${WORDS.last_used_at}：${key.last_used_at ? formatTime(key.last_used_at) : WORDS.never_used}`,
-      ` · ${WORDS.expires_at}：`, h("span", { testid: "key-expires" }, key.expires_at ? formatTime(key.expires_at) : WORDS.never_expires),
-      ` · ${WORDS.create_time}：${formatTime(key.create_time)}`,
+      `${WORDS.use_count}${COLON}`, h("span", { testid: "key-use-count" }, key.use_count),
+      ` · ${WORDS.last_used_at}${COLON}${key.last_used_at ? formatTime(key.last_used_at) : WORDS.never_used}`,
+      ` · ${WORDS.expires_at}${COLON}`, h("span", { testid: "key-expires" }, key.expires_at ? formatTime(key.expires_at) : WORDS.never_expires),
+      ` · ${WORDS.create_time}${COLON}${formatTime(key.create_time)}`,
     ),
     h(
       "div",
@@ -108,9 +116,9 @@ function embedSnippets(accessToken) {
     { class: "embed-snippets", testid: "embed-snippets" },
     h("summary", {}, WORDS.embed),
     h("p", { class: "muted small" }, WORDS.embed_bubble),
-    copyField(bubble, "embed-bubble"),
+    codeField(bubble, "embed-bubble"),
     h("p", { class: "muted small" }, WORDS.embed_inline),
-    copyField(inline, "embed-inline"),
+    codeField(inline, "embed-inline"),
   );
 }
 
@@ -130,15 +138,15 @@ function linkBox(link) {
   return h(
     "div",
     { class: "stack", testid: "credential-link", "data-active": String(link.is_active) },
-    h("div", { class: "copy-row" }, h("a", { href: url, testid: "credential-link-url" }, url), copyButton(url, "credential-link-copy")),
+    h("div", { class: "copy-row" }, h("a", { href: url, testid: "credential-link-url", lang: "zxx" }, url), copyButton(url, "credential-link-copy")),
     embedSnippets(link.access_token),
     h(
       "div",
       { class: "muted small" },
-      `${WORDS.active}：`, h("span", { testid: "link-state" }, stateWord(link)),
-      ` · ${WORDS.use_count}：`, h("span", { testid: "link-use-count" }, link.use_count),
-      ` · ${WORDS.last_used_at}：${link.last_used_at ? formatTime(link.last_used_at) : WORDS.never_used}`,
-      ` · ${WORDS.expires_at}：`, h("span", { testid: "link-expires" }, link.expires_at ? formatTime(link.expires_at) : WORDS.never_expires),
+      `${WORDS.active}${COLON}`, h("span", { testid: "link-state" }, stateWord(link)),
+      ` · ${WORDS.use_count}${COLON}`, h("span", { testid: "link-use-count" }, link.use_count),
+      ` · ${WORDS.last_used_at}${COLON}${link.last_used_at ? formatTime(link.last_used_at) : WORDS.never_used}`,
+      ` · ${WORDS.expires_at}${COLON}`, h("span", { testid: "link-expires" }, link.expires_at ? formatTime(link.expires_at) : WORDS.never_expires),
     ),
     h(
       "div",

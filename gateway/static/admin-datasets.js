@@ -1,6 +1,7 @@
 // Knowledge bases on the operator page: list, create, delete, and which one is selected (its
 // documents, uploads and paragraphs are admin-documents.js and admin-paragraphs.js).
-import { h, clear, byTestId, formatTime } from "./dom.js";
+import { h, clear, byTestId, filled, formatTime } from "./dom.js";
+import { LABELS, fill } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 
 const ui = {
@@ -20,8 +21,9 @@ let datasets = [];
 let selectedId = "";
 let embeddingModels = []; // registered models of purpose embedding: a dataset's choice
 let switchPoll = 0;
-const DEFAULT_MODEL = "默认向量模型";
-const SWITCH_WORDS = { queued: "排队中", embedding: "重新向量化中", ready: "已完成", failed: "失败", cancelled: "已取消" };
+const T = LABELS.admin_text;
+const DEFAULT_MODEL = T.default_model;
+const SWITCH_WORDS = { queued: T.switch_queued, embedding: T.switch_embedding, ready: T.switch_ready, failed: T.switch_failed, cancelled: T.switch_cancelled };
 const RUNNING_SWITCH = new Set(["queued", "embedding"]);
 const listeners = [];
 
@@ -39,7 +41,7 @@ function showStatus(target, content) {
 function renderList() {
   clear(ui.list);
   if (!datasets.length) {
-    ui.list.appendChild(h("li", { class: "muted empty-row" }, "还没有知识库，先在下面新建一个。"));
+    ui.list.appendChild(h("li", { class: "muted empty-row" }, T.no_datasets));
     return;
   }
   for (const d of datasets) {
@@ -61,8 +63,8 @@ function renderList() {
           }
         },
       },
-      h("div", { class: "item-main" }, h("div", { class: "item-name" }, d.name), h("div", { class: "item-meta muted" }, `${d.document_count ?? 0} 个文档 · ${d.paragraph_count ?? 0} 个段落 · ${d.embedding_model_name || DEFAULT_MODEL}`)),
-      h("button", { type: "button", class: "link danger-text", testid: "delete-dataset", "data-needs": "dataset_write", title: `删除知识库 ${d.name}`, onclick: (e) => removeDataset(e, d) }, "删除"),
+      h("div", { class: "item-main" }, h("div", { class: "item-name", "data-user-content": true }, d.name), h("div", { class: "item-meta muted" }, fill(T.dataset_meta, { documents: d.document_count ?? 0, paragraphs: d.paragraph_count ?? 0, model: d.embedding_model_name || DEFAULT_MODEL }))),
+      h("button", { type: "button", class: "link danger-text", testid: "delete-dataset", "data-needs": "dataset_write", title: T.delete_dataset, onclick: (e) => removeDataset(e, d) }, T.delete),
     );
     ui.list.appendChild(item);
   }
@@ -111,7 +113,7 @@ function select(id) {
 async function createDataset() {
   const name = ui.name.value.trim();
   if (!name) {
-    showStatus(ui.status, "请填写知识库名称。");
+    showStatus(ui.status, T.dataset_name_needed);
     ui.name.focus();
     return;
   }
@@ -121,7 +123,7 @@ async function createDataset() {
     ui.name.value = "";
     ui.desc.value = "";
     if (created && created.id) selectedId = created.id;
-    showStatus(ui.status, `已创建：${name}`);
+    showStatus(ui.status, h("span", {}, filled(T.created_name, { name })));
     await loadDatasets();
   } catch (err) {
     showStatus(ui.status, adminError(err, "dataset-error"));
@@ -130,19 +132,19 @@ async function createDataset() {
   }
 }
 
-/** "已从应用「A」「B」中移除": the applications that searched the deleted dataset no longer do. */
+/** "; removed from the datasets of “A”, “B”": the applications that searched the deleted dataset no longer do. */
 function detachedText(detached) {
   if (!detached.length) return "";
-  return `；已从应用${detached.map((a) => `「${a.name}」`).join("")}的关联知识库中移除`;
+  return filled(T.detached_from, { apps: detached.map((a) => fill(T.quoted, { name: a.name })).join(T.list_separator) });
 }
 
 async function removeDataset(event, d) {
   event.stopPropagation();
-  if (!window.confirm(`删除知识库「${d.name}」及其全部文档？使用它的应用将不再检索它。此操作无法撤销。`)) return;
+  if (!window.confirm(fill(T.confirm_delete_dataset, { name: d.name }))) return;
   try {
     const answer = await call(`/api/dataset/${encodeURIComponent(d.id)}`, { method: "DELETE" });
     const detached = (answer && answer.detached_applications) || [];
-    showStatus(ui.status, h("span", { testid: "dataset-deleted" }, `已删除：${d.name}${detachedText(detached)}`));
+    showStatus(ui.status, h("span", { testid: "dataset-deleted" }, filled(T.deleted_name, { name: d.name }), detachedText(detached)));
     if (selectedId === d.id) selectedId = "";
     // The application section reloads and tells the open application it lost this dataset.
     document.dispatchEvent(new CustomEvent("kb:dataset-deleted", { detail: { dataset: d, detached } }));
@@ -164,24 +166,24 @@ function renderPanel() {
 
 // How often a knowledge base's web pages are fetched again (whole hours; 0 = only when asked).
 const SYNC_CHOICES = [
-  [0, "不自动同步"],
-  [1, "每小时"],
-  [24, "每天"],
-  [168, "每周"],
-  [720, "每 30 天"],
+  [0, T.sync_never],
+  [1, T.sync_hourly],
+  [24, T.sync_daily],
+  [168, T.sync_weekly],
+  [720, T.sync_30_days],
 ];
 
 /** The web pages' sync: the schedule, and a button that syncs every page now. */
 function renderSync(d) {
   const current = d.sync_hours || 0;
-  const choice = h("select", { testid: "dataset-sync-hours", "aria-label": "网页自动同步" });
-  const known = SYNC_CHOICES.some(([hours]) => hours === current) ? SYNC_CHOICES : [...SYNC_CHOICES, [current, `每 ${current} 小时`]];
+  const choice = h("select", { testid: "dataset-sync-hours", "aria-label": T.web_sync_label });
+  const known = SYNC_CHOICES.some(([hours]) => hours === current) ? SYNC_CHOICES : [...SYNC_CHOICES, [current, fill(T.sync_every_hours, { hours: current })]];
   for (const [hours, label] of known) choice.appendChild(h("option", { value: String(hours), selected: hours === current }, label));
-  const save = h("button", { type: "button", testid: "save-dataset-sync", onclick: () => saveSync(d, Number(choice.value)) }, "保存");
-  const now = h("button", { type: "button", class: "link", testid: "sync-dataset-now", onclick: () => syncNow(d) }, "立即同步全部网页");
-  const due = current && d.sync_due_at ? `下次同步：${formatTime(d.sync_due_at)}` : "网页文档只在手动同步时更新";
+  const save = h("button", { type: "button", testid: "save-dataset-sync", onclick: () => saveSync(d, Number(choice.value)) }, T.save);
+  const now = h("button", { type: "button", class: "link", testid: "sync-dataset-now", onclick: () => syncNow(d) }, T.sync_all_now);
+  const due = current && d.sync_due_at ? fill(T.next_sync, { time: formatTime(d.sync_due_at) }) : T.manual_sync_only;
   ui.embedding.append(
-    h("div", { class: "inline", "data-needs": "dataset_write" }, h("span", { class: "muted small" }, "网页同步"), choice, save, now),
+    h("div", { class: "inline", "data-needs": "dataset_write" }, h("span", { class: "muted small" }, T.web_sync), choice, save, now),
     h("div", { class: "muted small", testid: "dataset-sync-due" }, due),
   );
 }
@@ -197,13 +199,13 @@ async function saveSync(d, hours) {
 
 /** Every web page of the knowledge base fetched again; says how many changed. */
 async function syncNow(d) {
-  showStatus(ui.status, "正在同步网页…");
+  showStatus(ui.status, T.syncing_web);
   try {
     const synced = (await call(`/api/dataset/${encodeURIComponent(d.id)}/sync_web`, { method: "PUT", body: { sync_type: "replace" } })) || [];
     const count = (outcome) => synced.filter((doc) => doc.sync && doc.sync.outcome === outcome).length;
     const text = synced.length
-      ? `已同步 ${synced.length} 个网页：${count("queued")} 个有更新，${count("unchanged")} 个未变化，${count("gone") + count("failed")} 个无法获取`
-      : "这个知识库没有从网页导入的文档";
+      ? fill(T.synced_pages, { synced: synced.length, queued: count("queued"), unchanged: count("unchanged"), failed: count("gone") + count("failed") })
+      : T.no_web_documents;
     showStatus(ui.status, h("span", { testid: "dataset-sync-outcome" }, text));
   } catch (err) {
     showStatus(ui.status, adminError(err, "dataset-error"));
@@ -219,18 +221,18 @@ function renderEmbedding(d) {
   ui.embedding.dataset.id = d.id;
   const sw = d.embedding_switch;
   const running = sw && RUNNING_SWITCH.has(sw.status);
-  const choice = h("select", { testid: "dataset-model-change", "aria-label": "更换向量模型" });
+  const choice = h("select", { testid: "dataset-model-change", "aria-label": T.change_model_label });
   renderModelChoices(choice, running ? sw.to_model_id : picked ?? d.embedding_model_id);
   // While a change runs, the button cancels it (the current model chosen again).
   const onclick = running ? () => changeModel(d, d.embedding_model_id) : () => changeModel(d, choice.value);
-  const change = h("button", { type: "button", testid: "change-dataset-model", onclick }, running ? "取消更换" : "更换");
+  const change = h("button", { type: "button", testid: "change-dataset-model", onclick }, running ? T.cancel_change : T.change);
   ui.embedding.append(
-    h("div", { class: "muted small" }, `向量模型：${d.embedding_model_name || DEFAULT_MODEL} · ${d.embedding_dimension} 维`),
+    h("div", { class: "muted small" }, fill(T.embedding_line, { model: d.embedding_model_name || DEFAULT_MODEL, dimension: d.embedding_dimension })),
     h("div", { class: "inline", "data-needs": "dataset_write" }, choice, change),
   );
   if (sw) {
     const progress = sw.progress.total ? ` ${sw.progress.done}/${sw.progress.total}` : "";
-    const text = `更换向量模型：${SWITCH_WORDS[sw.status] || sw.status}${progress}${sw.error ? `（${sw.error}）` : ""}`;
+    const text = fill(T.switch_line, { status: SWITCH_WORDS[sw.status] || sw.status, progress, error: sw.error ? fill(T.in_brackets, { text: sw.error }) : "" });
     ui.embedding.appendChild(h("div", { class: sw.status === "failed" ? "danger-text small" : "muted small", testid: "dataset-switch" }, text));
   }
 }

@@ -1,12 +1,13 @@
 // The selected knowledge base's documents: the list with each document's ingestion status and
 // progress bar (polled while any job runs), cancel, delete, the file upload and web import.
 // Uploads return at once with the document queued; the list then follows it to ready or failed.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
-import { h, clear, byTestId, formatTime } from "./dom.js";
+import { LABELS, fill } from "./labels.js";
+import { h, clear, byTestId, filled, formatTime } from "./dom.js";
 import { call, upload, adminError, adminErrorText } from "./admin-api.js";
 import { selectedDataset, onDatasetsChanged, loadDatasets } from "./admin-datasets.js";
 import { openParagraphs, closeParagraphs, shownDocumentId } from "./admin-paragraphs.js";
 
+const T = LABELS.admin_text;
 const RUNNING = new Set(["queued", "parsing", "embedding"]);
 const POLL_MS = 1000;
 const STATUS_LABELS = LABELS.document_statuses || {};
@@ -44,7 +45,7 @@ let wasRunning = new Set();
 
 const datasetPath = (d) => `/api/dataset/${encodeURIComponent(d.id)}`;
 const documentPath = (d, doc) => `${datasetPath(d)}/document/${encodeURIComponent(doc.id)}`;
-export const statusLabel = (status) => STATUS_LABELS[status] || status || "未知";
+export const statusLabel = (status) => STATUS_LABELS[status] || status || T.unknown;
 
 function showStatus(target, content) {
   clear(target);
@@ -73,10 +74,10 @@ function progressNode(doc) {
 function documentNode(d, doc) {
   const running = RUNNING.has(doc.status);
   const source = SOURCE_LABELS[doc.source_type] || doc.source_type || "";
-  const meta = [source, `${doc.paragraph_count ?? 0} 个段落`, `${doc.char_length ?? 0} 字`, formatTime(doc.update_time || doc.create_time)];
+  const meta = [source, fill(T.paragraph_count, { count: doc.paragraph_count ?? 0 }), fill(T.char_count, { count: doc.char_length ?? 0 }), formatTime(doc.update_time || doc.create_time)];
   const canEdit = !running && (doc.paragraph_count ?? 0) > 0;
   const page = doc.meta && doc.meta.source_url;
-  const checked = page && doc.source && doc.source.checked_at ? `检查于 ${formatTime(doc.source.checked_at)}` : "";
+  const checked = page && doc.source && doc.source.checked_at ? fill(T.checked_at, { time: formatTime(doc.source.checked_at) }) : "";
   const pageState = page && doc.source && doc.source.state ? SOURCE_STATE_LABELS[doc.source.state] || doc.source.state : "";
   return h(
     "li",
@@ -84,7 +85,7 @@ function documentNode(d, doc) {
     h(
       "div",
       { class: "item-main grow" },
-      h("div", { class: "item-name" }, doc.name),
+      h("div", { class: "item-name", "data-user-content": true }, doc.name),
       h("div", { class: "item-meta muted" }, meta.filter(Boolean).join(" · ")),
       page ? h("div", { class: "item-meta muted doc-source", testid: "document-source" }, [page, checked].filter(Boolean).join(" · ")) : null,
       pageState ? h("div", { class: "error", testid: "document-source-state", title: doc.source.note || "" }, pageState) : null,
@@ -94,10 +95,10 @@ function documentNode(d, doc) {
     h(
       "div",
       { class: "item-actions" },
-      running ? h("button", { type: "button", class: "link", testid: "cancel-document", "data-needs": "dataset_write", onclick: () => cancelDocument(d, doc) }, "取消") : null,
-      canEdit ? h("button", { type: "button", class: "link", testid: "open-paragraphs", onclick: () => openParagraphs(d, doc) }, "段落") : null,
-      page && !running ? h("button", { type: "button", class: "link", testid: "sync-document", "data-needs": "dataset_write", title: "重新获取网页：未变化的网页不会重新导入", onclick: () => syncDocument(d, doc) }, "同步") : null,
-      h("button", { type: "button", class: "link danger-text", testid: "delete-document", "data-needs": "dataset_write", onclick: () => removeDocument(d, doc) }, "删除"),
+      running ? h("button", { type: "button", class: "link", testid: "cancel-document", "data-needs": "dataset_write", onclick: () => cancelDocument(d, doc) }, T.cancel) : null,
+      canEdit ? h("button", { type: "button", class: "link", testid: "open-paragraphs", onclick: () => openParagraphs(d, doc) }, T.paragraphs) : null,
+      page && !running ? h("button", { type: "button", class: "link", testid: "sync-document", "data-needs": "dataset_write", title: T.sync_document_hint, onclick: () => syncDocument(d, doc) }, T.sync) : null,
+      h("button", { type: "button", class: "link danger-text", testid: "delete-document", "data-needs": "dataset_write", onclick: () => removeDocument(d, doc) }, T.delete),
     ),
   );
 }
@@ -122,7 +123,7 @@ export async function loadDocuments() {
   const current = selectedDataset();
   if (!current || current.id !== d.id) return; // the operator picked another one meanwhile
   clear(ui.docs);
-  if (!documents.length) ui.docs.appendChild(h("li", { class: "muted empty-row" }, "还没有文档：上传文件或导入网页。"));
+  if (!documents.length) ui.docs.appendChild(h("li", { class: "muted empty-row" }, T.no_documents));
   for (const doc of documents) ui.docs.appendChild(documentNode(d, doc));
   const running = new Set(documents.filter((doc) => RUNNING.has(doc.status)).map((doc) => doc.id));
   const settled = [...wasRunning].some((id) => !running.has(id));
@@ -135,7 +136,7 @@ export async function loadDocuments() {
 async function cancelDocument(d, doc) {
   try {
     await call(`${documentPath(d, doc)}/cancel_task`, { method: "PUT" });
-    showStatus(ui.docsStatus, `已取消：${doc.name}`);
+    showStatus(ui.docsStatus, h("span", {}, filled(T.cancelled_name, { name: doc.name })));
   } catch (err) {
     showStatus(ui.docsStatus, adminError(err, "document-error"));
   }
@@ -144,12 +145,12 @@ async function cancelDocument(d, doc) {
 
 /** Fetch a web document's page again; the list is reloaded first, then the outcome shown (a reload clears the status line). */
 async function syncDocument(d, doc) {
-  showStatus(ui.docsStatus, `正在同步：${doc.name}`);
+  showStatus(ui.docsStatus, h("span", {}, filled(T.syncing_name, { name: doc.name })));
   let shown;
   try {
     const synced = await call(`${documentPath(d, doc)}/sync`, { method: "PUT" });
     const outcome = synced && synced.sync ? synced.sync.outcome : "";
-    shown = h("span", { testid: "sync-outcome", "data-outcome": outcome }, `${doc.name}：${SYNC_LABELS[outcome] || outcome}`);
+    shown = h("span", { testid: "sync-outcome", "data-outcome": outcome }, h("span", { "data-user-content": true }, doc.name), T.colon, SYNC_LABELS[outcome] || outcome);
   } catch (err) {
     shown = adminError(err, "document-error");
   }
@@ -158,10 +159,10 @@ async function syncDocument(d, doc) {
 }
 
 async function removeDocument(d, doc) {
-  if (!window.confirm(`删除文档「${doc.name}」？`)) return;
+  if (!window.confirm(fill(T.confirm_delete_document, { name: doc.name }))) return;
   try {
     await call(documentPath(d, doc), { method: "DELETE" });
-    showStatus(ui.docsStatus, `已删除：${doc.name}`);
+    showStatus(ui.docsStatus, h("span", {}, filled(T.deleted_name, { name: doc.name })));
     if (shownDocumentId() === doc.id) closeParagraphs();
     await loadDatasets();
   } catch (err) {
@@ -184,16 +185,16 @@ const suffixOf = (name) => (/\.[^./\\]+$/.exec(name) || [""])[0].toLowerCase();
 
 /** What the page can tell before sending (the server checks the same again). */
 function uploadRefusal(file) {
-  if (rules.suffixes.length && !rules.suffixes.includes(suffixOf(file.name))) return `不支持这种文件：${rules.suffixes.join("、")}`;
-  if (rules.max_mb && file.size > rules.max_mb * 1024 * 1024) return `文件太大：上限 ${rules.max_mb} MiB。`;
+  if (rules.suffixes.length && !rules.suffixes.includes(suffixOf(file.name))) return fill(T.unsupported_file, { suffixes: rules.suffixes.join(T.list_separator) });
+  if (rules.max_mb && file.size > rules.max_mb * 1024 * 1024) return fill(T.file_too_large, { max_mb: rules.max_mb });
   return "";
 }
 
 async function uploadFile() {
   const d = selectedDataset();
   const file = ui.file.files && ui.file.files[0];
-  if (!d) return uploadMessage("请先选择一个知识库。");
-  if (!file) return uploadMessage("请先选择要上传的文件。");
+  if (!d) return uploadMessage(T.pick_dataset_first);
+  if (!file) return uploadMessage(T.pick_file_first);
   const refusal = uploadRefusal(file);
   if (refusal) return uploadMessage(refusal);
   const archive = suffixOf(file.name) === ".zip";
@@ -203,27 +204,27 @@ async function uploadFile() {
   appendSplitRules(form);
   ui.upload.disabled = true;
   ui.progress.value = 0;
-  uploadMessage("上传中 0%");
+  uploadMessage(fill(T.uploading, { percent: 0 }));
   try {
     const answer = await upload(`${datasetPath(d)}/document`, form, {
       onProgress: (percent) => {
         ui.progress.value = percent;
-        uploadMessage(`上传中 ${percent}%`);
+        uploadMessage(fill(T.uploading, { percent }));
       },
       onSent: () => {
         ui.progress.value = 100;
-        uploadMessage("文件已送达，正在登记…");
+        uploadMessage(T.registering);
       },
     });
     const docs = Array.isArray(answer) ? answer : [answer];
     ui.progress.value = 100;
-    uploadMessage(archive ? `已上传：${file.name}，共 ${docs.length} 个文档，正在后台解析` : `已上传：${docs[0]?.name ?? file.name}，正在后台解析`);
+    uploadMessage(archive ? fill(T.uploaded_archive, { name: file.name, count: docs.length }) : fill(T.uploaded, { name: docs[0]?.name ?? file.name }));
     ui.file.value = "";
     ui.uploadName.value = "";
     await loadDatasets();
   } catch (err) {
     ui.progress.value = 0;
-    uploadMessage(`上传失败：${adminErrorText(err)}`, err.serverMessage || "");
+    uploadMessage(fill(T.upload_failed, { error: adminErrorText(err) }), err.serverMessage || "");
   } finally {
     ui.upload.disabled = false;
   }
@@ -242,7 +243,7 @@ function appendSplitRules(form) {
 /** The paragraphs the chosen file would make under the rules set: nothing is stored. */
 async function previewSplit() {
   const file = ui.file.files && ui.file.files[0];
-  if (!file) return showStatus(ui.splitStatus, "请先选择要预览的文件。");
+  if (!file) return showStatus(ui.splitStatus, T.pick_preview_file);
   const refusal = uploadRefusal(file);
   if (refusal) return showStatus(ui.splitStatus, refusal);
   const form = new FormData();
@@ -250,15 +251,15 @@ async function previewSplit() {
   appendSplitRules(form);
   ui.splitPreview.disabled = true;
   clear(ui.splitList);
-  showStatus(ui.splitStatus, "正在解析…");
+  showStatus(ui.splitStatus, T.parsing);
   try {
     const [preview] = (await upload("/api/dataset/document/split", form)) || [];
     for (const p of preview.content) {
       ui.splitList.appendChild(h("li", { testid: "split-paragraph" }, p.title ? h("div", { class: "muted small" }, p.title) : null, h("div", {}, p.content)));
     }
-    const unused = preview.unused_separators.length ? `；这些分隔符没有切分任何内容：${preview.unused_separators.map((s) => JSON.stringify(s)).join("、")}` : "";
-    const shown = preview.total > preview.content.length ? `，显示前 ${preview.content.length} 段` : "";
-    showStatus(ui.splitStatus, h("span", { testid: "split-preview-total", "data-total": String(preview.total) }, `共 ${preview.total} 段${shown}${unused}。按这些规则上传，导入的段落与预览一致。`));
+    const unused = preview.unused_separators.length ? fill(T.unused_separators, { separators: preview.unused_separators.map((s) => JSON.stringify(s)).join(T.list_separator) }) : "";
+    const shown = preview.total > preview.content.length ? fill(T.showing_first, { count: preview.content.length }) : "";
+    showStatus(ui.splitStatus, h("span", { testid: "split-preview-total", "data-total": String(preview.total) }, fill(T.preview_total, { total: preview.total, shown, unused })));
   } catch (err) {
     showStatus(ui.splitStatus, adminError(err, "split-error"));
   } finally {
@@ -269,12 +270,12 @@ async function previewSplit() {
 async function importWeb() {
   const d = selectedDataset();
   const urls = ui.webUrls.value.split(/\s+/).map((u) => u.trim()).filter(Boolean);
-  if (!d) return showStatus(ui.webStatus, "请先选择一个知识库。");
-  if (!urls.length) return showStatus(ui.webStatus, "请填写网页地址，每行一个。");
+  if (!d) return showStatus(ui.webStatus, T.pick_dataset_first);
+  if (!urls.length) return showStatus(ui.webStatus, T.web_urls_needed);
   ui.webImport.disabled = true;
   try {
     const docs = (await call(`${datasetPath(d)}/document/web`, { method: "POST", body: { source_url_list: urls } })) || [];
-    showStatus(ui.webStatus, `已提交 ${docs.length} 个网页，正在后台抓取和解析`);
+    showStatus(ui.webStatus, fill(T.web_submitted, { count: docs.length }));
     ui.webUrls.value = "";
     await loadDatasets();
   } catch (err) {
@@ -291,7 +292,7 @@ async function loadUploadRules() {
     return; // the server checks anyway; the form just cannot say so in advance
   }
   ui.file.accept = rules.suffixes.join(",");
-  ui.hint.textContent = `支持 ${rules.suffixes.join("、")}（.zip 内每个文件一个文档），单个文件不超过 ${rules.max_mb} MiB。`;
+  ui.hint.replaceChildren(...filled(T.upload_rules, { suffixes: rules.suffixes.join(T.list_separator), max_mb: rules.max_mb }));
 }
 
 export function initDocuments() {

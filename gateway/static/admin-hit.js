@@ -1,9 +1,12 @@
 // Hit test: what a query finds in the selected knowledge base, as one search or as the
 // multi-round retrieval loop the chat uses.
 import { h, clear, byTestId, formatSeconds } from "./dom.js";
+import { LABELS, fill } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { selectedDataset, onDatasetsChanged } from "./admin-datasets.js";
 import { stopReasonLabel, yesNo } from "./labels.js";
+
+const T = LABELS.admin_text;
 import { paragraphNode, roundNode } from "./trace.js";
 
 const ui = {
@@ -20,8 +23,8 @@ const ui = {
 const hitNode = (p, mode) => paragraphNode(p, { testid: "hit-result", showDocument: true, docTestid: "hit-doc", mode });
 
 function renderSingle(paragraphs, mode) {
-  if (!paragraphs.length) return h("p", { class: "muted" }, "没有命中的段落：可以降低相似度阈值或换个说法。");
-  return h("div", { class: "hit-list" }, h("p", { class: "muted" }, `命中 ${paragraphs.length} 个段落`), paragraphs.map((p) => hitNode(p, mode)));
+  if (!paragraphs.length) return h("p", { class: "muted" }, T.no_hits);
+  return h("div", { class: "hit-list" }, h("p", { class: "muted" }, fill(T.hits, { count: paragraphs.length })), paragraphs.map((p) => hitNode(p, mode)));
 }
 
 function renderRounds(result, requestedMode) {
@@ -37,11 +40,11 @@ function renderRounds(result, requestedMode) {
     h(
       "div",
       { class: "hit-summary" },
-      line("停止原因：", h("span", { testid: "hit-stop-reason" }, stopReasonLabel(result.stop_reason))),
-      result.problem_text ? line("检索问题：", h("span", {}, result.problem_text)) : null,
-      line("资料充分：", h("span", {}, yesNo(result.sufficient))),
-      result.missing ? line("缺口：", h("span", {}, result.missing)) : null,
-      line("用时：", h("span", {}, `${formatSeconds(result.run_time)} · ${rounds.length} 轮 · ${paragraphs.length} 个段落`)),
+      line(T.stop_reason, h("span", { testid: "hit-stop-reason" }, stopReasonLabel(result.stop_reason))),
+      result.problem_text ? line(T.search_question, h("span", { "data-user-content": true }, result.problem_text)) : null,
+      line(T.sufficient, h("span", {}, yesNo(result.sufficient))),
+      result.missing ? line(T.gap, h("span", { "data-user-content": true }, result.missing)) : null,
+      line(T.time_taken, h("span", {}, fill(T.time_line, { time: formatSeconds(result.run_time), rounds: rounds.length, count: paragraphs.length }))),
     ),
     h(
       "ol",
@@ -51,11 +54,11 @@ function renderRounds(result, requestedMode) {
         return roundNode(r, {
           testid: "hit-round",
           queryTestid: "hit-round-query",
-          extra: h("div", { class: "hit-list" }, found.length ? found.map((p) => hitNode(p, mode)) : h("p", { class: "muted" }, "本轮没有新增段落。")),
+          extra: h("div", { class: "hit-list" }, found.length ? found.map((p) => hitNode(p, mode)) : h("p", { class: "muted" }, T.no_new_paragraphs)),
         });
       }),
     ),
-    orphans.length ? h("div", { class: "hit-list" }, h("div", { class: "section-label" }, "其他段落"), orphans.map((p) => hitNode(p, mode))) : null,
+    orphans.length ? h("div", { class: "hit-list" }, h("div", { class: "section-label" }, T.other_paragraphs), orphans.map((p) => hitNode(p, mode))) : null,
   );
 }
 
@@ -63,18 +66,18 @@ async function run() {
   const d = selectedDataset();
   clear(ui.results);
   const fail = (content) => ui.results.appendChild(typeof content === "string" ? h("div", { class: "error", testid: "hit-error", role: "alert" }, content) : content);
-  if (!d) return fail("请先选择一个知识库。");
+  if (!d) return fail(T.pick_dataset_first);
   const query = ui.query.value.trim();
-  if (!query) return fail("请输入查询内容。");
+  if (!query) return fail(T.query_needed);
   const top = Number(ui.top.value);
   const similarity = Number(ui.similarity.value);
-  if (!Number.isInteger(top) || top < 1 || top > 100) return fail("返回段落数需在 1 到 100 之间。");
-  if (!Number.isFinite(similarity) || similarity < 0 || similarity > 1) return fail("相似度阈值需在 0 到 1 之间。");
+  if (!Number.isInteger(top) || top < 1 || top > 100) return fail(T.top_range_100);
+  if (!Number.isFinite(similarity) || similarity < 0 || similarity > 1) return fail(T.similarity_range);
 
   const params = new URLSearchParams({ query_text: query, top_number: String(top), similarity: String(similarity), search_mode: ui.mode.value });
   const multi = ui.multi.checked;
   ui.run.disabled = true;
-  ui.results.appendChild(h("p", { class: "muted" }, multi ? "正在多轮检索…" : "正在检索…"));
+  ui.results.appendChild(h("p", { class: "muted" }, multi ? T.searching_multi : T.searching));
   try {
     const path = `/api/dataset/${encodeURIComponent(d.id)}/${multi ? "hit_test_rounds" : "hit_test"}?${params}`;
     const data = await call(path);

@@ -6,7 +6,7 @@ import { h, clear, byTestId } from "./dom.js";
 import { call, operator, adminError, adminErrorText } from "./admin-api.js";
 import { errorFromResponse } from "./api.js";
 import { createRecordNode, fillRecord } from "./record.js";
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { latestOnly, onFirstView } from "./admin-sections.js";
 
 const WORDS = LABELS.knowledge;
@@ -56,7 +56,7 @@ export function improveForm(record, appId) {
   );
   call("/api/dataset")
     .then((list) => {
-      clear(datasets).append(...(list || []).map((d) => h("option", { value: d.id }, d.name)));
+      clear(datasets).append(...(list || []).map((d) => h("option", { value: d.id, "data-user-content": true }, d.name)));
     })
     .catch((err) => clear(status).append(adminError(err, "improve-error")));
   save.addEventListener("click", () => submitImprovement(record, appId, { datasets, question, answer, status, save }));
@@ -103,13 +103,13 @@ async function openExample(example) {
 
 function groupNode(group, rank) {
   const examples = group.examples.map((e) =>
-    h("li", {}, h("button", { type: "button", class: "link", testid: "gap-example", "data-record-id": e.chat_record_id, onclick: () => openExample(e) }, e.problem_text)),
+    h("li", {}, h("button", { type: "button", class: "link", testid: "gap-example", "data-record-id": e.chat_record_id, onclick: () => openExample(e), "data-user-content": true }, e.problem_text)),
   );
   return h(
     "li",
     { class: "gap-group", testid: "gap-group" },
-    h("div", { class: "card-head" }, h("strong", { testid: "gap-label" }, `${rank}. ${group.label}`), h("span", { class: "muted", testid: "gap-count" }, WORDS.count.replace("{count}", group.count))),
-    group.gaps.length ? h("div", { class: "small" }, h("span", { class: "muted" }, WORDS.gaps), h("ul", { testid: "gap-gaps" }, group.gaps.map((g) => h("li", {}, g)))) : null,
+    h("div", { class: "card-head" }, h("strong", { testid: "gap-label" }, `${rank}. `, h("span", { "data-user-content": true }, group.label)), h("span", { class: "muted", testid: "gap-count" }, WORDS.count.replace("{count}", group.count))),
+    group.gaps.length ? h("div", { class: "small" }, h("span", { class: "muted" }, WORDS.gaps), h("ul", { testid: "gap-gaps" }, group.gaps.map((g) => h("li", { "data-user-content": true }, g)))) : null,
     h("div", { class: "small" }, h("span", { class: "muted" }, WORDS.examples), h("ul", { testid: "gap-examples" }, examples)),
   );
 }
@@ -149,7 +149,7 @@ export async function loadGapApplications() {
   try {
     const apps = (await call("/api/application")) || [];
     const current = ui.app.value;
-    clear(ui.app).append(...apps.map((a) => h("option", { value: a.id }, a.name)));
+    clear(ui.app).append(...apps.map((a) => h("option", { value: a.id, "data-user-content": true }, a.name)));
     if (apps.some((a) => a.id === current)) ui.app.value = current;
     if (seen() && ui.app.value !== current) showReport();
   } catch (err) {

@@ -8,7 +8,7 @@ import { createRecordNode, fillRecord } from "./record.js";
 import { improveForm } from "./admin-knowledge.js";
 import { attachFromLog } from "./admin-questions.js";
 import { RECORD_STATUS_LABELS, STOP_REASON_LABELS, stopReasonLabel } from "./labels.js";
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { thumbDown, thumbUp } from "./icons.js";
 
 const WORDS = LABELS.log;
@@ -90,8 +90,8 @@ function row(entry) {
   const answer = answerColumn(entry.answer_text || "");
   const cells = [
     formatTime(entry.create_time),
-    h("span", { class: "clip", title: entry.problem_text }, entry.problem_text),
-    h("span", { class: "clip", title: answer, testid: "log-answer" }, answer),
+    h("span", { class: "clip", title: entry.problem_text, "data-user-content": true }, entry.problem_text),
+    h("span", { class: "clip", title: answer, testid: "log-answer", "data-user-content": true }, answer),
     RECORD_STATUS_LABELS[entry.status] || entry.status,
     entry.agent_stop_reason ? stopReasonLabel(entry.agent_stop_reason) : "—",
     sufficientText(entry),
@@ -109,13 +109,14 @@ function openRecord(entry) {
   fillRecord(node, entry);
   const trace = byTestId("trace", node);
   if (trace) trace.open = true;
-  clear(ui.detail).append(
+  const parts = [
     h("div", { class: "card-head" }, h("h3", {}, WORDS.record_title), h("button", { type: "button", class: "link", onclick: () => clear(ui.detail) }, WORDS.close)),
-    entry.vote_reason ? h("p", { class: "muted", testid: "log-vote-reason" }, `${WORDS.vote_reason}${entry.vote_reason}`) : null,
+    entry.vote_reason ? h("p", { class: "muted", testid: "log-vote-reason" }, WORDS.vote_reason, h("span", { "data-user-content": true }, entry.vote_reason)) : null,
     node,
     question ? attachFromLog(entry, ui.app.value) : null,
     improveForm(entry, ui.app.value),
-  );
+  ];
+  clear(ui.detail).append(...parts.filter(Boolean)); // append() would write a null as "null"
   ui.detail.scrollIntoView({ block: "nearest" });
 }
 
@@ -175,7 +176,7 @@ export async function loadLogApplications() {
   try {
     const apps = (await call("/api/application")) || [];
     const current = ui.app.value;
-    clear(ui.app).append(...apps.map((a) => option(a.id, a.name)));
+    clear(ui.app).append(...apps.map((a) => h("option", { value: a.id, "data-user-content": true }, a.name)));
     if (apps.some((a) => a.id === current)) ui.app.value = current;
     await search(1);
   } catch (err) {

@@ -2,7 +2,7 @@
 // do, so nobody is shown a button that would fail: elements carry data-needs="dataset_write"
 // (space-separated, all required) and style.css hides them unless <body data-can> lists each
 // need. The server checks every call anyway (docs/access.md); this is only what is shown.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call } from "./admin-api.js";
 
 const ROLES = LABELS.roles;

@@ -2,14 +2,15 @@
 // real call, its answer in words), edited and deleted, and the application form's choice of
 // chat model. API keys are typed in and never shown again: the list has only "…a1b2".
 // Data: GET/POST /api/model, PUT/DELETE /api/model/{id}, POST /api/model/{id}/check.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, h } from "./dom.js";
 
 const WORDS = LABELS.models;
+const T = LABELS.admin_text;
 const PROVIDERS = ["openai", "deepseek", "dashscope", "vllm", "sglang", "ollama", "generic"];
 // The first-run notice names the kinds of endpoint the form takes, as people know them.
-const PROVIDER_NAMES = ["DeepSeek", "通义千问", "OpenAI", "vLLM", "SGLang", "Ollama", "任何 OpenAI 兼容接口"];
+const PROVIDER_NAMES = ["DeepSeek", T.tongyi, "OpenAI", "vLLM", "SGLang", "Ollama", T.any_openai];
 const ui = {
   list: byTestId("model-list"),
   status: byTestId("models-status"),
@@ -44,7 +45,7 @@ function renderForm() {
   const inputs = {
     name: h("input", { maxlength: 100, testid: "model-name", value: m.name }),
     provider: h("select", { testid: "model-provider" }, options(PROVIDERS)),
-    api_base: h("input", { maxlength: 500, testid: "model-base-url", value: m.api_base, placeholder: "https://api.openai.com/v1" }),
+    api_base: h("input", { maxlength: 500, testid: "model-base-url", value: m.api_base, placeholder: "https://api.openai.com/v1", lang: "zxx" }),
     model_name: h("input", { maxlength: 200, testid: "model-id", value: m.model_name }),
     purpose: h("select", { testid: "model-purpose" }, options(Object.keys(WORDS.purposes), WORDS.purposes)),
     api_key: h("input", { type: "password", maxlength: 500, testid: "model-api-key", placeholder: editing ? WORDS.keep_key : "" }),
@@ -128,9 +129,9 @@ function row(model) {
   return h(
     "li",
     { testid: "model-row", "data-id": model.id },
-    h("strong", {}, model.name),
+    h("strong", { "data-user-content": true }, model.name),
     h("div", { class: "muted small" }, `${model.provider} · ${model.model_name} · ${WORDS.purposes[model.purpose] || model.purpose}`),
-    h("div", { class: "muted small" }, `${model.api_base} · ${WORDS.key_hint} ${model.key_hint || WORDS.no_key}`),
+    h("div", { class: "muted small" }, h("span", { lang: "zxx" }, model.api_base), ` · ${WORDS.key_hint} `, model.key_hint ? h("span", { lang: "zxx" }, model.key_hint) : WORDS.no_key),
     model.application_ids.length ? h("div", { class: "muted small" }, `${WORDS.used_by}: ${model.application_ids.length}`) : null,
     h(
       "div",
@@ -190,7 +191,7 @@ export function initModels() {
     node.textContent = node.dataset.label.split(".").slice(1).reduce((words, key) => words[key], WORDS);
   }
   renderForm();
-  document.querySelector("[data-testid=first-run-text]").textContent = WORDS.first_run.replace("{providers}", PROVIDER_NAMES.join("、"));
+  document.querySelector("[data-testid=first-run-text]").textContent = WORDS.first_run.replace("{providers}", PROVIDER_NAMES.join(T.list_separator));
   const register = document.querySelector("[data-testid=first-run-register]");
   register.textContent = WORDS.first_run_action;
   register.addEventListener("click", registerFirstModel);

@@ -1,6 +1,9 @@
 // The application form's 访客页面 part: how the share page looks to visitors (name, logo,
 // colour, opening message with suggested questions, input hint, disclaimer, sources and trace
 // shown or not). The server checks every value again and says why it refuses one.
+import { LABELS, fill } from "./labels.js";
+
+const T = LABELS.admin_text;
 const $ = (id) => document.getElementById(id);
 const LOGO_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const MAX_LOGO_BYTES = 256 * 1024;
@@ -35,7 +38,7 @@ export function fillPageLook(app) {
 /** The page fields to send, or a sentence saying what to fix. ``app``: the one being edited. */
 export function readPageLook(app) {
   const accent = $("app-accent").value.trim();
-  if (accent && !COLOUR.test(accent)) return { error: "主色需写成 #rrggbb，例如 #2563eb。" };
+  if (accent && !COLOUR.test(accent)) return { error: fill(T.accent_format, { example: "#2563eb" }) };
   if (logoError) return { error: logoError };
   const body = {
     title: $("app-title").value.trim(),
@@ -57,8 +60,8 @@ export function initPageLook() {
     const file = event.target.files[0];
     logoError = "";
     if (!file) return;
-    if (!LOGO_TYPES.includes(file.type)) logoError = "标志需是 PNG、JPEG、GIF 或 WebP 图片（SVG 可能带有脚本，不能使用）。";
-    else if (file.size > MAX_LOGO_BYTES) logoError = "标志图片不能超过 256 KB。";
+    if (!LOGO_TYPES.includes(file.type)) logoError = T.logo_type;
+    else if (file.size > MAX_LOGO_BYTES) logoError = T.logo_size;
     if (logoError) return;
     const reader = new FileReader();
     reader.onload = () => {

@@ -2,9 +2,11 @@
 // paragraph off and on (an inactive one is never retrieved), delete one, add one by hand, and
 // the questions attached to each (admin-questions.js).
 import { h, clear } from "./dom.js";
+import { LABELS, fill } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { documentQuestions, questionFold } from "./admin-questions.js";
 
+const T = LABELS.admin_text;
 const PAGE_SIZE = 20;
 const MAX_TITLE = 256;
 const MAX_CONTENT = 4096;
@@ -35,9 +37,9 @@ function showStatus(content) {
 
 /** The checks the server makes too, said before sending. */
 function fieldsRefusal(title, content) {
-  if (title.length > MAX_TITLE) return `标题最多 ${MAX_TITLE} 个字。`;
-  if (!content.trim()) return "段落内容不能为空。";
-  if (content.length > MAX_CONTENT) return `段落内容最多 ${MAX_CONTENT} 个字。`;
+  if (title.length > MAX_TITLE) return fill(T.title_too_long, { max: MAX_TITLE });
+  if (!content.trim()) return T.content_empty;
+  if (content.length > MAX_CONTENT) return fill(T.content_too_long, { max: MAX_CONTENT });
   return "";
 }
 
@@ -52,14 +54,14 @@ async function send(path, options, done) {
 }
 
 function editor(p, item) {
-  const title = h("input", { testid: "paragraph-title-input", maxlength: String(MAX_TITLE), placeholder: "标题（可选）" });
+  const title = h("input", { testid: "paragraph-title-input", maxlength: String(MAX_TITLE), placeholder: T.title_optional });
   const content = h("textarea", { testid: "paragraph-content-input", rows: "5" });
   title.value = p.title || "";
   content.value = p.content || "";
   const save = () => {
     const refusal = fieldsRefusal(title.value, content.value);
     if (refusal) return showStatus(refusal);
-    send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "PUT", body: { title: title.value, content: content.value } }, "已保存，段落已重新向量化。");
+    send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "PUT", body: { title: title.value, content: content.value } }, T.paragraph_saved);
   };
   return h(
     "div",
@@ -69,8 +71,8 @@ function editor(p, item) {
     h(
       "div",
       { class: "row" },
-      h("button", { type: "button", testid: "save-paragraph", onclick: save }, "保存"),
-      h("button", { type: "button", class: "secondary", onclick: () => loadPage() }, "取消"),
+      h("button", { type: "button", testid: "save-paragraph", onclick: save }, T.save),
+      h("button", { type: "button", class: "secondary", onclick: () => loadPage() }, T.cancel),
     ),
   );
 }
@@ -78,23 +80,23 @@ function editor(p, item) {
 function paragraphNode(p, questions = []) {
   const item = h("li", { class: `paragraph managed${p.is_active ? "" : " inactive"}`, testid: "doc-paragraph", "data-id": p.id, "data-active": String(p.is_active) });
   const toggle = () =>
-    send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "PUT", body: { is_active: !p.is_active } }, p.is_active ? "已停用：这个段落不再被检索。" : "已启用。");
+    send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "PUT", body: { is_active: !p.is_active } }, p.is_active ? T.paragraph_disabled : T.paragraph_enabled);
   const remove = () => {
-    if (window.confirm("删除这个段落？")) send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "DELETE" }, "已删除段落。");
+    if (window.confirm(T.confirm_delete_paragraph)) send(`${basePath()}/${encodeURIComponent(p.id)}`, { method: "DELETE" }, T.paragraph_deleted);
   };
   item.append(
     h(
       "div",
       { class: "paragraph-meta" },
       h("span", { class: "pill" }, `#${p.position + 1}`),
-      p.title ? h("span", { class: "paragraph-title" }, p.title) : null,
-      p.is_active ? null : h("span", { class: "pill warn", testid: "paragraph-inactive" }, "已停用"),
+      p.title ? h("span", { class: "paragraph-title", "data-user-content": true }, p.title) : null,
+      p.is_active ? null : h("span", { class: "pill warn", testid: "paragraph-inactive" }, T.inactive),
       h("span", { class: "grow" }),
-      h("button", { type: "button", class: "link", testid: "edit-paragraph", "data-needs": "dataset_write", onclick: () => item.replaceChildren(editor(p, item)) }, "编辑"),
-      h("button", { type: "button", class: "link", testid: "toggle-paragraph", "data-needs": "dataset_write", onclick: toggle }, p.is_active ? "停用" : "启用"),
-      h("button", { type: "button", class: "link danger-text", testid: "delete-paragraph", "data-needs": "dataset_write", onclick: remove }, "删除"),
+      h("button", { type: "button", class: "link", testid: "edit-paragraph", "data-needs": "dataset_write", onclick: () => item.replaceChildren(editor(p, item)) }, T.edit),
+      h("button", { type: "button", class: "link", testid: "toggle-paragraph", "data-needs": "dataset_write", onclick: toggle }, p.is_active ? T.disable : T.enable),
+      h("button", { type: "button", class: "link danger-text", testid: "delete-paragraph", "data-needs": "dataset_write", onclick: remove }, T.delete),
     ),
-    h("div", { class: "paragraph-content", testid: "paragraph-content" }, p.content || ""),
+    h("div", { class: "paragraph-content", testid: "paragraph-content", "data-user-content": true }, p.content || ""),
     questionFold(p, questions),
   );
   return item;
@@ -103,9 +105,9 @@ function paragraphNode(p, questions = []) {
 function renderPager(total) {
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   clear(ui.pager).append(
-    h("button", { type: "button", class: "secondary", testid: "paragraph-prev", disabled: page <= 1, onclick: () => goTo(page - 1) }, "上一页"),
-    h("span", { class: "muted", testid: "paragraph-page" }, `第 ${page} / ${pages} 页 · 共 ${total} 个段落`),
-    h("button", { type: "button", class: "secondary", testid: "paragraph-next", disabled: page >= pages, onclick: () => goTo(page + 1) }, "下一页"),
+    h("button", { type: "button", class: "secondary", testid: "paragraph-prev", disabled: page <= 1, onclick: () => goTo(page - 1) }, T.previous_page),
+    h("span", { class: "muted", testid: "paragraph-page" }, fill(T.page_of, { page, pages, total })),
+    h("button", { type: "button", class: "secondary", testid: "paragraph-next", disabled: page >= pages, onclick: () => goTo(page + 1) }, T.next_page),
   );
 }
 
@@ -130,7 +132,7 @@ async function loadPage() {
   const records = (data && data.records) || [];
   if (!records.length && page > 1) return goTo(page - 1); // the last one on this page was deleted
   clear(ui.list);
-  if (!records.length) ui.list.appendChild(h("li", { class: "muted empty-row" }, "这个文档没有段落。"));
+  if (!records.length) ui.list.appendChild(h("li", { class: "muted empty-row" }, T.no_paragraphs));
   for (const p of records) ui.list.appendChild(paragraphNode(p, questions.get(p.id) || []));
   renderPager((data && data.total) || 0);
 }
@@ -145,7 +147,7 @@ async function addParagraph() {
     await call(basePath(), { method: "POST", body: { title, content } });
     ui.newTitle.value = "";
     ui.newContent.value = "";
-    showStatus("已添加段落。");
+    showStatus(T.paragraph_added);
     await loadPage();
   } catch (err) {
     showStatus(adminError(err, "paragraph-error"));

@@ -1,7 +1,7 @@
 // The signed-in person's password (PUT /api/user/re_password): "设置密码" after a one-time
 // sign-in link (no current password yet, so it is sent as ""; the form can be skipped), and
 // "修改密码" from the account strip. Other sessions of the account end when it changes.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { api, errorNode } from "./api.js";
 import { operator } from "./admin-api.js";
 import { byTestId, clear, h } from "./dom.js";

@@ -75,7 +75,7 @@ export function questionFold(p, questions) {
       item.replaceChildren(field, h("button", { type: "button", testid: "save-question", onclick: save }, WORDS.save), h("button", { type: "button", class: "secondary", onclick: render }, WORDS.cancel));
     };
     item.append(
-      h("span", {}, q.content),
+      h("span", { "data-user-content": true }, q.content),
       h("button", { type: "button", class: "link", testid: "edit-question", "data-needs": "dataset_write", onclick: reword }, WORDS.edit),
       h("button", { type: "button", class: "link danger-text", testid: "remove-question", "data-needs": "dataset_write", onclick: remove }, WORDS.remove),
     );
@@ -129,8 +129,8 @@ function candidate(p, question, say) {
   return h(
     "li",
     { class: "attach-candidate", testid: "attach-candidate", "data-paragraph-id": p.id },
-    h("div", { class: "muted small" }, [p.document_name, p.title].filter(Boolean).join(" · ")),
-    h("div", {}, text),
+    h("div", { class: "muted small", "data-user-content": true }, [p.document_name, p.title].filter(Boolean).join(" · ")),
+    h("div", { "data-user-content": true }, text),
     button,
   );
 }

@@ -2,7 +2,7 @@
 // for automation ("使用令牌"), and a one-time sign-in link (#signin=<code>, POST
 // /api/user/signin_link). Each leaves a bearer token in the tab's storage, as admin-api.js sends
 // it; the page then asks who it names (admin.js). Why tokens and not cookies: docs/access.md.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { api, NO_SESSION, errorNode } from "./api.js";
 import { saveAdminToken, forgetAdminToken } from "./admin-api.js";
 import { byTestId, clear, h } from "./dom.js";

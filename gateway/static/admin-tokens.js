@@ -1,7 +1,7 @@
 // "个人令牌": the signed-in person's own tokens for scripts and the CLI (GET/POST /api/user/token,
 // DELETE /api/user/token/{id}). A token acts as its owner, with the owner's role; a new one is
 // shown once (only its SHA-256 is kept), the list shows its first characters.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { me, onAccountChanged } from "./admin-me.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";
@@ -9,6 +9,7 @@ import { fill } from "./admin-words.js";
 import { copyField } from "./copy.js";
 
 const WORDS = LABELS.personal_tokens;
+const COLON = LABELS.admin_text.colon;
 const ui = {
   section: document.getElementById("tokens"),
   form: document.getElementById("token-create-form"),
@@ -40,13 +41,13 @@ function tokenRow(token) {
   return h(
     "li",
     { class: "credential", testid: "token-row", "data-id": token.id, "data-active": String(live) },
-    h("div", {}, h("strong", {}, token.name), " ", h("code", {}, `${token.prefix || ""}…`), " ", h("span", { class: "pill", testid: "token-state" }, stateWord(token))),
+    h("div", {}, h("strong", { "data-user-content": true }, token.name), " ", h("code", {}, `${token.prefix || ""}…`), " ", h("span", { class: "pill", testid: "token-state" }, stateWord(token))),
     h(
       "div",
       { class: "muted small" },
-      `${WORDS.create_time}：${formatTime(token.create_time)}`,
-      ` · ${WORDS.last_used}：${token.last_used_time ? formatTime(token.last_used_time) : WORDS.never_used}`,
-      ` · ${WORDS.expires_at}：${token.expires_at ? formatTime(token.expires_at) : WORDS.never_expires}`,
+      `${WORDS.create_time}${COLON}${formatTime(token.create_time)}`,
+      ` · ${WORDS.last_used}${COLON}${token.last_used_time ? formatTime(token.last_used_time) : WORDS.never_used}`,
+      ` · ${WORDS.expires_at}${COLON}${token.expires_at ? formatTime(token.expires_at) : WORDS.never_expires}`,
     ),
     live ? h("div", { class: "row" }, h("button", { type: "button", class: "link danger-text", testid: "revoke-token", onclick: revoke }, WORDS.revoke)) : null,
   );

@@ -1,7 +1,7 @@
 // The operator page's "用量" section: an application and a range of days, then one chart per
 // figure (questions, outcomes, tokens, answer times, rounds, insufficient evidence, votes) and
 // the stop reasons of the whole range. Data: GET …/statistics/chat_record_aggregate_trend.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { byTestId, clear, h } from "./dom.js";
 import { chart, COLORS } from "./charts.js";
@@ -82,7 +82,7 @@ let seen = () => false; // whether the section has been opened: then a new appli
 export function setUsageApplications(apps) {
   const chosen = ui.app.value;
   clear(ui.app);
-  for (const app of apps) ui.app.appendChild(h("option", { value: app.id }, app.name));
+  for (const app of apps) ui.app.appendChild(h("option", { value: app.id, "data-user-content": true }, app.name));
   if (apps.some((a) => a.id === chosen)) ui.app.value = chosen;
   if (seen() && ui.app.value !== chosen) show();
 }

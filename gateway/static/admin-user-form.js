@@ -1,7 +1,7 @@
 // The parts of the "用户" section that make or change an account: the role choice, the
 // datasets and applications granted (checkboxes; an administrator needs none, so they hide),
 // the password pair, and the "新建用户" form (POST /api/user_manage).
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { clear, h } from "./dom.js";
 
@@ -30,7 +30,7 @@ function checks(title, items, chosen, testid, empty) {
       "div",
       { class: "checks" },
       items.length
-        ? items.map((item) => h("label", { class: "check" }, h("input", { type: "checkbox", value: item.id, testid, checked: ticked.has(item.id) }), item.name))
+        ? items.map((item) => h("label", { class: "check" }, h("input", { type: "checkbox", value: item.id, testid, checked: ticked.has(item.id) }), h("span", { "data-user-content": true }, item.name)))
         : h("span", { class: "muted small" }, empty),
     ),
   );

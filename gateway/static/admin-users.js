@@ -2,7 +2,7 @@
 // grants and state; change them (PUT …/{id}), reset a password (PUT …/{id}/re_password), make a
 // one-time sign-in link (POST …/{id}/signin_link: the page shows the whole address to hand
 // over), delete (DELETE …/{id}); and the "新建用户" form (admin-user-form.js).
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+import { LABELS } from "./labels.js";
 import { call, adminError } from "./admin-api.js";
 import { can, me, onAccountChanged, roleLabel } from "./admin-me.js";
 import { byTestId, clear, formatTime, h } from "./dom.js";
@@ -122,7 +122,7 @@ function userRow(user) {
       h(
         "div",
         { class: "user-head" },
-        h("strong", { class: "item-name", testid: "user-name" }, user.username),
+        h("strong", { class: "item-name", testid: "user-name", "data-user-content": true }, user.username),
         h("span", { class: "pill", testid: "user-role" }, roleLabel(user.role)),
         user.is_active ? null : h("span", { class: "pill warn", testid: "user-inactive" }, WORDS.inactive),
       ),

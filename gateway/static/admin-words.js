@@ -1,8 +1,8 @@
-// The operator page's fixed words come from gateway/labels.py, in Chinese (served as
-// /ui/labels.json?lang=zh, which every operator module names: the page is Chinese for now):
-// elements name theirs with data-label (text) or data-placeholder, a dotted path such as
-// "account.signin". Templates use {name} placeholders.
-import LABELS from "/ui/labels.json?lang=zh" with { type: "json" };
+// The operator page's fixed words come from gateway/labels.py in the page's own language (its
+// <html lang>, through labels.js): admin.html arrives with most of them written in; elements
+// the scripts fill name theirs with data-label (text) or data-placeholder, a dotted path such
+// as "account.signin". Templates use {name} placeholders.
+import { LABELS } from "./labels.js";
 
 /** The label at a dotted path ("roles.admin"), or "" when there is none. */
 export function word(path) {
@@ -10,7 +10,7 @@ export function word(path) {
   return typeof found === "string" ? found : "";
 }
 
-/** "{username} 已创建" with {username: "李雷"} → "李雷 已创建"; a missing value reads as "". */
+/** "{username} created" with {username: "Li Lei"} → "Li Lei created"; a missing value reads as "". */
 export const fill = (template, values) => template.replace(/\{(\w+)\}/g, (_, key) => (values[key] === undefined ? "" : String(values[key])));
 
 export function fillWords(root = document) {

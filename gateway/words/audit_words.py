@@ -56,6 +56,7 @@ AUDIT: Words = {
         "application": ("应用密钥", "Application key"),
         "visitor": ("访客", "Visitor"),
         "service": ("系统服务", "System service"),
+        "anonymous": ("匿名", "Anonymous"),
     },
     "objects": {
         "dataset": ("知识库", "Knowledge base"),
@@ -68,6 +69,7 @@ AUDIT: Words = {
         "user": ("用户", "Person"),
         "personal_token": ("个人令牌", "Personal token"),
         "record": ("对话记录", "Conversation record"),
+        "question": ("关联问题", "Attached question"),
     },
     # An action without words of its own: its verb's words, then its object's.
     "verb_object": ("{verb}{object}", "{verb}: {object}"),

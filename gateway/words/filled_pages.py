@@ -1,8 +1,8 @@
-"""The chat page and the embed script with their words written in, so a page arrives whole in
+"""The chat page, the operator page and the embed script with their words written in, so a page arrives whole in
 its reader's language: no script fills text after the page shows (no flash of the other
 language), and the content security policy stays ``script-src 'self'`` with no inline script.
 
-``chat.html`` names each word by its path in the catalogue (``{{chat_page.send}}``) and the
+``chat.html`` and ``admin.html`` name each word by its path in the catalogue (``{{chat_page.send}}``) and the
 page's own values under ``page.`` (its language, and the link to the other one); every value is
 HTML-escaped. The embed script runs in another site's page, where the gateway cannot choose a
 language, so it gets both languages' words and chooses there."""
@@ -53,8 +53,9 @@ def switch_href(language: Language, query: Mapping[str, str]) -> str:
     return "?" + urlencode({**{k: v for k, v in query.items() if k != "lang"}, "lang": other_language(language)})
 
 
-def chat_page(language: Language, query: Mapping[str, str]) -> str:
-    """chat.html in ``language``, with its link to the same page in the other language."""
+def _filled_page(name: str, language: Language, query: Mapping[str, str]) -> str:
+    """A page of ``gateway/static`` in ``language``, with its link to the same page in the other
+    language."""
     other = other_language(language)
     page = {
         "lang": HTML_LANG[language],
@@ -63,7 +64,17 @@ def chat_page(language: Language, query: Mapping[str, str]) -> str:
         "switch_name": LANGUAGE_NAMES[other],
     }
     tree = {**labels_json(language), "page": page}
-    return _PLACEHOLDER.sub(lambda match: html.escape(_word(tree, match.group(1))), _static_text("chat.html"))
+    return _PLACEHOLDER.sub(lambda match: html.escape(_word(tree, match.group(1))), _static_text(name))
+
+
+def chat_page(language: Language, query: Mapping[str, str]) -> str:
+    """chat.html in ``language``, with its link to the same page in the other language."""
+    return _filled_page("chat.html", language, query)
+
+
+def admin_page(language: Language, query: Mapping[str, str]) -> str:
+    """admin.html, the operator page, in ``language``, with its link to the other language."""
+    return _filled_page("admin.html", language, query)
 
 
 def embed_script() -> str:

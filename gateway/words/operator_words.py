@@ -1,6 +1,5 @@
 """The operator page's words for an application's usage charts, its access credentials and the
-registered model endpoints (the page itself stays Chinese for now; these have their English
-ready beside them)."""
+registered model endpoints, in Chinese and English."""
 
 from __future__ import annotations
 

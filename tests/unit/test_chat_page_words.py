@@ -1,6 +1,7 @@
-"""The visitor chat page takes every word it shows from the catalogue: no Chinese is written in
-chat.html or in the code of a script the page loads (comments may say what they like), and the
-page as served is whole in its language, with its link to the other one."""
+"""The pages (the visitor chat page and the operator page) take every word they show from the
+catalogue: no Chinese is written in chat.html, admin.html or the code of any script of the pages
+(comments may say what they like), and a page as served is whole in its language, with its link
+to the other one."""
 
 from __future__ import annotations
 
@@ -9,41 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from gateway.words.filled_pages import chat_page, embed_script
+from gateway.words.filled_pages import admin_page, chat_page, embed_script
 from tests.page_words import CJK, english_words
 
 STATIC = Path(__file__).resolve().parents[2] / "gateway" / "static"
 IDEOGRAPH_OR_CJK_PUNCTUATION = CJK
-# The operator page's own scripts, Chinese for now: none of them is loaded by the chat page.
-EXEMPT = frozenset(
-    {
-        "admin.js",
-        "admin-account.js",
-        "admin-api.js",
-        "admin-apps.js",
-        "admin-audit.js",
-        "admin-credentials.js",
-        "admin-datasets.js",
-        "admin-documents.js",
-        "admin-hit.js",
-        "admin-knowledge.js",
-        "admin-log.js",
-        "admin-me.js",
-        "admin-models.js",
-        "admin-page-look.js",
-        "admin-paragraphs.js",
-        "admin-password.js",
-        "admin-questions.js",
-        "admin-rerank.js",
-        "admin-sections.js",
-        "admin-signin.js",
-        "admin-tokens.js",
-        "admin-usage.js",
-        "admin-user-form.js",
-        "admin-users.js",
-        "admin-words.js",
-    }
-)
+PAGES = ("chat.html", "admin.html")
 IMPORT = re.compile(r"""^\s*import\s[^;]*?from\s+["']\./([\w-]+\.js)["']""", re.MULTILINE)
 # After these a "/" starts a regular expression, not a division.
 REGEX_AFTER = set("(,=:[!&|?{};+-*%<>~^") | {""}
@@ -119,22 +91,33 @@ def test_the_reader_sees_comments_and_regexes_apart_from_code() -> None:
     assert "词" in kept and "模板" in kept and "甲" in kept and "1 / 2" in kept
 
 
-def test_the_chat_page_loads_no_operator_script_and_every_exemption_exists() -> None:
+def test_the_chat_page_loads_no_operator_script() -> None:
     chat = loaded_by("chat.js")
     assert {"labels.js", "api.js", "trace.js", "record.js", "chat-history.js", "votes.js", "dom.js"} <= chat
-    assert chat & EXEMPT == set()
-    assert {path.name for path in STATIC.glob("admin*.js")} == EXEMPT, "the exemptions are exactly the operator's"
+    assert [name for name in chat if name.startswith("admin")] == []
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in STATIC.glob("*.js") if p.name not in EXEMPT))
+def test_the_operator_page_takes_its_words_from_labels_js() -> None:
+    operator = loaded_by("admin.js")
+    assert {"labels.js", "admin-words.js", "dom.js"} <= operator
+    own = [
+        name
+        for name in operator - {"labels.js"}
+        if "/ui/labels.json" in code_without_comments((STATIC / name).read_text(encoding="utf-8"))
+    ]
+    assert own == [], "labels.js loads the words in the page's own <html lang>, for every script"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in STATIC.glob("*.js")))
 def test_no_chinese_is_written_in_the_code_of_a_page_script(name: str) -> None:
     code = code_without_comments((STATIC / name).read_text(encoding="utf-8"))
     lines = [line.strip() for line in code.splitlines() if IDEOGRAPH_OR_CJK_PUNCTUATION.search(line)]
     assert lines == [], f"{name} writes words inline instead of taking them from the catalogue"
 
 
-def test_chat_html_holds_no_words_of_its_own() -> None:
-    assert not IDEOGRAPH_OR_CJK_PUNCTUATION.search((STATIC / "chat.html").read_text(encoding="utf-8"))
+@pytest.mark.parametrize("name", PAGES)
+def test_a_page_holds_no_words_of_its_own(name: str) -> None:
+    assert not IDEOGRAPH_OR_CJK_PUNCTUATION.search((STATIC / name).read_text(encoding="utf-8"))
 
 
 def test_the_chat_page_is_served_whole_in_either_language() -> None:
@@ -154,3 +137,16 @@ def test_the_embed_script_carries_its_words_in_both_languages() -> None:
     script = embed_script()
     assert "/*{{words}}*/" not in script
     assert '"en": {"missing_token": "Knowledge base Q&A: ' in script and '"title": "Knowledge base Q&A"' in script
+
+
+def test_the_operator_page_is_served_whole_in_either_language() -> None:
+    english = admin_page("en", {})
+    chinese = admin_page("zh", {})
+    assert '<html lang="en">' in english and '<html lang="zh-CN">' in chinese
+    assert "{{" not in english + chinese
+    assert english.count('<span lang="zh-CN">中文</span>') == 1
+    assert not CJK.search(english.replace('<span lang="zh-CN">中文</span>', ""))
+    text = re.sub(r"<[^>]+>", " ", chinese[chinese.index("<body") :])
+    assert english_words(text.replace("English", "")) == []
+    assert 'href="?lang=en"' in chinese and 'href="?lang=zh"' in english
+    assert "<title>Knowledge base admin</title>" in english and "<title>知识库管理</title>" in chinese
