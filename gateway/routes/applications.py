@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from gateway.backends import CallerBackend
 from gateway.errors import ok
+from gateway.pages import EMBED_SCRIPT_HEADERS
 from gateway.presenter import application_json, search_mode
 from gateway.progress_forms import ProgressForm, progress_mode
 from gateway.shapes.applications import ApplicationOut, VisitorApplicationOut
-from gateway.shapes.envelope import REFUSALS, Envelope
+from gateway.shapes.envelope import REFUSALS, Envelope, download
+from gateway.words.filled_pages import embed_script
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.limits import (
@@ -30,6 +32,7 @@ from kbcore.limits import (
 
 router = APIRouter(prefix="/api/application", tags=["application"], responses=REFUSALS)
 Application = Envelope[ApplicationOut | VisitorApplicationOut]
+JAVASCRIPT = "text/javascript; charset=utf-8"
 
 
 class DatasetSetting(BaseModel):
@@ -134,6 +137,24 @@ async def create_application(body: ApplicationIn, backend: CallerBackend) -> JSO
         backend.chat.applications.CreateApplication, pb.CreateApplicationRequest(application=body.message())
     )
     return ok(application_json(reply.application))
+
+
+@router.get(
+    "/embed",
+    response_class=Response,
+    responses=download("the chat bubble's script, as /ui/embed.js (MaxKB's embed snippet loads it)", JAVASCRIPT),
+)
+async def maxkb_embed_script(
+    token: Annotated[str, Query(pattern=r"^[A-Za-z0-9_-]{1,128}$", description="the share link's access token")],
+    protocol: Annotated[
+        Literal["http", "https"] | None, Query(description="MaxKB's; the script's own address decides")
+    ] = None,
+    host: Annotated[str | None, Query(max_length=255, description="MaxKB's; the script's own address decides")] = None,
+) -> Response:
+    """MaxKB's embed snippet (``<script src=".../api/application/embed?protocol=…&host=…&token=…">``)
+    pasted as it is: the same bubble as ``/ui/embed.js``, which reads the token from its own
+    address. Declared before ``/{app_id}``, which would otherwise take ``embed`` for an id."""
+    return Response(embed_script(), media_type=JAVASCRIPT, headers=EMBED_SCRIPT_HEADERS)
 
 
 @router.get("", response_model=Envelope[list[ApplicationOut | VisitorApplicationOut]])

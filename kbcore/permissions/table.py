@@ -74,6 +74,7 @@ ROUTES: dict[str, tuple[Requirement, ...]] = {
     f"DELETE {_APP_PATH}/chat/client/{{chat_id}}": _r(Need.ANY_CALLER, APP),
     "POST /api/application/authentication": _r(Need.PUBLIC),
     "GET /api/profile": _r(Need.PUBLIC),
+    "GET /api/application/embed": _r(Need.PUBLIC),
     "GET /api/application/profile": _r(Need.ANY_CALLER),
     # the OpenAI-compatible endpoint
     f"POST {_APP_PATH}/chat/completions": _r(Need.CHAT_ASK, APP),

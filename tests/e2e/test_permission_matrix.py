@@ -135,6 +135,7 @@ Q = {"query_text": "年休假"}
 
 CASES: tuple[Case, ...] = (
     Case("GET /api/profile"),
+    Case("GET /api/application/embed", query={"token": "abc123"}),
     Case("POST /api/application/authentication", {}),
     Case("POST /api/user/login", {}),
     Case("POST /api/user/signin_link", {}),

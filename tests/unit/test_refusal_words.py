@@ -1,6 +1,7 @@
 """Every sentence the code refuses with has its Chinese in the catalogue, with the same holes,
 and that Chinese is Chinese: the test reads the code's refusals (a domain error, a gateway
-``ApiError`` or ``OpenAIError`` raised with a literal, an f-string or a module constant), so a
+``ApiError`` or ``OpenAIError``, a gateway body check's ``ValueError``, raised with a literal,
+an f-string or a module constant), so a
 new refusal without its Chinese fails here rather than reaching a Chinese reader half English."""
 
 from __future__ import annotations
@@ -116,7 +117,9 @@ def _refusals() -> tuple[dict[str, str], list[str]]:
             if not isinstance(node, ast.Call):
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if name not in REFUSING or (words := _words_argument(node, name)) is None:
+            # A request body's own check in the gateway says its sentence as a ValueError.
+            refuses = name in REFUSING or (name == "ValueError" and path.is_relative_to(ROOT / "gateway"))
+            if not refuses or (words := _words_argument(node, str(name))) is None:
                 continue
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
             for branch in (words.body, words.orelse) if isinstance(words, ast.IfExp) else (words,):
