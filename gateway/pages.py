@@ -46,6 +46,7 @@ PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 SHARE_PAGE_HEADERS = {**PAGE_HEADERS, "Content-Security-Policy": SHARE_PAGE_POLICY}
+JAVASCRIPT = "text/javascript; charset=utf-8"
 # The embed script runs in other sites' pages: loadable from any origin, even one that requires
 # its subresources to opt in (Cross-Origin-Embedder-Policy).
 EMBED_SCRIPT_HEADERS = {
@@ -97,7 +98,7 @@ async def share_page(access_token: str, request: Request) -> HTMLResponse:
 @router.get("/ui/embed.js")
 async def embed_script() -> Response:
     """The chat bubble another site's page loads (docs/pages.md, "On another site")."""
-    return Response(filled_embed_script(), media_type="text/javascript; charset=utf-8", headers=EMBED_SCRIPT_HEADERS)
+    return Response(filled_embed_script(), media_type=JAVASCRIPT, headers=EMBED_SCRIPT_HEADERS)
 
 
 @router.get("/ui/labels.json")

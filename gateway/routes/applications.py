@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from gateway.backends import CallerBackend
 from gateway.errors import ok
-from gateway.pages import EMBED_SCRIPT_HEADERS
+from gateway.pages import EMBED_SCRIPT_HEADERS, JAVASCRIPT
 from gateway.presenter import application_json, search_mode
 from gateway.progress_forms import ProgressForm, progress_mode
 from gateway.shapes.applications import ApplicationOut, VisitorApplicationOut
@@ -32,7 +32,6 @@ from kbcore.limits import (
 
 router = APIRouter(prefix="/api/application", tags=["application"], responses=REFUSALS)
 Application = Envelope[ApplicationOut | VisitorApplicationOut]
-JAVASCRIPT = "text/javascript; charset=utf-8"
 
 
 class DatasetSetting(BaseModel):

@@ -23,7 +23,12 @@ from kbcore.settings import Settings
 GOLDEN = Path(__file__).resolve().parents[1] / "e2e" / "golden"
 # The golden files' placeholders for what varies between runs, back as values of their type.
 PLACEHOLDERS = {b"<tokens>": b"1", b"<seconds>": b"0.5"}
-NOT_JSON = {"text/event-stream", "text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+NOT_JSON = {
+    "text/event-stream",
+    "text/csv",
+    "text/javascript; charset=utf-8",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
 
 
 @pytest.fixture(scope="module")
