@@ -20,7 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from gateway.backends import Backend, CallerBackend
-from gateway.errors import ApiError
+from gateway.errors import ApiError, request_language
 from gateway.labels import progress_line
 from gateway.openai import unknown
 from gateway.openai.asking import (
@@ -61,6 +61,7 @@ from gateway.shapes.openai import (
 )
 from gateway.shapes.streams import OPENAI_EVENT
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from kbcore.words.language import Language
 
 router = APIRouter(tags=["openai"], responses=OPENAI_REFUSALS)
 # The body is read by the route (``parse_request``), so the schema shows none; with
@@ -179,21 +180,22 @@ async def _answer(
         raise as_openai_error(exc) from exc
     completion = writer(body.model or ask.application.id, ask.chat_id, ask.record_id)
     headers = {CHAT_ID_HEADER: ask.chat_id}
+    language = request_language(request)
     if body.stream:
         return StreamingResponse(
-            _stream(ask.stream, completion, body),
+            _stream(ask.stream, completion, body, language),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **headers},
         )
-    return JSONResponse(await _whole(ask.stream, completion, body), headers=headers)
+    return JSONResponse(await _whole(ask.stream, completion, body, language), headers=headers)
 
 
 REASONING, CONTENT, ROUND, FINISHED = "reasoning", "content", "round", "done"
 
 
-def _pieces(item: pb.AskResponse, body: AskOptions) -> Iterator[tuple[str, Any]]:
+def _pieces(item: pb.AskResponse, body: AskOptions, language: Language) -> Iterator[tuple[str, Any]]:
     """One event of the answer as what any format writes: the model's thinking, answer text,
-    a retrieval round's line (unless ``show_rounds`` is off), or the end."""
+    a retrieval round's line in the reader's language (unless ``show_rounds`` is off), or the end."""
     kind = item.WhichOneof("event")
     if kind in ("delta", "deltas"):  # deltas that arrived together: still one piece each
         for delta in item.deltas.deltas if kind == "deltas" else (item.delta,):
@@ -202,16 +204,16 @@ def _pieces(item: pb.AskResponse, body: AskOptions) -> Iterator[tuple[str, Any]]
             if delta.content or not delta.reasoning:
                 yield CONTENT, delta.content
     elif kind == "progress" and body.show_rounds:
-        line = progress_line(progress_payload(item.progress))
+        line = progress_line(progress_payload(item.progress), language)
         if line:
             yield ROUND, line
     elif kind == "done":
         yield FINISHED, item.done
 
 
-def _frames(item: pb.AskResponse, completion: CompletionWriter, body: AskOptions) -> bytes:
+def _frames(item: pb.AskResponse, completion: CompletionWriter, body: AskOptions, language: Language) -> bytes:
     frames = []
-    for kind, value in _pieces(item, body):
+    for kind, value in _pieces(item, body, language):
         if kind == REASONING:
             frames.append(completion.reasoning(value))
         elif kind == CONTENT:
@@ -219,19 +221,21 @@ def _frames(item: pb.AskResponse, completion: CompletionWriter, body: AskOptions
         elif kind == ROUND:
             frames.append(completion.round(value))
         else:
-            frames.append(_ending(value, completion, body))
+            frames.append(_ending(value, completion, body, language))
     return b"".join(frames)
 
 
-def _ending(done: pb.AskDone, completion: CompletionWriter, body: AskOptions) -> bytes:
-    ending = completion.content(references(done.sources)) if body.references and done.sources else b""
+def _ending(done: pb.AskDone, completion: CompletionWriter, body: AskOptions, language: Language) -> bytes:
+    ending = completion.content(references(done.sources, language)) if body.references and done.sources else b""
     ending += completion.ending([source_json(p) for p in done.sources])
     if body.stream_options is not None and body.stream_options.include_usage:
         ending += completion.usage_chunk(usage_json(done))
     return ending + DONE
 
 
-async def _stream(stream: AskStream, completion: CompletionWriter, body: AskOptions) -> AsyncIterator[bytes]:
+async def _stream(
+    stream: AskStream, completion: CompletionWriter, body: AskOptions, language: Language
+) -> AsyncIterator[bytes]:
     yield completion.opening()
     async with contextlib.aclosing(batches(stream)) as events:
         try:
@@ -239,12 +243,14 @@ async def _stream(stream: AskStream, completion: CompletionWriter, body: AskOpti
                 if batch is None:
                     yield b": keep-alive\n\n"
                 else:
-                    yield b"".join([_frames(item, completion, body) for item in batch])
+                    yield b"".join([_frames(item, completion, body, language) for item in batch])
         except ApiError as failure:  # the SDKs raise an error chunk as their own APIError
-            yield sse_data(as_openai_error(failure).body())
+            yield sse_data(as_openai_error(failure).in_language(language).body())
 
 
-async def _whole(stream: AskStream, completion: CompletionWriter, body: AskOptions) -> dict[str, Any]:
+async def _whole(
+    stream: AskStream, completion: CompletionWriter, body: AskOptions, language: Language
+) -> dict[str, Any]:
     content: list[str] = []
     reasoning: list[str] = []
     done: pb.AskDone | None = None
@@ -252,7 +258,7 @@ async def _whole(stream: AskStream, completion: CompletionWriter, body: AskOptio
         try:
             async for batch in events:
                 for item in batch or ():
-                    for kind, value in _pieces(item, body):
+                    for kind, value in _pieces(item, body, language):
                         if kind == CONTENT:
                             content.append(value)
                         elif kind == REASONING:
@@ -266,7 +272,7 @@ async def _whole(stream: AskStream, completion: CompletionWriter, body: AskOptio
     if done is None:
         raise OpenAIError(502, "the chat service ended the answer without finishing it")
     if body.references:
-        content.append(references(done.sources))
+        content.append(references(done.sources, language))
     usage, sources = usage_json(done), [source_json(p) for p in done.sources]
     return completion.whole(Answer("".join(content), "".join(reasoning), usage, sources))
 

@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from gateway.errors import ApiError, shown
 from gateway.presenter import paragraph_json
 from gateway.shapes.validation_words import described
+from gateway.words.answer_words import REFERENCES_HEADING
+from gateway.words.catalogue import said
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.error_catalogue import openai_code, openai_type
 from kbcore.words.language import Language
@@ -207,13 +209,14 @@ def source_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
     return {key: shown[key] for key in ("id", "document_name", "title", "similarity", "round", "content")}
 
 
-def references(sources: Sequence[common_pb2.Paragraph]) -> str:
-    """Numbered Markdown references, one per document and title, in evidence order."""
+def references(sources: Sequence[common_pb2.Paragraph], language: Language) -> str:
+    """Numbered Markdown references, one per document and title, in evidence order, under a
+    heading in the reader's language."""
     seen: dict[tuple[str, str], int] = {}
     for paragraph in sources:
         seen.setdefault((paragraph.document_name, paragraph.title), len(seen) + 1)
     lines = [f"[{n}] {name}" + (f" · {title}" if title and title != name else "") for (name, title), n in seen.items()]
-    return "\n\n参考资料：\n" + "\n".join(lines) if lines else ""
+    return f"\n\n{said(REFERENCES_HEADING, language)}\n" + "\n".join(lines) if lines else ""
 
 
 @dataclass(frozen=True)

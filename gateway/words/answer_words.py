@@ -168,6 +168,8 @@ THINKING: Words = {
     "summary": ("思考过程", "Thinking"),
     "live": ("思考中…", "Thinking…"),
 }
+# The heading above the numbered references an OpenAI client may ask to have appended.
+REFERENCES_HEADING: Word = ("参考资料：", "References:")
 # The chat page's up and down votes under an answer.
 VOTES: Words = {
     "up": ("有帮助", "Helpful"),

@@ -45,11 +45,13 @@ async def test_a_whole_answer_carries_rounds_sources_usage_and_is_saved(stack: S
         model=DEMO_APPLICATION_ID, messages=[{"role": "user", "content": COMPOUND}], extra_body={"references": True}
     )
     message = reply.choices[0].message
-    assert "16:00" in (message.content or "") and "参考资料：" in (message.content or "")
+    assert "16:00" in (message.content or "") and "References:" in (message.content or "")
     reasoning = (message.model_extra or {})["reasoning_content"]
     lines = reasoning.splitlines()
     assert (
-        lines[0] == "正在读取会话上下文…" and lines[1].startswith("第 1 轮检索：") and lines[-1].startswith("正在根据")
+        lines[0] == "Reading the conversation so far…"
+        and lines[1].startswith("Search round 1: ")
+        and lines[-1].startswith("Writing the answer")
     )
     sources = (reply.model_extra or {})["sources"]
     assert sources and {"id", "document_name", "title", "similarity"} <= set(sources[0])
@@ -85,9 +87,11 @@ async def test_a_streamed_answer_sends_the_rounds_in_order_then_the_sources_and_
             if choice.finish_reason == "stop":
                 sources = (chunk.model_extra or {}).get("sources")
     lines = "".join(reasoning).splitlines()
-    assert lines[1].startswith("第 1 轮检索：") and lines[-1] == "正在根据检索资料生成回答…"
-    retrieving = [line for line in lines if line.startswith("第 ")]
-    assert [int(line.split(" ")[1]) for line in retrieving] == sorted(int(line.split(" ")[1]) for line in retrieving)
+    assert lines[1].startswith("Search round 1: ") and lines[-1] == "Writing the answer from the evidence found…"
+    retrieving = [line for line in lines if line.startswith("Search round ")]
+    assert [int(line.split(" ")[2][:-1]) for line in retrieving] == sorted(
+        int(line.split(" ")[2][:-1]) for line in retrieving
+    )
     assert "16:00" in "".join(content)
     assert sources and all("document_name" in s for s in sources)
     assert usage is not None and usage.total_tokens == usage.prompt_tokens + usage.completion_tokens > 0
@@ -381,10 +385,12 @@ async def test_a_legacy_completion_is_the_same_ask_in_the_text_completion_shape(
     reply = raw.parse()
     assert reply.object == "text_completion" and reply.id.startswith("cmpl-")
     [choice] = reply.choices
-    assert "16:00" in choice.text and "参考资料：" in choice.text
+    assert "16:00" in choice.text and "References:" in choice.text
     assert choice.finish_reason == "stop" and choice.logprobs is None and choice.index == 0
     extra = choice.model_extra or {}
-    assert extra["rounds"] == extra["reasoning_content"].splitlines() and extra["rounds"][1].startswith("第 1 轮检索：")
+    assert extra["rounds"] == extra["reasoning_content"].splitlines() and extra["rounds"][1].startswith(
+        "Search round 1: "
+    )
     assert reply.usage is not None and reply.usage.total_tokens > 0
     assert (reply.model_extra or {})["sources"]
     chat_id = (reply.model_extra or {})["chat_id"]
@@ -416,7 +422,7 @@ async def test_a_streamed_legacy_completion_sends_text_chunks_rounds_sources_and
                 rounds = (choice.model_extra or {})["rounds"]
                 sources = (chunk.model_extra or {})["sources"]
     assert objects == {"text_completion"} and "16:00" in "".join(text)
-    assert rounds == "".join(reasoning).splitlines() and rounds[-1] == "正在根据检索资料生成回答…"
+    assert rounds == "".join(reasoning).splitlines() and rounds[-1] == "Writing the answer from the evidence found…"
     assert sources and all("document_name" in s for s in sources)
     assert usage is not None and usage.total_tokens == usage.prompt_tokens + usage.completion_tokens > 0
     await client.close()

@@ -36,8 +36,8 @@ def test_a_batch_is_the_maxkb_chunks_of_its_deltas_in_one_write() -> None:
 def test_a_batch_is_the_openai_chunks_of_its_deltas() -> None:
     completion = Completion("app", CHAT_ID, RECORD_ID)
     body = CompletionIn.model_validate({"messages": [{"role": "user", "content": "问"}], "stream": True})
-    together = _frames(pb.AskResponse(deltas=pb.AnswerDeltas(deltas=DELTAS)), completion, body)
-    one_by_one = b"".join(_frames(pb.AskResponse(delta=d), completion, body) for d in DELTAS)
+    together = _frames(pb.AskResponse(deltas=pb.AnswerDeltas(deltas=DELTAS)), completion, body, "en")
+    one_by_one = b"".join(_frames(pb.AskResponse(delta=d), completion, body, "en") for d in DELTAS)
     assert together == one_by_one
     deltas = [json.loads(f.data)["choices"][0]["delta"] for f in SseParser(errors="strict").feed(together)]
     assert deltas == [{"reasoning_content": "先想一想"}, {"content": "第一段"}, {"content": "，第二段"}]
