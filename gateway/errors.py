@@ -14,10 +14,10 @@ written out (``shown``): Chinese unless ``Accept-Language`` prefers English, on 
 from __future__ import annotations
 
 import http
-from typing import Any
+from typing import Annotated, Any
 
 import grpc
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 
 from kbcore.error_catalogue import refusal_for_status, words_for_http_status
@@ -69,6 +69,10 @@ def reader_language(accept_language: str | None) -> Language:
 def request_language(request: Request) -> Language:
     """The language the words of a response to ``request`` are in."""
     return reader_language(request.headers.get("accept-language"))
+
+
+# A route's parameter: the language the words of its answer are in (``request_language``).
+ReaderLanguage = Annotated[Language, Depends(request_language)]
 
 
 def shown(message: str, status: int, language: Language) -> str:

@@ -39,8 +39,9 @@ SEARCH_MODE_ALIASES = {"embedding": "vector", "blend": "hybrid"}
 SEARCH_MODE_SPELLINGS = (*SEARCH_MODE.names, *SEARCH_MODE_ALIASES)
 DEFAULT_SEARCH_MODE_NAME = "hybrid"
 UNKNOWN_STATUS = "unknown"
-# A saved failure has no HTTP status: one the catalogue has no words for reads as the service's own.
-FAILED_ANSWER_STATUS = 500
+# A saved failure (an answer's, a document's) has no HTTP status: one the catalogue has no words
+# for reads as the service's own.
+STORED_FAILURE_STATUS = 500
 DEFAULT_SOURCE = RECORD_SOURCE.name(common_pb2.RECORD_SOURCE_CHAT)
 
 EXPORT_COLUMNS = [
@@ -199,7 +200,7 @@ def record_json(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAG
         # details call it so), never part of ``answer_text`` nor of later turns' history.
         "reasoning_content": record.details.chat.reasoning,
         "status": RECORD_STATUS.name(record.status) or UNKNOWN_STATUS,
-        "error": shown(record.error, FAILED_ANSWER_STATUS, language) if record.error else "",
+        "error": _stored_words(record.error, language),
         "message_tokens": record.message_tokens,
         "answer_tokens": record.answer_tokens,
         "run_time": record.run_time,
@@ -213,7 +214,7 @@ def record_json(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAG
         "search_mode": SEARCH_MODE.name(retrieval.search_mode),
         "sufficient": retrieval.sufficient,
         "missing": retrieval.missing,
-        "rewrite_error": shown(retrieval.rewrite_error, FAILED_ANSWER_STATUS, language)
+        "rewrite_error": shown(retrieval.rewrite_error, STORED_FAILURE_STATUS, language)
         if retrieval.rewrite_error
         else "",
         "paragraph_list": [paragraph_json(p) for p in retrieval.paragraphs],
@@ -420,13 +421,20 @@ def embedding_switch_json(s: retrieval_pb.EmbeddingSwitch) -> dict[str, Any]:
     }
 
 
-def document_json(d: retrieval_pb.Document) -> dict[str, Any]:
+def _stored_words(words: str, language: Language) -> str:
+    """What a service stored or answered in its English words (a document's failure, a page
+    check's note, a sync's message), as a reader of ``language`` reads it; empty stays empty."""
+    return shown(words, STORED_FAILURE_STATUS, language) if words else ""
+
+
+def document_json(d: retrieval_pb.Document, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """MaxKB's document fields, plus where its ingestion job is: ``status`` (``queued``,
     ``parsing``, ``embedding``, ``ready``, ``failed``), ``progress`` (paragraphs embedded of the
     job's total), the failure's ``error`` in words and the ``source_type`` it came from, so any
     client can wait for ``ready`` by polling the document. A web page's document has MaxKB's
     ``meta.source_url`` and ``source``: when it was last checked and what that found (``state``
-    "" = the page is there, ``gone``, ``unreachable``; ``note`` in words)."""
+    "" = the page is there, ``gone``, ``unreachable``; ``note`` in words), the words in the
+    reader's ``language``."""
     return {
         "id": d.id,
         "dataset_id": d.dataset_id,
@@ -436,20 +444,27 @@ def document_json(d: retrieval_pb.Document) -> dict[str, Any]:
         "create_time": d.created_at,
         "status": DOCUMENT_STATUS.name(d.status) or UNKNOWN_STATUS,
         "progress": {"done": d.progress_done, "total": d.progress_total},
-        "error": d.error,
+        "error": _stored_words(d.error, language),
         "source_type": d.source_type,
         "update_time": d.updated_at,
         "meta": {"source_url": d.source_url} if d.source_url else {},
-        "source": {"checked_at": d.source_checked_at, "state": d.source_state, "note": d.source_note},
+        "source": {
+            "checked_at": d.source_checked_at,
+            "state": d.source_state,
+            "note": _stored_words(d.source_note, language),
+        },
     }
 
 
-def synced_json(synced: retrieval_pb.SyncedDocument) -> dict[str, Any]:
+def synced_json(synced: retrieval_pb.SyncedDocument, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """A web document after a sync, with what the sync did: ``sync.outcome`` (``unchanged``,
     ``queued``, ``gone``, ``failed``, ``busy``) and ``sync.message`` in words."""
     return {
-        **document_json(synced.document),
-        "sync": {"outcome": SYNC_OUTCOME.name(synced.outcome) or UNKNOWN_STATUS, "message": synced.message},
+        **document_json(synced.document, language),
+        "sync": {
+            "outcome": SYNC_OUTCOME.name(synced.outcome) or UNKNOWN_STATUS,
+            "message": _stored_words(synced.message, language),
+        },
     }
 
 
@@ -579,9 +594,9 @@ def usage_day_json(day: chat_pb.UsageDay) -> dict[str, Any]:
 LOG_EXPORT_COLUMNS = [*EXPORT_COLUMNS, "log_source", "vote", "votes_up", "votes_down", "vote_reason"]
 
 
-def log_entry_json(entry: chat_pb.LogEntry) -> dict[str, Any]:
+def log_entry_json(entry: chat_pb.LogEntry, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     return {
-        **record_json(entry.record),
+        **record_json(entry.record, language),
         "application_id": entry.application_id,
         "log_source": LOG_SOURCE.name(entry.source),
         "rounds": entry.rounds,

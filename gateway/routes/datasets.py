@@ -23,7 +23,7 @@ from starlette.datastructures import FormData, UploadFile
 from gateway.backends import CallerBackend
 from gateway.edge.body_limits import MiB, upload_max_bytes
 from gateway.edge.rules import is_json, is_multipart
-from gateway.errors import ApiError, ok
+from gateway.errors import ApiError, ReaderLanguage, ok
 from gateway.presenter import (
     DEFAULT_SEARCH_MODE_NAME,
     SEARCH_MODE_SPELLINGS,
@@ -221,7 +221,9 @@ async def _paragraphs_submission(dataset_id: str, request: Request) -> Submissio
 
 
 @router.post("/{dataset_id}/document", response_model=Envelope[DocumentOut | list[DocumentOut]])
-async def add_document(dataset_id: str, request: Request, backend: CallerBackend) -> JSONResponse:
+async def add_document(
+    dataset_id: str, request: Request, backend: CallerBackend, language: ReaderLanguage
+) -> JSONResponse:
     """JSON ``{name, paragraphs:[{title, content}]}``, or multipart with one file in ``file``
     (any supported type, or a .zip of them); answers at once with the document, ``queued``
     (a .zip: the list of its documents). Any other body type is refused, never read as JSON
@@ -234,7 +236,7 @@ async def add_document(dataset_id: str, request: Request, backend: CallerBackend
     else:
         raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
     reply = await backend.unary(backend.retrieval.documents.SubmitDocuments, submission.request)
-    documents = [document_json(d) for d in reply.documents]
+    documents = [document_json(d, language) for d in reply.documents]
     if submission.archive:
         return ok(documents)
     if len(documents) != 1:
@@ -254,7 +256,7 @@ def _checked_urls(body: WebDocumentsIn) -> list[str]:
 
 @router.post("/{dataset_id}/document/web", response_model=Envelope[list[DocumentOut]])
 async def add_web_documents(
-    dataset_id: str, body: WebDocumentsIn, request: Request, backend: CallerBackend
+    dataset_id: str, body: WebDocumentsIn, request: Request, backend: CallerBackend, language: ReaderLanguage
 ) -> JSONResponse:
     """MaxKB's ``{source_url_list, selector}``: one document per page, answered with the
     documents, ``queued``. The retrieval service fetches each page when it is submitted (so the
@@ -279,35 +281,46 @@ async def add_web_documents(
         queued = len(urls) - len(refused)
         others = f"; the other {queued} were queued" if queued else ""
         raise ApiError(error.status, f"source_url_list[{index}]: {error.message}{others}")
-    return ok([document_json(d) for reply in replies if not isinstance(reply, BaseException) for d in reply.documents])
+    return ok(
+        [
+            document_json(d, language)
+            for reply in replies
+            if not isinstance(reply, BaseException)
+            for d in reply.documents
+        ]
+    )
 
 
 @router.get("/{dataset_id}/document", response_model=Envelope[list[DocumentOut]])
-async def list_documents(dataset_id: str, backend: CallerBackend) -> JSONResponse:
+async def list_documents(dataset_id: str, backend: CallerBackend, language: ReaderLanguage) -> JSONResponse:
     reply = await backend.unary(
         backend.retrieval.documents.ListDocuments, pb.ListDocumentsRequest(dataset_id=dataset_id)
     )
-    return ok([document_json(d) for d in reply.documents])
+    return ok([document_json(d, language) for d in reply.documents])
 
 
 @router.get("/{dataset_id}/document/{document_id}", response_model=Envelope[DocumentOut])
-async def get_document(dataset_id: str, document_id: str, backend: CallerBackend) -> JSONResponse:
+async def get_document(
+    dataset_id: str, document_id: str, backend: CallerBackend, language: ReaderLanguage
+) -> JSONResponse:
     """One document with its job's status and progress: what a client polls until ``ready``."""
     document = await backend.unary(
         backend.retrieval.documents.GetDocument, pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id)
     )
-    return ok(document_json(document))
+    return ok(document_json(document, language))
 
 
 @router.put("/{dataset_id}/document/{document_id}/cancel_task", response_model=Envelope[DocumentOut])
-async def cancel_document_task(dataset_id: str, document_id: str, backend: CallerBackend) -> JSONResponse:
+async def cancel_document_task(
+    dataset_id: str, document_id: str, backend: CallerBackend, language: ReaderLanguage
+) -> JSONResponse:
     """MaxKB's cancel (its body's task ``type`` is not read: a document has one job). The
     previous version, if any, keeps serving; answers with the document as it now is."""
     document = await backend.unary(
         backend.retrieval.documents.CancelIngestion,
         pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document_id),
     )
-    return ok(document_json(document))
+    return ok(document_json(document, language))
 
 
 class SyncWebIn(BaseModel):
@@ -319,7 +332,9 @@ class SyncWebIn(BaseModel):
 
 
 @router.put("/{dataset_id}/document/{document_id}/sync", response_model=Envelope[SyncedDocumentOut])
-async def sync_document(dataset_id: str, document_id: str, backend: CallerBackend) -> JSONResponse:
+async def sync_document(
+    dataset_id: str, document_id: str, backend: CallerBackend, language: ReaderLanguage
+) -> JSONResponse:
     """Fetch a web document's page again now (a conditional request): answers with the document
     and what the sync did. A document not imported from a page is refused (400)."""
     reply = await backend.unary(
@@ -327,11 +342,13 @@ async def sync_document(dataset_id: str, document_id: str, backend: CallerBacken
         pb.SyncDocumentsRequest(dataset_id=dataset_id, document_ids=[document_id]),
         timeout=backend.timeout + SYNC_FETCH_SECONDS,
     )
-    return ok(synced_json(reply.documents[0]))
+    return ok(synced_json(reply.documents[0], language))
 
 
 @router.put("/{dataset_id}/sync_web", response_model=Envelope[list[SyncedDocumentOut]])
-async def sync_web_documents(dataset_id: str, backend: CallerBackend, body: SyncWebIn | None = None) -> JSONResponse:
+async def sync_web_documents(
+    dataset_id: str, backend: CallerBackend, language: ReaderLanguage, body: SyncWebIn | None = None
+) -> JSONResponse:
     """Fetch every web document of the dataset again now: answers with each and what its sync did."""
     if body is not None and body.sync_type != "replace":
         raise ApiError(
@@ -343,7 +360,7 @@ async def sync_web_documents(dataset_id: str, backend: CallerBackend, body: Sync
         pb.SyncDocumentsRequest(dataset_id=dataset_id),
         timeout=backend.timeout + SYNC_DATASET_SECONDS,
     )
-    return ok([synced_json(d) for d in reply.documents])
+    return ok([synced_json(d, language) for d in reply.documents])
 
 
 @router.delete("/{dataset_id}/document/{document_id}", response_model=Envelope[bool])

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse, Response
 
 from gateway.backends import CallerBackend
-from gateway.errors import ApiError, ok
+from gateway.errors import ApiError, ReaderLanguage, ok
 from gateway.log_export import csv_bytes, xlsx_bytes
 from gateway.presenter import LOG_EXPORT_COLUMNS, log_entry_json, log_export_row
 from gateway.shapes.answers import LogPageOut
@@ -88,11 +88,13 @@ Filter = Annotated[pb.LogFilter, Depends(log_filter)]
 
 
 @router.get("/{app_id}/chat/{current_page}/{page_size}", response_model=Envelope[LogPageOut])
-async def list_log(current_page: Int32, page_size: Int32, filters: Filter, backend: CallerBackend) -> JSONResponse:
+async def list_log(
+    current_page: Int32, page_size: Int32, filters: Filter, backend: CallerBackend, language: ReaderLanguage
+) -> JSONResponse:
     reply = await backend.unary(
         backend.chat.operations.ListLog, pb.ListLogRequest(filter=filters, page=current_page, page_size=page_size)
     )
-    records = [log_entry_json(e) for e in reply.entries]
+    records = [log_entry_json(e, language) for e in reply.entries]
     return ok({"records": records, "current": current_page, "size": page_size, "total": reply.total})
 
 

@@ -469,6 +469,20 @@ CHINESE: dict[str, str] = {
     "the connection to {host} failed": "连接 {host} 失败",
     "the page at {shown} could not be reached: {connect_reason_exc_url_host}": "无法访问网页 {shown}：{connect_reason_exc_url_host}",
     "{host} refused the connection": "{host} 拒绝了连接",
+    # == What a document's ingestion or a page's sync ended with, stored and shown on the document
+    # (services/retrieval/ingestion/jobs/worker.py, queue.py, web_sync.py). ==
+    "ingestion failed": "导入失败",
+    "ingestion cancelled by an operator": "导入已被运营者取消",
+    "cancelled by an operator": "已被运营者取消",
+    "superseded by an upload to another vector store": "已被上传到另一个向量库的版本取代",
+    "an internal error stopped the ingestion; the service log has the details": "内部错误中止了导入，详情见服务日志",
+    "ingestion stopped {restarts} times without finishing (the retrieval service restarted while it ran); upload the file again to retry": "导入中断了 {restarts} 次仍未完成（运行期间检索服务重启了）：请重新上传文件再试",
+    "{failure} The previous version is still searchable.": "{failure}。旧版本仍可检索。",
+    "an ingestion of this document is queued or running": "这个文档已有导入在排队或进行中",
+    "the page is not modified (304)": "网页没有改动（304）",
+    "the page is the same as the served version": "网页与正在使用的版本相同",
+    "the page changed: its new version is being ingested": "网页有改动：正在导入新版本",
+    "{exc}; the document keeps serving its last version": "{exc}；文档继续使用上一个版本",
     # {phrase} stays English: the HTTP status's reason phrase (Not Found reads in Chinese, being
     # catalogued below).
     "the page at {shown} answered {response_status_code} an error": "网页 {shown} 返回了错误 {response_status_code}",

@@ -6,17 +6,22 @@ store one, the answer quoting it is saved and ends normally)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
+from gateway.presenter import STORED_FAILURE_STATUS
+from kbcore.words.translate import refusal_in
 from tests.document_jobs import RUNNING, wait_for_documents
 from tests.eventually import eventually
 from tests.fixtures import documents, hostile
 from tests.harness import Stack
 from tests.sse_client import answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture
@@ -58,7 +63,17 @@ async def test_every_file_of_the_hostile_corpus_is_refused_with_its_sentence_and
         assert hostile.refusal_words(file).search(document["error"]), (file.name, document)
     listed = await client.get(f"/api/dataset/{dataset_id}/document")
     assert all(d["status"] == "failed" for d in listed.json()["data"]), "nothing half-taken stays behind"
+    await each_failure_reads_in_chinese(client, dataset_id)
     await demo_still_answers(client)
+
+
+async def each_failure_reads_in_chinese(client: httpx.AsyncClient, dataset_id: str) -> None:
+    """A Chinese reader reads each document's own failure in Chinese (not the general words a
+    sentence the catalogue lacks would get instead)."""
+    listed = await client.get(f"/api/dataset/{dataset_id}/document", headers={"Accept-Language": "zh-CN"})
+    general = refusal_in("zh", "a sentence nobody catalogued", STORED_FAILURE_STATUS)
+    for document in listed.json()["data"]:
+        assert CJK.search(document["error"]) and document["error"] != general, document
 
 
 async def test_b9_cancelling_a_long_parse_ends_its_document_cancelled(client: httpx.AsyncClient, unique: str) -> None:

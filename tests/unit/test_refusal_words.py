@@ -1,8 +1,9 @@
 """Every sentence the code refuses with has its Chinese in the catalogue, with the same holes,
 and that Chinese is Chinese: the test reads the code's refusals (a domain error, a gateway
 ``ApiError`` or ``OpenAIError``, a gateway body check's ``ValueError``, raised with a literal,
-an f-string or a module constant), so a
-new refusal without its Chinese fails here rather than reaching a Chinese reader half English."""
+an f-string or a module constant) and the words a service stores for a person to read later (a
+document's failure, a page sync's message), so a new sentence without its Chinese fails here
+rather than reaching a Chinese reader half English."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from kbcore.models.failures import SENTENCES
 from kbcore.words.placeholders import Pattern, keyed
 from kbcore.words.refusal_words import CHINESE, LATIN_WORDS_ALLOWED
 from kbcore.words.translate import refusal_in
+from services.retrieval.ingestion.jobs.queue import INGESTION_FAILED
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("kbcore", "services", "gateway", "cli")
@@ -60,8 +62,19 @@ BUILT_AT_RUN_TIME = frozenset(
         "gateway/openai/asking.py: message",
         "gateway/openai/wire.py: error.message",
         "gateway/openai/wire.py: words",
+        # Stored words passed on: a refusal's (catalogued where it is raised) or a job's failure.
+        "services/retrieval/ingestion/jobs/worker.py: str(exc)",
+        "services/retrieval/ingestion/jobs/leased.py: error",
+        "services/retrieval/ingestion/jobs/queue.py: failure",
+        "services/retrieval/ingestion/web_sync.py: note",
     }
 )
+# Words stored or answered for a person to read later, which the gateway shows in the reader's
+# language like a refusal: the keyword or position of a call that carries them, and the attribute
+# an assignment stores them in.
+STORED_KEYWORDS = {"Outcome": "error"}
+STORED_POSITIONS = {"Synced": 2}
+STORED_ATTRIBUTES = frozenset({"error", "source_note"})
 _HOLE = re.compile(r"\{[^{}]*\}")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-/']*")
 
@@ -97,14 +110,31 @@ def _constants() -> dict[str, list[str]]:
     return found
 
 
+def _stored_words(node: ast.AST) -> list[ast.expr]:
+    """The words ``node`` stores for a person to read later: an argument of a call named in
+    ``STORED_KEYWORDS``/``STORED_POSITIONS``, or the value assigned to a ``STORED_ATTRIBUTES``
+    attribute (in a tuple assignment, its own value)."""
+    if isinstance(node, ast.Call):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        found = [k.value for k in node.keywords if name in STORED_KEYWORDS and k.arg == STORED_KEYWORDS[name]]
+        position = STORED_POSITIONS.get(str(name))
+        return found + node.args[position : position + 1] if position is not None else found
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0], node.value
+        pairs = (
+            list(zip(target.elts, value.elts, strict=False))
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+            else [(target, value)]
+        )
+        return [v for t, v in pairs if isinstance(t, ast.Attribute) and t.attr in STORED_ATTRIBUTES]
+    return []
+
+
 def _words_argument(call: ast.Call, name: str) -> ast.expr | None:
     arguments = call.args[1:2] if name in ("ApiError", "OpenAIError") else call.args[:1]
     if not arguments:
         return None
-    words = arguments[0]
-    if isinstance(words, ast.Call) and isinstance(words.func, ast.Attribute) and words.func.attr == "format":
-        return words.func.value  # CONSTANT.format(value): the constant is the template
-    return words
+    return arguments[0]
 
 
 def _refusals() -> tuple[dict[str, str], list[str]]:
@@ -114,22 +144,33 @@ def _refusals() -> tuple[dict[str, str], list[str]]:
     built: list[str] = []
     for path in _files():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call):
-                continue
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            # A request body's own check in the gateway says its sentence as a ValueError.
-            refuses = name in REFUSING or (name == "ValueError" and path.is_relative_to(ROOT / "gateway"))
-            if not refuses or (words := _words_argument(node, str(name))) is None:
-                continue
-            where = f"{path.relative_to(ROOT)}:{node.lineno}"
-            for branch in (words.body, words.orelse) if isinstance(words, ast.IfExp) else (words,):
-                if (text := _template(branch)) is not None:
-                    templates.setdefault(keyed(text), where)
-                elif isinstance(branch, ast.Name) and branch.id in constants:
-                    templates.update({keyed(text): where for text in constants[branch.id]})
-                else:
-                    built.append(f"{path.relative_to(ROOT)}: {ast.unparse(branch)}")
+            said = _stored_words(node) if path.is_relative_to(ROOT / "services") else []
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                # A request body's own check in the gateway says its sentence as a ValueError.
+                refuses = name in REFUSING or (name == "ValueError" and path.is_relative_to(ROOT / "gateway"))
+                if refuses and (words := _words_argument(node, str(name))) is not None:
+                    said.append(words)
+            for words in said:
+                _read(words, path.relative_to(ROOT), constants, templates, built)
     return templates, built
+
+
+def _read(
+    words: ast.expr, where: Path, constants: dict[str, list[str]], templates: dict[str, str], built: list[str]
+) -> None:
+    """Add what ``words`` can say to ``templates`` (keyed, with where it is said), or to
+    ``built`` when it is made at run time; an empty literal (a stored note cleared) says nothing."""
+    for branch in (words.body, words.orelse) if isinstance(words, ast.IfExp) else (words,):
+        if isinstance(branch, ast.Call) and isinstance(branch.func, ast.Attribute) and branch.func.attr == "format":
+            branch = branch.func.value  # CONSTANT.format(value): the constant is the template
+        if (text := _template(branch)) is not None:
+            if text:
+                templates.setdefault(keyed(text), f"{where}:{branch.lineno}")
+        elif isinstance(branch, ast.Name) and branch.id in constants:
+            templates.update({keyed(text): f"{where}:{branch.lineno}" for text in constants[branch.id]})
+        else:
+            built.append(f"{where}: {ast.unparse(branch)}")
 
 
 REFUSALS, BUILT = _refusals()
@@ -146,12 +187,13 @@ def test_every_refusal_in_the_code_has_its_chinese() -> None:
         *ROUTING_WORDS.values(),
         *SENTENCES.values(),
         INTERRUPTED_ERROR,
+        INGESTION_FAILED,
         keyed(failed_answer("{message}")),
     ],
 )
 def test_every_failure_a_page_shows_has_its_chinese(sentence: str) -> None:
-    """A route nobody serves, a saved record's failure, the last chunk of a failed answer: shown
-    to readers though never raised as a refusal."""
+    """A route nobody serves, a saved record's or document's failure, the last chunk of a failed
+    answer: shown to readers though never raised as a refusal."""
     assert sentence in CHINESE
 
 

@@ -304,6 +304,8 @@ def _finish(session: Session, row: IngestJob | None, job: ClaimedJob, outcome: O
 
 
 CANCELLED_BY_OPERATOR = "ingestion cancelled by an operator"
+INGESTION_FAILED = "ingestion failed"  # a failed job that said nothing more
+STILL_SERVED = "{failure} The previous version is still searchable."
 
 
 def _settle(document: Document, outcome: Outcome) -> None:
@@ -316,8 +318,8 @@ def _settle(document: Document, outcome: Outcome) -> None:
         document.status, document.error = DocumentState.CANCELLED, CANCELLED_BY_OPERATOR
     else:
         document.status = DocumentState.FAILED
-        earlier = " The previous version is still searchable." if document.active_version else ""
-        document.error = (outcome.error or "ingestion failed") + earlier
+        failure = outcome.error or INGESTION_FAILED
+        document.error = STILL_SERVED.format(failure=failure) if document.active_version else failure
     if outcome.state != JobState.READY and document.active_version:
         # The stored original is no longer what is served: the next upload or sync is whole.
         document.source_hash = document.source_etag = document.source_modified = ""

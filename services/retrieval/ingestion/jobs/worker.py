@@ -25,6 +25,12 @@ from services.retrieval.ingestion.unchanged import KeptParagraphs
 from services.retrieval.ingestion.version_build import Progress, VersionBuilder, VersionTarget, content_hash
 
 log = logging.getLogger(__name__)
+# What a failed job tells the operator (the document's error).
+GAVE_UP = (
+    "ingestion stopped {restarts} times without finishing (the retrieval service restarted while it ran); "
+    "upload the file again to retry"
+)
+INTERNAL_FAILURE = "an internal error stopped the ingestion; the service log has the details"
 
 
 class IngestWorker(ClaimingWorker[ClaimedJob]):
@@ -37,7 +43,7 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
     async def process(self, job: ClaimedJob) -> None:
         target = VersionTarget(job.dataset_id, job.document_id, job.document_name, job.version)
         if job.attempts > MAX_ATTEMPTS:
-            await self._end(job, target, Outcome(JobState.FAILED, error=_gave_up(job)))
+            await self._end(job, target, Outcome(JobState.FAILED, error=GAVE_UP.format(restarts=job.attempts - 1)))
             return
         progress = Progress(JobState.PARSING)
         stopped = asyncio.Event()
@@ -49,9 +55,7 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             outcome = Outcome(JobState.FAILED, error=str(exc))
         except Exception:
             log.exception("ingestion job %s of document %s failed", job.id, job.document_id)
-            outcome = Outcome(
-                JobState.FAILED, error="an internal error stopped the ingestion; the service log has the details"
-            )
+            outcome = Outcome(JobState.FAILED, error=INTERNAL_FAILURE)
         finally:
             reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -143,10 +147,3 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             except Exception:  # the database is away: the lease runs on; try again
                 log.exception("could not report the progress of ingestion job %s", job.id)
             await asyncio.sleep(every)
-
-
-def _gave_up(job: ClaimedJob) -> str:
-    return (
-        f"ingestion stopped {job.attempts - 1} times without finishing (the retrieval service "
-        "restarted while it ran); upload the file again to retry"
-    )
