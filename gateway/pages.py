@@ -10,8 +10,10 @@ reader's language: a page's ``?lang=`` if it names one, else the browser's ``Acc
 else Chinese.
 
 The share page alone may be framed by another site: that is how it is embedded (``embed.js``
-opens it in an iframe of the gateway's origin, where the host page cannot reach). The operator
-page and the key-based chat page refuse to be framed."""
+opens it in an iframe of the gateway's origin, where the host page cannot reach). By default any
+site may; a link limited to a list of sites has only those (and the gateway) in the page's
+``frame-ancestors``, which the browser enforces. The operator page and the key-based chat page
+refuse to be framed."""
 
 from __future__ import annotations
 
@@ -25,10 +27,13 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 from starlette.types import Scope
 
+from gateway.backends import AnonymousBackend, Backend
+from gateway.errors import ApiError
 from gateway.labels import labels_json
 from gateway.words.filled_pages import admin_page as filled_admin_page
 from gateway.words.filled_pages import chat_page as filled_chat_page
 from gateway.words.filled_pages import embed_script as filled_embed_script
+from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.words.language import Language, chosen_language
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -37,7 +42,6 @@ _POLICY = (
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
 )
 CONTENT_SECURITY_POLICY = _POLICY + "frame-ancestors 'none'"
-SHARE_PAGE_POLICY = _POLICY + "frame-ancestors *"
 PAGE_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     # Pages are tiny and change with the release; always revalidate so an upgrade shows at once.
@@ -45,7 +49,6 @@ PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-SHARE_PAGE_HEADERS = {**PAGE_HEADERS, "Content-Security-Policy": SHARE_PAGE_POLICY}
 JAVASCRIPT = "text/javascript; charset=utf-8"
 # The embed script runs in other sites' pages: loadable from any origin, even one that requires
 # its subresources to opt in (Cross-Origin-Embedder-Policy).
@@ -91,8 +94,26 @@ async def chat_page(app_id: str, request: Request) -> HTMLResponse:
 
 
 @router.get("/ui/share/{access_token}")
-async def share_page(access_token: str, request: Request) -> HTMLResponse:
-    return _chat_page(request, SHARE_PAGE_HEADERS)
+async def share_page(access_token: str, request: Request, backend: AnonymousBackend) -> HTMLResponse:
+    return _chat_page(
+        request, {**PAGE_HEADERS, "Content-Security-Policy": await _share_page_policy(access_token, backend)}
+    )
+
+
+async def _share_page_policy(access_token: str, backend: Backend) -> str:
+    """The share page's policy: framed by any site, or only by the link's own list (and this
+    origin). When the list cannot be read, by this origin only: a link's limit never lapses."""
+    try:
+        sites = await backend.unary(
+            backend.chat.access.GetShareLinkSites, pb.GetShareLinkSitesRequest(access_token=access_token[:64])
+        )
+    except ApiError:
+        return _POLICY + "frame-ancestors 'self'"
+    if not sites.sites_limited:
+        return _POLICY + "frame-ancestors *"
+    # Checked where they are stored; a character that could end the directive is refused again here.
+    listed = [site for site in sites.allowed_sites if not any(c in site for c in " ;,'\"")]
+    return _POLICY + " ".join(["frame-ancestors 'self'", *listed])
 
 
 @router.get("/ui/embed.js")

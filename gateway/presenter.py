@@ -542,13 +542,16 @@ def api_key_json(k: chat_pb.ApiKeyInfo) -> dict[str, Any]:
 
 def access_token_json(t: chat_pb.AccessTokenInfo) -> dict[str, Any]:
     """An application's share link: MaxKB's ``application_id``/``access_token``/``is_active``/
-    ``access_num``, plus the daily cap for all its visitors, its expiry and its use."""
+    ``access_num``/``white_active``/``white_list`` (the sites that may embed its page, when
+    limited), plus the daily cap for all its visitors, its expiry and its use."""
     return {
         "application_id": t.application_id,
         "access_token": t.access_token,
         "is_active": t.is_active,
         "access_num": t.access_num,
         "daily_cap": t.daily_cap,
+        "white_active": t.sites_limited,
+        "white_list": list(t.allowed_sites),
         "expires_at": t.expires_at,
         "use_count": t.use_count,
         "last_used_at": t.last_used_at,

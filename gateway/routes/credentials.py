@@ -14,9 +14,10 @@
 - ``GET/PUT /api/application/{id}/access_token``: MaxKB's ``{access_token_reset, is_active,
   access_num, white_active, white_list, show_source}``, plus ``daily_cap`` and ``expires_at``;
   ``access_token_reset: true`` rotates. One transaction does all a PUT asks or nothing of it.
-  MaxKB's per-link site allow-list is not kept (which sites may embed the chat is the gateway's
-  ``KB_CORS_ORIGINS``) and answers always show their sources: ``white_active: false``, an empty
-  ``white_list`` and ``show_source: true`` are accepted as what already holds, the others are 400.
+  ``white_active: true`` limits the sites that may show the link's page in a frame (embed it) to
+  ``white_list`` (origins or hosts; the browser enforces it through the page's
+  ``frame-ancestors``); false lets any site. Whether visitors see the sources is the
+  application's ``show_source`` here: ``show_source: true`` is accepted, false is 400 naming it.
 
 Revoking what is revoked is 409 and changes nothing; unknown ids, and another application's,
 are 404; only the operator may call these (403 for anyone else, 401 for nobody)."""
@@ -64,24 +65,28 @@ class AccessTokenEditIn(BaseModel):
         default=None, ge=1, le=10_000_000, description="questions per UTC day from all the link's visitors together"
     )
     expires_at: Expiry | None = Field(default=None, description=EXPIRY_HELP)
-    white_active: bool | None = Field(default=None, description="MaxKB's per-link site allow-list: only false")
-    white_list: list[Annotated[str, StringConstraints(max_length=256)]] | None = Field(
-        default=None, max_length=100, description="MaxKB's allowed sites: only [] (no per-link list is kept)"
+    white_active: bool | None = Field(
+        default=None, description="true: only the sites in white_list may embed the link's page; false: any site"
     )
-    show_source: bool | None = Field(default=None, description="only true: answers always show their sources")
+    white_list: list[Annotated[str, StringConstraints(max_length=300)]] | None = Field(
+        default=None,
+        max_length=100,
+        description="sites allowed to embed: origins (https://www.example.com) or hosts (*.example.com)",
+    )
+    show_source: bool | None = Field(default=None, description="only true: set it on the application instead")
 
     @model_validator(mode="after")
     def _something_to_change(self) -> AccessTokenEditIn:
-        changes = (self.is_active, self.access_num, self.daily_cap, self.expires_at)
+        changes = (self.is_active, self.access_num, self.daily_cap, self.expires_at, self.white_active, self.white_list)
         if not self.access_token_reset and all(v is None for v in changes):
-            raise ValueError("send at least one of access_token_reset, is_active, access_num, daily_cap or expires_at")
-        if self.white_active or self.white_list:
             raise ValueError(
-                "a share link cannot be limited to a list of sites here (white_active must be false and white_list "
-                "empty): which sites may embed the chat is set for the whole gateway, in KB_CORS_ORIGINS"
+                "send at least one of access_token_reset, is_active, access_num, daily_cap, expires_at, white_active "
+                "or white_list"
             )
         if self.show_source is False:
-            raise ValueError("show_source cannot be false here: answers always show the documents they cite")
+            raise ValueError(
+                "show_source is the application's setting here: send it with PUT /api/application/{id} instead"
+            )
         return self
 
 
@@ -133,4 +138,9 @@ async def edit_access_token(app_id: str, body: AccessTokenEditIn, backend: Calle
     for name in ("is_active", "access_num", "daily_cap", "expires_at"):
         if (value := getattr(body, name)) is not None:
             setattr(change, name, value)
+    if body.white_active is not None:
+        change.sites_limited = body.white_active
+    if body.white_list is not None:
+        change.allowed_sites.sites.extend(body.white_list)
+        change.allowed_sites.SetInParent()  # an empty list is a change too: no site listed
     return ok(access_token_json(await backend.unary(backend.chat.access.UpdateAccessToken, change)))

@@ -145,6 +145,8 @@ class AccessTokenOut(Shape):
     is_active: bool
     access_num: int
     daily_cap: int
+    white_active: bool
+    white_list: list[str]
     expires_at: str
     use_count: int
     last_used_at: str

@@ -106,9 +106,27 @@ function keyTable(keys) {
   return h("ul", { class: "credential-list", testid: "credential-keys" }, keys.map(keyRow));
 }
 
-/** The share link as code for another site's pages: the bubble script and an inline iframe. */
-function embedSnippets(accessToken) {
-  const token = encodeURIComponent(accessToken);
+/** Which sites may embed the link's page (white_active, white_list): any, or only those listed. */
+function sitesControls(link, put) {
+  const limited = h("input", { type: "checkbox", testid: "link-sites-limited" });
+  limited.checked = Boolean(link.white_active);
+  const sites = h("textarea", { rows: "3", lang: "zxx", testid: "link-sites", "aria-label": WORDS.sites_limited });
+  sites.value = (link.white_list || []).join("\n");
+  const save = () => put({ white_active: limited.checked, white_list: sites.value.split("\n").map((s) => s.trim()).filter(Boolean) });
+  return h(
+    "div",
+    { class: "stack" },
+    h("label", { class: "inline" }, limited, " ", WORDS.sites_limited),
+    h("p", { class: "muted small" }, WORDS.sites_hint),
+    sites,
+    h("div", {}, h("button", { type: "button", class: "secondary", testid: "save-link-sites", onclick: save }, WORDS.save_sites)),
+  );
+}
+
+/** The share link as code for another site's pages: the bubble script and an inline iframe,
+ * and the sites that may use them. */
+function embedSnippets(link, put) {
+  const token = encodeURIComponent(link.access_token);
   const bubble = `<script src="${location.origin}/ui/embed.js" data-token="${token}" async></script>`;
   const inline = `<iframe src="${location.origin}/ui/share/${token}?embed=inline" title="${WORDS.embed_title}" style="width:100%;height:640px;border:0" allow="clipboard-write"></iframe>`;
   return h(
@@ -119,6 +137,7 @@ function embedSnippets(accessToken) {
     codeField(bubble, "embed-bubble"),
     h("p", { class: "muted small" }, WORDS.embed_inline),
     codeField(inline, "embed-inline"),
+    sitesControls(link, put),
   );
 }
 
@@ -139,7 +158,7 @@ function linkBox(link) {
     "div",
     { class: "stack", testid: "credential-link", "data-active": String(link.is_active) },
     h("div", { class: "copy-row" }, h("a", { href: url, testid: "credential-link-url", lang: "zxx" }, url), copyButton(url, "credential-link-copy")),
-    embedSnippets(link.access_token),
+    embedSnippets(link, put),
     h(
       "div",
       { class: "muted small" },

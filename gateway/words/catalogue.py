@@ -26,7 +26,7 @@ ALLOWED_NAMES = frozenset(
     {
         *("Markdown", "PDF", "Word", "Excel", "xls", "PowerPoint", "CSV", "JSON", "HTML"),
         *("API", "Key", "Base", "URL", "ID", "id", "HTTP", "SSE", "OpenAI", "Bearer", "Authorization"),
-        *("token", "RRF", "iframe", "Enter", "Shift"),
+        *("token", "RRF", "iframe", "Enter", "Shift", "https"),
         *("PNG", "JPEG", "GIF", "WebP", "SVG", "zip", "KB", "MiB", "UTC"),
         *("DeepSeek", "vLLM", "SGLang", "Ollama"),
         # Notations: a colour's "#rrggbb", and "\n" for a line break in the separators' hint.

@@ -98,6 +98,13 @@ CREDENTIALS: Words = {
     ),
     "embed_inline": ("嵌入页面的对话窗口（iframe）", "Chat window inside the page (iframe)"),
     "embed_title": ("知识库问答", "Knowledge base Q&A"),
+    "sites_limited": ("只允许下列网站嵌入", "Only these sites may embed it"),
+    "sites_hint": (
+        "每行一个：https://www.example.com 这样的源，或 *.example.com 这样的主机名。不勾选时任何网站都可以嵌入；勾选而不填时只有本站可以。",
+        "One per line: an origin such as https://www.example.com or a host such as *.example.com. Unticked, any "
+        "site may embed it; ticked with none listed, only this gateway may.",
+    ),
+    "save_sites": ("保存网站", "Save sites"),
 }
 
 # The models section: registered model endpoints, their check, and the application form's

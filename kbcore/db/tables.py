@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from grpc_stubs.common.v1 import common_pb2
@@ -329,6 +330,10 @@ class AccessToken(Base):
     expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     use_count: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    # Which sites may show the link's page in a frame: any (False), or only allowed_sites, one
+    # CSP source expression per line (services/chat/access/embedding_sites.py checks them).
+    sites_limited: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
+    allowed_sites: Mapped[str] = mapped_column(Text, default="", server_default="")
 
 
 class Visitor(Base):

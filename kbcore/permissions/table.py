@@ -168,6 +168,7 @@ RPCS: dict[str, tuple[Requirement, ...]] = {
     f"{_CHAT}AccessService/CreateApiKey": _r(Need.APPLICATION_WRITE, AID),
     f"{_CHAT}AccessService/CreateAccessToken": _r(Need.APPLICATION_WRITE, AID),
     f"{_CHAT}AccessService/AuthenticateVisitor": _r(Need.PUBLIC),
+    f"{_CHAT}AccessService/GetShareLinkSites": _r(Need.PUBLIC),
     f"{_CHAT}AccessService/WhoAmI": _r(Need.ANY_CALLER),
     f"{_CHAT}AccessService/ListApiKeys": _r(Need.APPLICATION_WRITE, AID),
     f"{_CHAT}AccessService/UpdateApiKey": _r(Need.APPLICATION_WRITE, AID),

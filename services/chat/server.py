@@ -46,9 +46,10 @@ from services.chat.store import ChatStore
 
 SERVICE_NAMES = tuple(service.full_name for service in chat_service_pb2.DESCRIPTOR.services_by_name.values())
 # Exchanging a share link for a visitor token is how a visitor gets credentials at all, and
-# signing in (a password or a one-time link) how a user does. Every other call is checked
+# signing in (a password or a one-time link) how a user does; the sites a share link's page may
+# be framed by are read before anyone signs in. Every other call is checked
 # against the permission table (kbcore.permissions.table) by the caller interceptor.
-PUBLIC_METHODS = frozenset({"AuthenticateVisitor", "SignIn", "RedeemSignInLink"})
+PUBLIC_METHODS = frozenset({"AuthenticateVisitor", "GetShareLinkSites", "SignIn", "RedeemSignInLink"})
 
 
 @dataclass

@@ -179,7 +179,7 @@ async def test_bad_key_changes_are_400_and_change_nothing(
         ({"daily_cap": 1_000_000_000}, "daily_cap"),
         ({"access_num": 100_001, "access_token_reset": True}, "access_num"),
         ({"expires_at": "1999-12-31T23:59:59+08:00", "access_token_reset": True}, "in the future"),
-        ({"white_list": ["a"]}, "send at least one of"),
+        ({"show_source": True}, "send at least one of"),
     ],
 )
 async def test_bad_link_changes_are_400_and_rotate_nothing(

@@ -144,9 +144,9 @@ async def test_switching_on_a_link_that_is_on_is_still_409_and_changes_nothing(s
 @pytest.mark.parametrize(
     ("body", "words"),
     [
-        ({"access_token_reset": True, "is_active": True, "white_active": True}, "KB_CORS_ORIGINS"),
-        ({"access_token_reset": True, "white_list": ["https://example.com"]}, "white_list empty"),
-        ({"access_token_reset": True, "is_active": True, "show_source": False}, "always show"),
+        ({"access_token_reset": True, "white_active": True, "white_list": ["https://a.example/x"]}, "is not a site"),
+        ({"access_token_reset": True, "white_list": ["a.example; script-src *"]}, "is not a site"),
+        ({"access_token_reset": True, "is_active": True, "show_source": False}, "PUT /api/application/"),
         ({"access_token_reset": True, "is_active": False, "access_num": 0}, "access_num"),
         ({"access_token_reset": True, "is_active": False, "expires_at": "2001-01-01T00:00:00Z"}, "in the future"),
     ],

@@ -201,6 +201,7 @@ CHAT_CASES: tuple[Case, ...] = (
         fresh=fresh_signin_link,
     ),
     Case(f"{C}AccessService/AuthenticateVisitor", lambda i: cpb.AuthenticateVisitorRequest(access_token=i["link"])),
+    Case(f"{C}AccessService/GetShareLinkSites", lambda i: cpb.GetShareLinkSitesRequest(access_token=i["link"])),
     Case(f"{C}AccessService/WhoAmI", lambda i: cpb.WhoAmIRequest()),
     Case(f"{C}AnswerService/Ask", lambda i: cpb.AskRequest(chat_id=i["chat"], message=QUESTION), reaches=True),
     Case(f"{C}AnswerService/Stop", lambda i: cpb.StopRequest(chat_id=i["chat"]), reaches=True),

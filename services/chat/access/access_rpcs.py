@@ -20,6 +20,7 @@ from services.chat.access.credentials import (
     MAX_DAILY_CAP,
     Credentials,
 )
+from services.chat.access.framing_sites import framing_sites, read_sites
 from services.chat.access.identity import CallerKind, current_caller
 from services.chat.access.rules import require
 from services.chat.accounts.user_messages import user_info
@@ -60,6 +61,8 @@ def link_info(row: AccessToken) -> pb.AccessTokenInfo:
         use_count=row.use_count or 0,
         last_used_at=_timestamp(row.last_used_at),
         created_at=_timestamp(row.created_at),
+        sites_limited=row.sites_limited,
+        allowed_sites=read_sites(row.allowed_sites),
     )
 
 
@@ -113,6 +116,13 @@ class AccessRpcs(pb_grpc.AccessServiceServicer):
             request.access_token.strip(), request.visitor_token.strip()
         )
         return pb.AuthenticateVisitorResponse(token=token, application_id=visitor.application_id, visitor_id=visitor.id)
+
+    @unary_errors
+    async def GetShareLinkSites(self, request: pb.GetShareLinkSitesRequest, context: Context) -> pb.ShareLinkSites:
+        link = await self._credentials.link_by_token(request.access_token.strip()[:64])
+        if link is None or not link.sites_limited:
+            return pb.ShareLinkSites()
+        return pb.ShareLinkSites(sites_limited=True, allowed_sites=read_sites(link.allowed_sites))
 
     @unary_errors
     async def WhoAmI(self, request: pb.WhoAmIRequest, context: Context) -> pb.WhoAmIResponse:
@@ -178,4 +188,6 @@ def _link_change(request: pb.UpdateAccessTokenRequest) -> LinkChange:
         access_num=request.access_num if request.HasField("access_num") else None,
         daily_cap=request.daily_cap if request.HasField("daily_cap") else None,
         reset=request.access_token_reset,
+        sites_limited=request.sites_limited if request.HasField("sites_limited") else None,
+        allowed_sites=framing_sites(request.allowed_sites.sites) if request.HasField("allowed_sites") else None,
     )

@@ -21,6 +21,7 @@ from kbcore.db.tables import AccessToken, ApiKey, Visitor, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from services.chat.access.credential_audit import change_words, record_key, record_link, state_of
 from services.chat.access.credentials import MAX_ACCESS_NUM, MAX_DAILY_CAP, new_api_key
+from services.chat.access.framing_sites import stored_sites
 from services.chat.access.identity import Caller, CallerKind
 from services.chat.access.visitors import ShareLinkVisitors
 
@@ -87,9 +88,12 @@ class LinkChange(KeyChange):
     access_num: int | None = None
     daily_cap: int | None = None
     reset: bool = False  # a new link token as well (MaxKB's ``access_token_reset``)
+    sites_limited: bool | None = None  # only ``allowed_sites`` may frame the link's page
+    allowed_sites: tuple[str, ...] | None = None  # checked by ``framing_sites``
 
     def only_activity(self) -> bool:
-        return super().only_activity() and self.access_num is None and self.daily_cap is None and not self.reset
+        unchanged = self.access_num is None and self.daily_cap is None and not self.reset
+        return super().only_activity() and unchanged and self.sites_limited is None and self.allowed_sites is None
 
     def __post_init__(self) -> None:
         if self.access_num is not None and not 1 <= self.access_num <= MAX_ACCESS_NUM:
@@ -151,6 +155,10 @@ class CredentialAdmin:
                 row.access_num = change.access_num
             if change.daily_cap is not None:
                 row.daily_cap = change.daily_cap
+            if change.sites_limited is not None:
+                row.sites_limited = change.sites_limited
+            if change.allowed_sites is not None:
+                row.allowed_sites = stored_sites(change.allowed_sites)
             if change.reset:
                 row.access_token = secrets.token_hex(8)
                 await session.flush()  # the row lock first, then the visitors

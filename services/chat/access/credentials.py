@@ -90,6 +90,16 @@ class Credentials:
             return kept, visitor_token
         return await self.visitors.sign_in(access_token)
 
+    async def link_by_token(self, access_token: str) -> AccessToken | None:
+        """The share link ``access_token`` names, active or not; None when none does."""
+        if not access_token:
+            return None
+        async with self._sessions() as session:
+            link: AccessToken | None = await session.scalar(
+                select(AccessToken).where(AccessToken.access_token == access_token)
+            )
+            return link
+
     async def count_question(self, visitor_id: str, application_id: str) -> None:
         await self.visitors.count_question(visitor_id, application_id)
 
