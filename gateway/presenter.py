@@ -389,10 +389,11 @@ def page_json(page: chat_pb.PageSetting) -> dict[str, Any]:
     }
 
 
-def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
+def dataset_json(d: retrieval_pb.Dataset, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """MaxKB's dataset fields, plus its embedding model: ``embedding_model_id`` ("" =
     the deployment's default; MaxKB's spelling ``embedding_mode_id`` too), the vectors' size,
-    and ``embedding_switch``, the newest change of model (null when there never was one)."""
+    and ``embedding_switch``, the newest change of model (null when there never was one; why it
+    failed in the reader's ``language``)."""
     return {
         "id": d.id,
         "name": d.name,
@@ -404,20 +405,22 @@ def dataset_json(d: retrieval_pb.Dataset) -> dict[str, Any]:
         "embedding_mode_id": d.embedding_model_id,
         "embedding_model_name": d.embedding_model_name,
         "embedding_dimension": d.embedding_dimension,
-        "embedding_switch": embedding_switch_json(d.embedding_switch) if d.HasField("embedding_switch") else None,
+        "embedding_switch": embedding_switch_json(d.embedding_switch, language)
+        if d.HasField("embedding_switch")
+        else None,
         "sync_hours": d.sync_hours,
         "sync_due_at": d.sync_due_at,
     }
 
 
-def embedding_switch_json(s: retrieval_pb.EmbeddingSwitch) -> dict[str, Any]:
+def embedding_switch_json(s: retrieval_pb.EmbeddingSwitch, language: Language) -> dict[str, Any]:
     """A change of embedding model: ``status`` (``queued``, ``embedding``, ``ready``, ``failed``,
     ``cancelled``), its progress in paragraphs, and why it failed."""
     return {
         "to_model_id": s.to_model_id,
         "status": EMBEDDING_SWITCH_STATE.name(s.state) or UNKNOWN_STATUS,
         "progress": {"done": s.progress_done, "total": s.progress_total},
-        "error": s.error,
+        "error": _stored_words(s.error, language),
     }
 
 

@@ -113,16 +113,18 @@ class WebDocumentsIn(BaseModel):
 
 
 @router.post("", response_model=Envelope[DatasetOut])
-async def create_dataset(body: DatasetIn, backend: CallerBackend) -> JSONResponse:
+async def create_dataset(body: DatasetIn, backend: CallerBackend, language: ReaderLanguage) -> JSONResponse:
     request = pb.CreateDatasetRequest(
         name=body.name, description=body.desc, embedding_model_id=body.embedding_model() or ""
     )
     reply = await backend.unary(backend.retrieval.datasets.CreateDataset, request)
-    return ok(dataset_json(reply.dataset))
+    return ok(dataset_json(reply.dataset, language))
 
 
 @router.put("/{dataset_id}", response_model=Envelope[DatasetOut])
-async def update_dataset(dataset_id: str, body: DatasetChangeIn, backend: CallerBackend) -> JSONResponse:
+async def update_dataset(
+    dataset_id: str, body: DatasetChangeIn, backend: CallerBackend, language: ReaderLanguage
+) -> JSONResponse:
     request = pb.UpdateDatasetRequest(dataset_id=dataset_id)
     if body.name is not None:
         request.name = body.name
@@ -134,13 +136,13 @@ async def update_dataset(dataset_id: str, body: DatasetChangeIn, backend: Caller
     if body.sync_hours is not None:
         request.sync_hours = body.sync_hours
     reply = await backend.unary(backend.retrieval.datasets.UpdateDataset, request)
-    return ok(dataset_json(reply.dataset))
+    return ok(dataset_json(reply.dataset, language))
 
 
 @router.get("", response_model=Envelope[list[DatasetOut]])
-async def list_datasets(backend: CallerBackend) -> JSONResponse:
+async def list_datasets(backend: CallerBackend, language: ReaderLanguage) -> JSONResponse:
     reply = await backend.unary(backend.retrieval.datasets.ListDatasets, pb.ListDatasetsRequest())
-    return ok([dataset_json(d) for d in reply.datasets])
+    return ok([dataset_json(d, language) for d in reply.datasets])
 
 
 @router.get("/document/upload_rules", response_model=Envelope[UploadRulesOut])

@@ -483,6 +483,9 @@ CHINESE: dict[str, str] = {
     "the page is the same as the served version": "网页与正在使用的版本相同",
     "the page changed: its new version is being ingested": "网页有改动：正在导入新版本",
     "{exc}; the document keeps serving its last version": "{exc}；文档继续使用上一个版本",
+    # What a change of embedding model ended with (services/retrieval/embedding/reembed_worker.py).
+    "it stopped {job_attempts_1} times without finishing (the service restarted)": "更换向量模型中断了 {job_attempts_1} 次仍未完成（服务重启了）",
+    "an internal error stopped it; the service log has the details": "内部错误中止了向量模型的更换，详情见服务日志",
     # {phrase} stays English: the HTTP status's reason phrase (Not Found reads in Chinese, being
     # catalogued below).
     "the page at {shown} answered {response_status_code} an error": "网页 {shown} 返回了错误 {response_status_code}",

@@ -67,13 +67,14 @@ BUILT_AT_RUN_TIME = frozenset(
         "services/retrieval/ingestion/jobs/leased.py: error",
         "services/retrieval/ingestion/jobs/queue.py: failure",
         "services/retrieval/ingestion/web_sync.py: note",
+        "services/retrieval/embedding/reembed_worker.py: str(exc)",
     }
 )
 # Words stored or answered for a person to read later, which the gateway shows in the reader's
 # language like a refusal: the keyword or position of a call that carries them, and the attribute
 # an assignment stores them in.
 STORED_KEYWORDS = {"Outcome": "error"}
-STORED_POSITIONS = {"Synced": 2}
+STORED_POSITIONS = {"Synced": 2, "_give_up": 1}
 STORED_ATTRIBUTES = frozenset({"error", "source_note"})
 _HOLE = re.compile(r"\{[^{}]*\}")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-/']*")
