@@ -214,9 +214,7 @@ def record_json(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAG
         "search_mode": SEARCH_MODE.name(retrieval.search_mode),
         "sufficient": retrieval.sufficient,
         "missing": retrieval.missing,
-        "rewrite_error": shown(retrieval.rewrite_error, STORED_FAILURE_STATUS, language)
-        if retrieval.rewrite_error
-        else "",
+        "rewrite_error": _stored_words(retrieval.rewrite_error, language),
         "paragraph_list": [paragraph_json(p) for p in retrieval.paragraphs],
         "parts": parts_json(record.details),
         "context_info": _plain(record.details.context) if record.details.HasField("context") else {},
