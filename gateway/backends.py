@@ -10,6 +10,7 @@ checks and filters by the same table (docs/access.md, People and roles)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, TypeVar
 
@@ -29,6 +30,8 @@ RequestT = TypeVar("RequestT", contravariant=True)
 ReplyT = TypeVar("ReplyT", covariant=True)
 Reply = TypeVar("Reply")
 Message = TypeVar("Message")
+SentT = TypeVar("SentT", covariant=True)  # what a stream both ways sends (as its stub's protocol sees it)
+GotT = TypeVar("GotT", covariant=True)
 CallMetadata = tuple[tuple[str, str | bytes], ...]  # credentials (text) or a principal (``-bin``, bytes)
 NO_PRINCIPAL = "the gateway called the retrieval service before resolving who is calling (a route the permission check let through unresolved)"
 
@@ -47,6 +50,18 @@ class StreamMethod(Protocol[RequestT, ReplyT]):
     def __call__(
         self, request: RequestT, *, timeout: float | None = None, metadata: CallMetadata | None = None
     ) -> grpc.aio.UnaryStreamCall[RequestT, ReplyT]: ...
+
+
+class DuplexMethod(Protocol[SentT, GotT]):
+    """A method of an asyncio stub streaming both ways (``retrieval.documents.UploadDocuments``)."""
+
+    def __call__(
+        self,
+        request_iterator: AsyncIterator[Any],
+        *,
+        timeout: float | None = None,
+        metadata: CallMetadata | None = None,
+    ) -> grpc.aio.StreamStreamCall[SentT, GotT]: ...
 
 
 def methods_of(*stubs: object) -> frozenset[int]:
@@ -138,6 +153,14 @@ class Backend:
     ) -> grpc.aio.UnaryStreamCall[Message, Reply]:
         """A server stream under the answer's deadline; the caller reads it (``gateway.relay``)."""
         return method(message, timeout=timeout or self.ask_timeout, metadata=self.metadata_for(method))
+
+    def duplex(
+        self, method: DuplexMethod[Message, Reply], requests: AsyncIterator[Message], *, timeout: float
+    ) -> grpc.aio.StreamStreamCall[Message, Reply]:
+        """A stream both ways (an upload sent in pieces) under ``timeout``: ``requests`` are sent
+        as they come, the answers read from the call (``gateway.uploads``), which the caller
+        cancels when it gives up."""
+        return method(requests, timeout=timeout, metadata=self.metadata_for(method))
 
     async def last_of(self, method: StreamMethod[Message, Any], message: Message, field: str, what: str) -> Any:
         """The last ``field`` event of a server stream (progress events before it are for chats

@@ -4,7 +4,13 @@ refusal is shown in (``reader_language``).
 The HTTP status and the words for a status that came without any are the catalogue's
 (``kbcore.error_catalogue``). A gRPC code shared by two refusals is told apart by the reason the
 service put in the call's trailing metadata (``kbcore.rpc.reasons``): RESOURCE_EXHAUSTED is a
-quota (429) unless it says the disk is full (507, Insufficient Storage).
+quota (429) unless it says the disk is full (507, Insufficient Storage). A refusal that knows
+when to try again (a throttled sign-in; an upload over the budget) carries the seconds in the
+trailing metadata too, and its 429 or 503 says them in ``Retry-After``.
+
+Only a service's own words reach the caller (``kbcore.rpc.own_words``): a status grpc itself
+ended a call with (the chat service restarting: "failed to connect to all addresses; … ipv4:…")
+reads as what it means, with an error id the gateway's log line holding its text carries.
 
 A refusal travels in English up to here and is put in the reader's language only where it is
 written out (``shown``): Chinese unless ``Accept-Language`` prefers English, on every route
@@ -14,23 +20,32 @@ written out (``shown``): Chinese unless ``Accept-Language`` prefers English, on 
 from __future__ import annotations
 
 import http
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import grpc
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 
-from kbcore.error_catalogue import refusal_for_status, words_for_http_status
-from kbcore.rpc.reasons import reason_in
+from kbcore.error_catalogue import Refusal, refusal_for_status, words_for_http_status
+from kbcore.rpc.own_words import said_by_us, transport_words, withheld
+from kbcore.rpc.reasons import reason_in, retry_after_in
 from kbcore.words.language import Language, chosen_language
 from kbcore.words.translate import refusal_in
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+        """``headers``: sent with the refusal (``Retry-After`` on a 429 that knows the wait)."""
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = dict(headers or {})
+
+
+def retry_after(seconds: int) -> dict[str, str]:
+    """The header that tells a client refused for now how many seconds to wait (at least one)."""
+    return {"Retry-After": str(max(1, seconds))}
 
 
 def envelope(data: Any = None, message: str = "成功", code: int = 200) -> dict[str, Any]:
@@ -80,13 +95,27 @@ def shown(message: str, status: int, language: Language) -> str:
     return refusal_in(language, message, status)
 
 
-def error_response(status: int, message: str, language: Language) -> JSONResponse:
+def error_response(
+    status: int, message: str, language: Language, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
     """MaxKB's envelope for a refusal, its words in the reader's language."""
-    return JSONResponse(envelope(None, shown(message, status, language), status), status_code=status)
+    return JSONResponse(envelope(None, shown(message, status, language), status), status_code=status, headers=headers)
 
 
 def from_grpc(error: grpc.aio.AioRpcError) -> ApiError:
     """A backend's refusal as the HTTP caller gets it: the catalogue's status, and the backend's
     words (the catalogue's where it gave none)."""
     refusal = refusal_for_status(error.code(), reason_in(error.trailing_metadata()))
-    return ApiError(refusal.http_status, refusal.http_message(error.details() or ""))
+    wait = retry_after_in(error.trailing_metadata())
+    headers = retry_after(wait) if wait is not None and refusal.http_status in (429, 503) else None
+    return ApiError(refusal.http_status, backend_words(error, refusal), headers)
+
+
+def backend_words(error: grpc.aio.AioRpcError, refusal: Refusal) -> str:
+    """What the HTTP caller reads of a backend's status: the backend's words (after the
+    catalogue's lead) when one of our services said them; grpc's own text never (a backend that
+    cannot be reached names its address and the connection's error), but what the status means,
+    with an error id the gateway's log line holding that text carries."""
+    if said_by_us(error.trailing_metadata()):
+        return refusal.http_message(error.details() or "")
+    return withheld(error, transport_words(error.code()), "a call to a backend service")

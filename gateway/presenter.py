@@ -83,6 +83,8 @@ def _plain(message: Message) -> dict[str, Any]:
         value = getattr(message, field.name)
         if field.enum_type is not None:
             value = _ENUM_NAMES[field.enum_type.full_name].name(value)
+        elif field.is_repeated:
+            value = list(value)
         values[field.name] = value
     return values
 
@@ -235,12 +237,15 @@ def _thinking(record: chat_pb.ChatRecord, language: Language) -> str:
     """The retrieval rounds in the progress stream's words, then the model's own thinking: what a
     page that shows a record's reasoning shows after a reload, as it did while the answer came."""
     events: list[common_pb2.Progress] = []
-    for trace in record.details.retrieval.rounds:
-        events.extend(
-            common_pb2.Progress(retrieving=common_pb2.Retrieving(round=trace.round, query=q)) for q in trace.queries
-        )
+    rounds = record.details.retrieval.rounds
+    for index, trace in enumerate(rounds):
+        first = trace.queries[0] if trace.queries else ""
+        searching = common_pb2.Retrieving(round=trace.round, query=first, queries=trace.queries)
+        events.append(common_pb2.Progress(retrieving=searching))
         if not trace.assessment_skipped:  # the stream sent no assessment for such a round either
-            verdict = common_pb2.Assessed(round=trace.round, sufficient=trace.sufficient, missing=trace.missing)
+            verdict = common_pb2.Assessed(
+                round=trace.round, sufficient=trace.sufficient, missing=trace.missing, continues=index + 1 < len(rounds)
+            )
             events.append(common_pb2.Progress(assessed=verdict))
     lines = (progress_line(progress_payload(event), language) for event in events)
     return "".join(f"{line}\n" for line in lines if line) + record.details.chat.reasoning
@@ -609,6 +614,9 @@ def log_entry_json(entry: chat_pb.LogEntry, language: Language = DEFAULT_LANGUAG
         "star_num": entry.votes_up,
         "trample_num": entry.votes_down,
         "improved_paragraph_ids": list(entry.improved_paragraph_ids),
+        # What made a failed question fail, for the operator ("" unless it failed): as the
+        # service put it, beside the error id the record's ``error`` carries.
+        "error_detail": entry.record.details.error_detail,
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncGenerator
 from typing import Any, TypeAlias
 
@@ -14,8 +15,12 @@ import grpc
 
 from gateway.errors import ApiError, from_grpc
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from kbcore.error_ids import new_error_id, with_error_id
+
+log = logging.getLogger(__name__)
 
 KEEP_ALIVE_SECONDS = 15.0
+STREAM_BROKE = "the answer stream broke"
 AskStream: TypeAlias = "grpc.aio.UnaryStreamCall[Any, pb.AskResponse]"
 _END = object()
 
@@ -47,9 +52,14 @@ async def started(stream: AskStream) -> pb.RecordStarted:
 
 
 def _failure(error: BaseException) -> ApiError:
+    """What the reader is told when the stream fails: the backend's status as every route tells
+    it, or, for a break of the gateway's own, a sentence with an error id (its traceback is in
+    the gateway's log under that id)."""
     if isinstance(error, grpc.aio.AioRpcError):
         return from_grpc(error)
-    return ApiError(502, f"the answer stream broke: {type(error).__name__}")
+    error_id = new_error_id()
+    log.error("the answer stream broke (error id %s)", error_id, exc_info=error)
+    return ApiError(502, with_error_id(STREAM_BROKE, error_id))
 
 
 async def batches(stream: AskStream) -> AsyncGenerator[list[pb.AskResponse] | None, None]:

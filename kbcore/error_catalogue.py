@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import grpc
 
 from kbcore import errors
-from kbcore.rpc.reasons import STORAGE_FULL
+from kbcore.rpc.reasons import BUSY, STORAGE_FULL
 
 INTERNAL_MESSAGE = "internal error; the service log has the details"
 REQUEST_REFUSED = "the service refused the request"  # a client error no refusal here describes
@@ -129,6 +129,17 @@ CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
             None,
             "a service it depends on failed; try again later",
             http_lead="a backend service is unavailable",
+        ),
+    ),
+    (
+        errors.Busy,
+        Refusal(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            503,
+            "server_error",
+            None,
+            "the service is busy with other work of this kind; try again in a few seconds",
+            reason=BUSY,
         ),
     ),
 )

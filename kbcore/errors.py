@@ -39,11 +39,29 @@ class QuotaExhausted(Exception):
 
 class RateLimited(Exception):
     """Too many requests of one kind (visitor sign-ins through a share link), or a limit shared by
-    many callers (a share link's daily questions from all its visitors) is used up."""
+    many callers (a share link's daily questions from all its visitors) is used up.
+    ``retry_after``: the seconds until the limit lets the caller in again, when known (the
+    gateway says them in ``Retry-After``)."""
+
+    def __init__(self, message: str = "", retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class Conflict(Exception):
     """The request collides with work in progress (a busy chat); it may succeed later."""
+
+
+class Busy(Exception):
+    """A budget the whole deployment shares for one kind of work is taken for now (the bytes of
+    uploads in flight, ``KB_UPLOAD_BUDGET_MB``): refused at once rather than queued, since
+    waiting would hold the caller's connection and its bytes. The server's load rather than the
+    caller's excess, so HTTP 503 (not 429); the same request succeeds once others' work ends,
+    and ``retry_after`` says when to try again (``Retry-After``)."""
+
+    def __init__(self, message: str = "", retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class CorruptData(Exception):

@@ -10,6 +10,9 @@ MAX_PAGE_TITLE_CHARS = 64  # the name a share page shows its visitors
 MAX_PLACEHOLDER_CHARS = 100
 MAX_DISCLAIMER_CHARS = 1000
 MAX_LOGO_BYTES = 256 * 1024  # a share page's logo, sent inline with the page's settings
+# An upload travels and is stored in pieces of this size (the gateway's stream to the retrieval
+# service, the spool, the rows that keep it until its job ends): no process holds a file whole.
+UPLOAD_CHUNK_BYTES = 1024 * 1024
 
 # Integers a client sends, bounded so an out-of-range one is a 4xx that says so, never a
 # protobuf int32 overflow or an SQL integer overflow (a 500).

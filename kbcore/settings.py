@@ -167,7 +167,8 @@ class Settings:
     signins_per_ip: int = _spec(
         "KB_SIGNINS_PER_IP",
         10,
-        "Visitor sign-ins per client address per minute, counted by each gateway; 429 past it",
+        "Sign-ins (a visitor's or a password's) per client address per minute, counted by each gateway, and"
+        " redeemed sign-in links apart; 429 with `Retry-After` past it",
         1,
         10_000,
     )
@@ -179,6 +180,29 @@ class Settings:
         1,
         60,
     )
+    upload_budget_mb: int = _spec(
+        "KB_UPLOAD_BUDGET_MB",
+        256,
+        "Bytes all uploads in flight may hold at once across the deployment (being received, checked, stored), MiB; "
+        "past it an upload is refused at once with 503 and `Retry-After`",
+        1,
+        65_536,
+    )
+    upload_caller_mb: int = _spec(
+        "KB_UPLOAD_CALLER_MB",
+        128,
+        "Of KB_UPLOAD_BUDGET_MB, what one caller's uploads may hold at once, MiB (one upload always fits); "
+        "past it that caller's next upload gets 503",
+        1,
+        65_536,
+    )
+    upload_body_seconds: float = _spec(
+        "KB_UPLOAD_BODY_SECONDS",
+        300.0,
+        "Seconds an upload's body may take to arrive; a slower one gets 408 and its share of KB_UPLOAD_BUDGET_MB back",
+        1,
+        3600,
+    )
     ingest_lease_seconds: float = _spec(
         "KB_INGEST_LEASE_SECONDS",
         30.0,
@@ -188,6 +212,22 @@ class Settings:
     )
     ingest_poll_seconds: float = _spec(
         "KB_INGEST_POLL_SECONDS", 1.0, "How often an idle retrieval process looks for queued ingestion jobs", 0.05, 60
+    )
+    ingest_concurrency: int = _spec(
+        "KB_INGEST_CONCURRENCY",
+        2,
+        "Ingestion jobs one retrieval process works on at once (each parses in a child process of its own; their"
+        " embedding batches take turns on the one embedder); a dataset without a running job is served first",
+        1,
+        16,
+    )
+    ingest_job_seconds: int = _spec(
+        "KB_INGEST_JOB_SECONDS",
+        3600,
+        "Wall-clock seconds one ingestion job may take to parse and embed its document (its parse too, and a split"
+        " preview's); past it the job fails with a sentence and the parse is killed",
+        10,
+        604_800,
     )
     web_sync_poll_seconds: float = _spec(
         "KB_WEB_SYNC_POLL_SECONDS",
@@ -238,8 +278,17 @@ class Settings:
     parse_max_chars: int = _spec(
         "KB_PARSE_MAX_CHARS",
         20_000_000,
-        "Characters of text one document may make; more is refused",
+        "Characters of text one document may have, counted as it is read (spaces and line breaks included); the"
+        " parse stops and refuses it at the first one past",
         10_000,
+        1_000_000_000,
+    )
+    parse_max_lines: int = _spec(
+        "KB_PARSE_MAX_LINES",
+        2_000_000,
+        "Lines of text one document may have (a PDF's text lines, a sheet's rows), counted as it is read; the parse"
+        " stops and refuses it at the first one past",
+        1000,
         1_000_000_000,
     )
     parse_memory_mb: int = _spec(
@@ -315,6 +364,12 @@ class Settings:
     ask_timeout: float = _spec("KB_ASK_TIMEOUT", 600.0, "Deadline of one whole question, seconds", 10, 3600)
     http_host: str = _spec("KB_HTTP_HOST", "127.0.0.1", "Gateway listen address")
     http_port: int = _spec("KB_HTTP_PORT", 8080, "Gateway listen port", 0, 65535)
+    public_url: str = _spec(
+        "KB_PUBLIC_URL",
+        "",
+        "The address people open the gateway at (`https://kb.example.com`, behind a proxy or a published port), used in"
+        " the sign-in links the tools print; empty = `http://KB_HTTP_HOST:KB_HTTP_PORT` (loopback for `0.0.0.0`/`::`)",
+    )
     http_max_header_kb: int = _spec(
         "KB_HTTP_MAX_HEADER_KB",
         64,
@@ -378,9 +433,18 @@ class Settings:
     signin_failures: int = _spec(
         "KB_SIGNIN_FAILURES",
         10,
-        "Failed sign-ins per username, and per client address, in 15 minutes; further attempts get 429",
+        "Failed sign-ins per username from one client address in 15 minutes; further attempts at that username from"
+        " there get 429 (other addresses and sign-in links are not held back)",
         1,
         10_000,
+    )
+    signin_address_failures: int = _spec(
+        "KB_SIGNIN_ADDRESS_FAILURES",
+        50,
+        "Failed sign-ins from one client address (IPv6 per /64), whatever the usernames, in 15 minutes; further"
+        " password attempts from there get 429",
+        1,
+        100_000,
     )
     cli_token: str = _spec(
         "KB_TOKEN",

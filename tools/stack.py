@@ -26,12 +26,13 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from kbcore.addresses.gateway_address import local_url, public_url
 from kbcore.db.engine import create_engine, session_factory
 from kbcore.db.migrate import upgrade
 from kbcore.rpc.caller_token import LOCAL_TOKEN_FILE, operator_token
 from kbcore.rpc.client import open_channel
 from kbcore.rpc.service_credential import service_credential
-from kbcore.settings import Settings
+from kbcore.settings import Settings, SettingsError
 from services.chat.accounts.first_admin import ensure_first_admin
 from tools.demo_ids import persisted_demo_ids
 from tools.seed_demo import SAMPLE_DOCS, seed_demo
@@ -185,11 +186,11 @@ class Stack:
             },
         )
         return {
-            "url": f"http://{s.http_host}:{http_port}",
+            "url": local_url(s, http_port),
             "context_target": context_target,
             "retrieval_target": retrieval_target,
             "chat_target": chat_target,
-            "metrics": {**self.metrics, "gateway": f"http://{s.http_host}:{http_port}/metrics"} if s.metrics else {},
+            "metrics": {**self.metrics, "gateway": f"{local_url(s, http_port)}/metrics"} if s.metrics else {},
             "pids": {name: p.pid for name, p in self.processes},
         }
 
@@ -226,7 +227,9 @@ async def _first_admin_code(settings: Settings) -> str | None:
 
 
 def _signin_lines(settings: Settings, url: str, code: str | None) -> str:
-    """Where the operator page is and how to sign in to it; the development switch's warning."""
+    """Where the operator page is and how to sign in to it (at ``KB_PUBLIC_URL`` when set, else
+    at ``url``, where the gateway listens); the development switch's warning."""
+    url = public_url(settings, url)
     minutes = f"{settings.signin_link_minutes:g}"
     if code:
         lines = [
@@ -280,6 +283,7 @@ def banner(info: dict[str, object], settings: Settings, code: str | None) -> str
 
 async def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
+    public_url(settings)  # an unreadable KB_PUBLIC_URL stops the start before anything runs
     upgrade(settings.resolved_database_url())
     run_dir = Path(settings.run_dir or tempfile.mkdtemp(prefix="kb-stack-"))
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -336,7 +340,10 @@ def main() -> None:
     if not args.documents.is_dir() or not any(args.documents.glob("*.md")):
         parser.error(f"--documents: {args.documents} is not a folder holding Markdown files")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    sys.exit(asyncio.run(run(args)))
+    try:
+        sys.exit(asyncio.run(run(args)))
+    except SettingsError as exc:
+        parser.exit(2, f"error: {exc}\n")
 
 
 if __name__ == "__main__":

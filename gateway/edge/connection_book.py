@@ -3,8 +3,8 @@ count behind the connection caps (503), kept by the HTTP protocol as connections
 
 One book per server, used from its event loop only, so plain counters need no lock. An address
 leaves the book when its last connection closes, so addresses that come and go cannot grow it.
-Callers count by ``client_key`` (IPv6 per /64, as the sign-in limit counts), worked out once
-per connection."""
+Callers count by ``kbcore.addresses.client_address.address_key`` (IPv6 per /64, as the sign-in limits
+count), worked out once per connection."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gateway.edge.connection_book import ConnectionBook, Full
 from gateway.edge.refusals import RefusalLog, refusal_response
-from gateway.signin_limit import client_key
+from kbcore.addresses.client_address import address_key
 
 log = logging.getLogger("gateway")
 
@@ -72,7 +72,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.edge_address = client_key(self.client[0]) if self.client else ""
+        self.edge_address = address_key(self.client[0]) if self.client else ""
         full = self.edge_book.admit(self.edge_address)
         if full is Full.ADDRESS:
             per_address = self.edge_book.per_address

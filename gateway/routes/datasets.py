@@ -2,7 +2,8 @@
 document's paragraphs are in ``gateway.routes.documents.paragraphs``.
 
 Documents go in as background jobs: every upload is checked here for what the gateway can see
-(size, type by suffix, field lengths), handed to the retrieval service's ``SubmitDocuments`` and
+(size, type by suffix, field lengths), handed to the retrieval service (a file streamed in pieces
+within the deployment's upload budget: ``gateway.uploads``; paragraphs to ``SubmitDocuments``) and
 answered at once, each document ``queued``; a client follows it with ``GET …/document/{id}``
 until its ``status`` is ``ready`` or ``failed``. The routes are MaxKB v1's (apps/dataset/urls.py):
 ``document``, ``document/web``, ``document/{id}``, ``document/{id}/cancel_task``, and its web
@@ -20,8 +21,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StringConstraints
 from starlette.datastructures import FormData, UploadFile
 
-from gateway.backends import CallerBackend
-from gateway.edge.body_limits import MiB, upload_max_bytes
+from gateway.backends import Backend, CallerBackend
+from gateway.edge.body_limits import upload_max_bytes
 from gateway.edge.rules import is_json, is_multipart
 from gateway.errors import ApiError, ReaderLanguage, ok
 from gateway.presenter import (
@@ -41,6 +42,7 @@ from gateway.routes.documents.split import MAX_RULE_FIELDS, split_rules_of
 from gateway.shapes.answers import ParagraphOut, RetrievalOut
 from gateway.shapes.datasets import DatasetOut, DetachedOut, DocumentOut, SyncedDocumentOut, UploadRulesOut
 from gateway.shapes.envelope import REFUSALS, Envelope
+from gateway.uploads import admitted, checked_size, form_of
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
@@ -162,21 +164,6 @@ async def delete_dataset(dataset_id: str, backend: CallerBackend) -> JSONRespons
     return ok(detached_json(reply))
 
 
-@dataclass(frozen=True)
-class Submission:
-    request: pb.SubmitDocumentsRequest
-    archive: bool  # a .zip answers with a list of documents; anything else with the one document
-
-
-async def _read_upload(upload: UploadFile, limit: int) -> bytes:
-    """The file's bytes, refused (413) the moment they pass the limit: nothing over it is
-    forwarded, so nothing over it is ever stored."""
-    data = await upload.read(limit + 1)
-    if len(data) > limit:
-        raise ApiError(413, f"the file is larger than the upload limit of {limit // MiB} MiB (KB_UPLOAD_MAX_MB)")
-    return data
-
-
 def _form_name(form: FormData) -> str:
     name = form.get("name")
     if name is None or name == "":
@@ -186,30 +173,42 @@ def _form_name(form: FormData) -> str:
     return name.strip()
 
 
-async def _file_submission(dataset_id: str, request: Request, settings: Settings) -> Submission:
-    """A multipart upload: one file in ``file`` (its suffix must name a supported type, 415
-    otherwise) and an optional ``name`` for a single document."""
-    form = await request.form(max_files=MAX_FORM_FILES, max_fields=MAX_RULE_FIELDS)
+def _file_head(form: FormData, settings: Settings) -> tuple[UploadFile, pb.UploadFile]:
+    """A multipart upload's one file in ``file`` (its suffix must name a supported type, 415
+    otherwise; over the upload limit, 413) and what comes with it: an optional ``name`` for a
+    single document, the split rules."""
     upload = form.get("file")
     if not isinstance(upload, UploadFile) or not upload.filename:
         raise ApiError(400, "the upload needs a file in the form field 'file'")
     source_type = source_type_of_name(upload.filename)
     if source_type is None:
         raise ApiError(415, f"cannot take in {upload.filename!r}: {SUPPORTED_TYPES_SENTENCE}")
-    archive = source_type == ARCHIVE_TYPE
     name = _form_name(form)
-    if archive and name:
+    if source_type == ARCHIVE_TYPE and name:
         raise ApiError(400, "a .zip's documents are named by their paths inside it: leave 'name' empty")
-    data = await _read_upload(upload, upload_max_bytes(settings))
-    file = pb.FileContent(filename=upload.filename, data=data)
-    submission = pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=name, file=file)
+    checked_size(upload, upload_max_bytes(settings))
+    head = pb.UploadFile(filename=upload.filename, name=name)
     rules = split_rules_of(form)
     if rules is not None:
-        submission.split_rules.CopyFrom(rules)
-    return Submission(submission, archive)
+        head.split_rules.CopyFrom(rules)
+    return upload, head
 
 
-async def _paragraphs_submission(dataset_id: str, request: Request) -> Submission:
+async def _uploaded_file(dataset_id: str, request: Request, backend: Backend) -> tuple[list[pb.Document], bool]:
+    """A multipart upload, admitted against the upload budget before its body is read, its file
+    streamed to the retrieval service; the documents it made, and whether it was a .zip (a list
+    of documents in the answer)."""
+    documents = backend.retrieval.documents
+    async with admitted(backend, documents.UploadDocuments, request, dataset_id) as upload:
+        async with form_of(request, max_files=MAX_FORM_FILES, max_fields=MAX_RULE_FIELDS) as form:
+            file, head = _file_head(form, request.app.state.settings)
+            await upload.send(file, head)
+        reply = await upload.answer()
+    archive = source_type_of_name(head.filename) == ARCHIVE_TYPE
+    return list(reply.documents.documents), archive
+
+
+async def _paragraphs_submission(dataset_id: str, request: Request) -> pb.SubmitDocumentsRequest:
     try:
         body = DocumentIn.model_validate_json(await request.body())
     except ValueError as exc:
@@ -217,9 +216,7 @@ async def _paragraphs_submission(dataset_id: str, request: Request) -> Submissio
     paragraph_list = pb.ParagraphList(
         paragraphs=[pb.ParagraphInput(title=p.title, content=p.content) for p in body.paragraphs]
     )
-    return Submission(
-        pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=body.name, paragraphs=paragraph_list), archive=False
-    )
+    return pb.SubmitDocumentsRequest(dataset_id=dataset_id, name=body.name, paragraphs=paragraph_list)
 
 
 @router.post("/{dataset_id}/document", response_model=Envelope[DocumentOut | list[DocumentOut]])
@@ -232,14 +229,17 @@ async def add_document(
     (a page's ``text/plain`` POST planted a document this way)."""
     content_type = request.headers.get("content-type", "")
     if is_multipart(content_type):
-        submission = await _file_submission(dataset_id, request, request.app.state.settings)
+        made, archive = await _uploaded_file(dataset_id, request, backend)
     elif is_json(content_type):
         submission = await _paragraphs_submission(dataset_id, request)
+        made, archive = (
+            list((await backend.unary(backend.retrieval.documents.SubmitDocuments, submission)).documents),
+            False,
+        )
     else:
         raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
-    reply = await backend.unary(backend.retrieval.documents.SubmitDocuments, submission.request)
-    documents = [document_json(d, language) for d in reply.documents]
-    if submission.archive:
+    documents = [document_json(d, language) for d in made]
+    if archive:
         return ok(documents)
     if len(documents) != 1:
         raise ApiError(502, "the retrieval service answered one upload with other than one document")
@@ -355,7 +355,8 @@ async def sync_web_documents(
     if body is not None and body.sync_type != "replace":
         raise ApiError(
             400,
-            "sync_type must be replace: a sync keeps the paragraphs that did not change (delete a document to start it over)",
+            "sync_type must be replace: a sync keeps the paragraphs that did not change; "
+            "to start a document over, delete it and import it again",
         )
     reply = await backend.unary(
         backend.retrieval.documents.SyncDocuments,

@@ -7,8 +7,9 @@ Bodies are checked here before anything is sent on, in sentences that never repe
 (a password or token must not come back in an error): usernames 1..64 characters, stripped, not
 only spaces, no control characters; passwords at most 256 characters (a 1 MB one never reaches
 the password hash), new ones at least 8, and ``re_password`` the same. Sign-in, by password or by
-one-time link, is limited per client address (``gateway.signin_limit``) as well as by the chat
-service's failure counts.
+one-time link, is limited per client address (``gateway.signin_limit``: passwords and links
+counted apart, so guesses do not hold a link back); a password sign-in also by the chat
+service's failure counts, whose 429 says in ``Retry-After`` when to try again.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from gateway.errors import ApiError, ok
 from gateway.permission_check.principals import who_of
 from gateway.permission_check.route_check import current_principal
 from gateway.shapes.envelope import REFUSALS, Envelope, Shape
-from gateway.signin_limit import signin_admitted
+from gateway.signin_limit import link_admitted, signin_admitted
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE
 from kbcore.permissions.roles import Kind, Need, Principal, allows
@@ -262,7 +263,7 @@ async def login(body: LoginIn, request: Request, backend: AnonymousBackend) -> J
     return ok(reply.token)
 
 
-@router.post("/user/signin_link", dependencies=[Depends(signin_admitted)], response_model=Envelope[str])
+@router.post("/user/signin_link", dependencies=[Depends(link_admitted)], response_model=Envelope[str])
 async def redeem_signin_link(body: SignInLinkIn, request: Request, backend: AnonymousBackend) -> JSONResponse:
     """A one-time sign-in link's code for a session token; the link is used up."""
     reply = await backend.unary(

@@ -166,6 +166,12 @@ class LogEntryOut(RecordOut):
     star_num: int
     trample_num: int
     improved_paragraph_ids: list[str]
+    error_detail: str = Field(
+        description="what made a failed question fail, for the operator: an upstream's status and words, a model"
+        " endpoint's detail without its key, a database driver's first line, or the type of a fault of ours;"
+        " never a stack. Empty unless the question failed. The record's `error`, what its reader was told,"
+        " carries the error id of the service log's line"
+    )
 
 
 class LogPageOut(Shape):

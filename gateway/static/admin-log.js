@@ -112,6 +112,7 @@ function openRecord(entry) {
   const parts = [
     h("div", { class: "card-head" }, h("h3", {}, WORDS.record_title), h("button", { type: "button", class: "link", onclick: () => clear(ui.detail) }, WORDS.close)),
     entry.vote_reason ? h("p", { class: "muted", testid: "log-vote-reason" }, WORDS.vote_reason, h("span", { "data-user-content": true }, entry.vote_reason)) : null,
+    entry.error_detail ? h("p", { class: "muted", testid: "log-error-detail" }, WORDS.error_detail, h("span", { "data-user-content": true }, entry.error_detail)) : null,
     node,
     question ? attachFromLog(entry, ui.app.value) : null,
     improveForm(entry, ui.app.value),

@@ -29,6 +29,8 @@ LOG: Words = {
     "close": ("收起", "Close"),
     "record_title": ("记录详情", "Record details"),
     "vote_reason": ("评价原因：", "Reason given: "),
+    # A failed record's cause, which only the operator sees (its reader got the error id).
+    "error_detail": ("失败原因（仅运营者可见）：", "Cause (operators only): "),
     "prev": ("上一页", "Previous"),
     "next": ("下一页", "Next"),
     "page": ("第 {page} / {pages} 页，共 {total} 条", "Page {page} of {pages}, {total} records"),

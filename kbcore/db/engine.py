@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -16,11 +15,16 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from kbcore.db.sqlite_files import prepare_sqlite_files, sqlite_path
+
 T = TypeVar("T")
 # A unit of work in plain synchronous SQLAlchemy: what ``run_read``/``run_write`` run.
 Work = Callable[[Session], T]
 
 SQLITE_BUSY_TIMEOUT_MS = 15000
+# The WAL is cut back to this after a checkpoint: a big write (a 50 MiB upload) would otherwise
+# leave a WAL file of its size behind for good.
+SQLITE_WAL_KEEP_BYTES = 8 << 20
 # Set on the connection of a ``sessions.begin()`` block: that transaction writes.
 WRITE_OPTION = "kb_write"
 
@@ -42,14 +46,9 @@ def async_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)  # psycopg 3 serves sync and async
 
 
-def ensure_sqlite_folder(url: str) -> None:
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-
-
 def configure_sqlite(engine: Any, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS) -> None:
-    """WAL, a busy timeout, foreign keys, and BEGIN IMMEDIATE for writers.
+    """WAL (cut back to ``SQLITE_WAL_KEEP_BYTES`` after checkpoints), a busy timeout, foreign
+    keys, and BEGIN IMMEDIATE for writers.
 
     Several processes write one SQLite file. A deferred transaction that reads and then
     writes fails at once with SQLITE_BUSY when another process committed in between;
@@ -66,6 +65,7 @@ def configure_sqlite(engine: Any, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS)
         cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA journal_size_limit={SQLITE_WAL_KEEP_BYTES}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -75,7 +75,7 @@ def configure_sqlite(engine: Any, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS)
 
 
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    ensure_sqlite_folder(url)
+    prepare_sqlite_files(url)
     target = async_url(url)
     if make_url(target).get_backend_name() == "sqlite":
         engine = create_async_engine(target, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
@@ -137,6 +137,7 @@ class SqliteSessions(async_sessionmaker[AsyncSession]):
         super().__init__(engine, expire_on_commit=False)
         self._write_lock: asyncio.Lock | None = None
         url = engine.url.set(drivername="sqlite")
+        self.database_path = sqlite_path(url.render_as_string(hide_password=False))
         now = create_sync_engine(url, connect_args={"timeout": 0, "check_same_thread": False})
         configure_sqlite(now, busy_timeout_ms=0)
         waiting = create_sync_engine(

@@ -8,7 +8,9 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-from kbcore.db.engine import ensure_sqlite_folder, sync_url
+from kbcore.db.engine import sync_url
+from kbcore.db.sqlite_files import convert_to_incremental, prepare_sqlite_files
+from kbcore.process.private_paths import private_folder
 from kbcore.settings import Settings
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -22,12 +24,16 @@ def alembic_config(url: str) -> Config:
 
 
 def upgrade(url: str) -> None:
-    ensure_sqlite_folder(url)
+    """The newest schema; a SQLite database also gets private files and, once, incremental vacuum."""
+    prepare_sqlite_files(url)
     command.upgrade(alembic_config(url), "head")
+    if convert_to_incremental(url):
+        logging.getLogger(__name__).info("the SQLite database now gives the space of deleted data back")
 
 
 if __name__ == "__main__":
     settings = Settings.from_env()
     logging.basicConfig(level=settings.log_level)
+    private_folder(settings.data_dir)
     upgrade(settings.resolved_database_url())
     logging.getLogger(__name__).info("database is at the newest schema")

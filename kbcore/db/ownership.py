@@ -22,6 +22,8 @@ OWNERS: Mapping[str, str] = {
     "dataset": RETRIEVAL,
     "document": RETRIEVAL,
     "ingest_job": RETRIEVAL,
+    "ingest_source_chunk": RETRIEVAL,
+    "upload_reservation": RETRIEVAL,
     "embedding_job": RETRIEVAL,
     # Applications, the models the operator registers for them, their chats and who may use them.
     "application": CHAT,

@@ -118,8 +118,8 @@ class Document(Base):
 
 
 class IngestJob(Base):
-    """One upload of one document: the original bytes (readable by every replica, unlike a local
-    file), the version it builds, and who works on it until when (a lease, like ``chat_lock``)."""
+    """One upload of one document: the version it builds, and who works on it until when (a
+    lease, like ``chat_lock``). Its original bytes are ``IngestSourceChunk`` rows while it runs."""
 
     __tablename__ = "ingest_job"
     __table_args__ = (Index("ix_ingest_job_state_created", "state", "created_at"),)
@@ -133,7 +133,6 @@ class IngestJob(Base):
     state: Mapped[str] = mapped_column(String(16))
     filename: Mapped[str] = mapped_column(String(300))
     source_type: Mapped[str] = mapped_column(String(16))
-    source: Mapped[bytes] = mapped_column(LargeBinary)
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int] = mapped_column(Integer, default=0)
     holder: Mapped[str | None] = mapped_column(String(80), nullable=True)
@@ -143,6 +142,33 @@ class IngestJob(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class IngestSourceChunk(Base):
+    """One piece of an ingestion job's original file, in order (``kbcore.limits.UPLOAD_CHUNK_BYTES``
+    each): in SQL because every replica may claim the job (they share no disk), in pieces so that
+    no process holds a file whole, neither the request that stores it nor the worker that feeds it
+    to its parser. Deleted when the job ends, however it ends (its document keeps the digest that
+    tells an unchanged re-upload), and with the job's document."""
+
+    __tablename__ = "ingest_source_chunk"
+    job_id: Mapped[str] = mapped_column(ForeignKey("ingest_job.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class UploadReservation(Base):
+    """The bytes one upload in flight holds of the deployment's upload budget
+    (``KB_UPLOAD_BUDGET_MB``, of which one caller may hold ``KB_UPLOAD_CALLER_MB``): taken when
+    its request starts, deleted when the request ends, however it ends. A row whose process died
+    stops counting at ``expires_at``, the request's own deadline."""
+
+    __tablename__ = "upload_reservation"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    caller: Mapped[str] = mapped_column(String(80))
+    size: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime, index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class EmbeddingJob(Base):
@@ -402,6 +428,9 @@ class UserToken(Base):
     expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    # Why it ended (``services.chat.accounts.user_tokens``: signed out, a password reset, a role
+    # change …), so its next use is refused with a sentence that says why; "" while it works.
+    ended_by: Mapped[str] = mapped_column(String(24), default="")
 
 
 class AuditEvent(Base):

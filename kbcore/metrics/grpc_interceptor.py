@@ -84,7 +84,8 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         observed = self._methods.get(method)
         if observed is None:
             observed = self._methods[method] = _Observed(method)
-        return rewrapped(handler, lambda b: _timed_unary(b, observed), lambda b: _timed_stream(b, observed))
+        timed_stream = lambda b: _timed_stream(b, observed)  # noqa: E731  (a stream of requests is timed alike)
+        return rewrapped(handler, lambda b: _timed_unary(b, observed), timed_stream, timed_stream)
 
 
 def _timed_unary(behaviour: Any, observed: _Observed) -> Any:

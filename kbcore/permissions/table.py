@@ -219,6 +219,9 @@ RPCS: dict[str, tuple[Requirement, ...]] = {
     f"{_RETRIEVAL}DocumentService/DeleteDocument": _r(Need.DATASET_WRITE, DID),
     f"{_RETRIEVAL}DocumentService/SyncDocuments": _r(Need.DATASET_WRITE, DID),
     f"{_RETRIEVAL}DocumentService/PreviewSplit": _r(Need.DATASET_CREATE),
+    # A streamed upload is checked by its first message, its head (``kbcore.rpc.handlers.scoped``).
+    f"{_RETRIEVAL}DocumentService/UploadDocuments": _r(Need.DATASET_WRITE, "head.dataset_id"),
+    f"{_RETRIEVAL}DocumentService/PreviewUploads": _r(Need.DATASET_CREATE),
     f"{_RETRIEVAL}ParagraphService/ListParagraphs": _r(Need.DATASET_READ, DID),
     f"{_RETRIEVAL}ParagraphService/AddParagraph": _r(Need.DATASET_WRITE, DID),
     f"{_RETRIEVAL}ParagraphService/UpdateParagraph": _r(Need.DATASET_WRITE, DID),

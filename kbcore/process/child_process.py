@@ -7,7 +7,8 @@ Why not ``asyncio.create_subprocess_exec``: under uvloop it forks the whole serv
 busy beside it: 6 spawns in 300 died of SIGSEGV before they ran a line of their own. Python's
 ``subprocess`` starts the child with ``vfork`` (no fork handlers run) and execs at once: 0 in 300.
 The pipes are then read on the loop, and the exit is awaited through a pidfd, so nothing blocks
-the loop and no thread waits on the child (only a large input is written from a thread).
+the loop and no thread waits on the child (only its input is written from a thread, a piece at a
+time).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import asyncio
 import contextlib
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterable, Mapping, Sequence
 from pathlib import Path
 
 
@@ -40,18 +41,34 @@ class Child:
     def returncode(self) -> int | None:
         return self._popen.poll()
 
-    async def feed(self, data: bytes) -> None:
-        """Write ``data`` to the child's input and close it; a child that is gone before it read it
-        is no error here (its exit status says why)."""
+    async def feed(self, data: bytes | AsyncIterable[bytes]) -> None:
+        """Write ``data`` to the child's input and close it: bytes, or pieces written as they
+        come (a file read from SQL, never held whole here). A child that is gone before it read
+        them is no error here (its exit status says why)."""
         stdin = self._popen.stdin
         if stdin is None:
             raise ValueError("this child was started without an input pipe")
 
-        def write() -> None:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError), stdin:
-                stdin.write(data)
+        def write(piece: bytes) -> bool:
+            try:
+                stdin.write(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                return False
+            return True
 
-        await asyncio.to_thread(write)
+        def close() -> None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                stdin.close()
+
+        try:
+            if isinstance(data, bytes):
+                await asyncio.to_thread(write, data)
+            else:
+                async for piece in data:
+                    if not await asyncio.to_thread(write, piece):
+                        break
+        finally:
+            await asyncio.to_thread(close)
 
     async def wait(self) -> int:
         """The exit status, once the child has ended (negative: the signal that ended it)."""

@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health
 
+from kbcore.rpc.own_words import OWN_WORDS
 from kbcore.rpc.service_credential import METADATA_KEY, presents
 
 REFUSED = "this port serves only the knowledge-base's own processes: the call carries no valid service credential"
@@ -43,7 +44,7 @@ class RequireServiceCredential(grpc.aio.ServerInterceptor):  # type: ignore[misc
 
 
 async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-    await context.abort(grpc.StatusCode.UNAUTHENTICATED, REFUSED)
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED, REFUSED, trailing_metadata=(OWN_WORDS,))
 
 
 def _refusal(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:

@@ -7,10 +7,13 @@ catalogue's words when it has none). A database outage (``kbcore.db.faults``) is
 domain's Unavailable, with a message that names no server. Anything else is a fault of ours: it
 is logged with its traceback under a short error id, and the caller gets INTERNAL with a
 message that names no internals but carries the id, so an operator can find the traceback.
+Every status ends the call marked as our words (``kbcore.rpc.own_words``); an upstream status not
+so marked is grpc's own text, which ``from_upstream`` never passes on.
 
 A full disk (StorageFull) shares RESOURCE_EXHAUSTED with the quotas, as gRPC means that code
 to be; the call's trailing metadata then carries the reason (``kbcore.rpc.reasons``), so the
-gateway answers 507 rather than 429, and a service passing an upstream refusal on keeps it.
+gateway answers 507 rather than 429, and a service passing an upstream refusal on keeps it. A
+refusal that knows when to try again (``RateLimited.retry_after``) carries the seconds there too.
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import grpc
 
 from kbcore.db.faults import as_unavailable, is_disk_full, is_outage
-from kbcore.error_catalogue import INTERNAL_MESSAGE, refusal_of
-from kbcore.rpc.reasons import REASON_KEY, reason_in
+from kbcore.error_catalogue import INTERNAL_MESSAGE, refusal_for_status, refusal_of
+from kbcore.error_ids import internal_message, new_error_id, with_error_id
+from kbcore.errors import Busy, RateLimited
+from kbcore.rpc.own_words import OWN_WORDS, said_by_us, withheld
+from kbcore.rpc.reasons import REASON_KEY, RETRY_AFTER_KEY, reason_in, retry_after_in
 
 log = logging.getLogger(__name__)
 
@@ -47,28 +52,28 @@ CALLERS_OWN = frozenset(
 )
 
 
-def internal_message(error_id: str) -> str:
-    return f"internal error (error id {error_id}); the service log has the details"
-
-
 class RpcError(Exception):
     """A status decided elsewhere, passed on as it is (an upstream service's refusal), with the
-    reason its trailing metadata gave ("" for none)."""
+    reason its trailing metadata gave ("" for none) and the seconds to wait (None: not said)."""
 
-    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "") -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "", retry_after: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.reason = reason
+        self.retry_after = retry_after
 
     @classmethod
     def passed_on(cls, error: grpc.aio.AioRpcError, message: str = "") -> RpcError:
         """An upstream call's refusal as this service passes it on: its code, its reason, and its
         details (``message`` where it gave none)."""
-        return cls(error.code(), error.details() or message, reason_in(error.trailing_metadata()))
+        trailing = error.trailing_metadata()
+        return cls(error.code(), error.details() or message, reason_in(trailing), retry_after_in(trailing))
 
     def trailing_metadata(self) -> tuple[tuple[str, str], ...]:
-        return ((REASON_KEY, self.reason),) if self.reason else ()
+        reason = ((REASON_KEY, self.reason),) if self.reason else ()
+        wait = ((RETRY_AFTER_KEY, str(self.retry_after)),) if self.retry_after is not None else ()
+        return reason + wait
 
 
 def from_upstream(error: grpc.aio.AioRpcError, failed: str) -> RpcError:
@@ -76,10 +81,18 @@ def from_upstream(error: grpc.aio.AioRpcError, failed: str) -> RpcError:
     every service in the middle. A refusal the caller can act on (``CALLERS_OWN``) or one with a
     reason (a full disk: the same request succeeds once space is back) keeps its code, reason and
     words. Anything else (the upstream down, broken, or refusing this service itself) is not the
-    caller's to fix: UNAVAILABLE, its words after ``failed``, which says what could not be done."""
-    if error.code() in CALLERS_OWN or reason_in(error.trailing_metadata()):
+    caller's to fix: UNAVAILABLE, its words after ``failed``, which says what could not be done.
+    Words that are not a service's of ours (grpc's own: "failed to connect to all addresses; …
+    ipv4:127.0.0.1:…") are never passed on: ``failed`` goes instead, with an error id the log
+    line holding them carries (``kbcore.rpc.own_words``)."""
+    trailing = error.trailing_metadata()
+    kept = error.code() in CALLERS_OWN or bool(reason_in(trailing))
+    code = error.code() if kept else grpc.StatusCode.UNAVAILABLE
+    if not said_by_us(trailing):
+        return RpcError(code, withheld(error, failed, failed))
+    if kept:
         return RpcError.passed_on(error, failed)
-    return RpcError(grpc.StatusCode.UNAVAILABLE, f"{failed}: {error.details() or error.code().name}")
+    return RpcError(code, f"{failed}: {error.details() or refusal_for_status(error.code()).message}")
 
 
 def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
@@ -104,24 +117,36 @@ def reason_of(error: BaseException) -> str:
 
 def as_rpc_error(error: BaseException, where: str) -> RpcError:
     """The status for ``error``; a fault of ours is logged here, with its traceback, under a new
-    error id that the caller's message carries."""
+    error id that the caller's message carries, and so is a database outage, with the driver's
+    words (``kbcore.error_ids``)."""
     code, message = status_of(error)
     if code == grpc.StatusCode.INTERNAL and not isinstance(error, RpcError):
-        error_id = uuid.uuid4().hex[:12]
+        error_id = new_error_id()
         log.error("%s failed (error id %s)", where, error_id, exc_info=error)
         message = internal_message(error_id)
     elif is_disk_full(error):
         log.warning("%s: the database's disk is full: %s", where, error)
-    elif is_outage(error):
-        log.warning("%s: the database is unavailable: %s", where, error)
-    return RpcError(code, message, reason_of(error))
+    elif is_outage(error):  # the driver's words name the server: logged under the id the caller reads
+        error_id = new_error_id()
+        log.warning("%s: the database is unavailable (error id %s): %s", where, error_id, error)
+        message = with_error_id(message, error_id)
+    return RpcError(code, message, reason_of(error), retry_after_of(error))
+
+
+def retry_after_of(error: BaseException) -> int | None:
+    """The seconds the caller is told to wait after ``error`` (None: not said)."""
+    if isinstance(error, RpcError | RateLimited | Busy) and error.retry_after is not None:
+        return max(1, error.retry_after)
+    return None
 
 
 async def abort_for(context: grpc.aio.ServicerContext[Any, Any], where: str, error: BaseException) -> None:
     """End the call being served with the status for ``error`` and its reason, if any (the one
     place a call is aborted for a domain error or a fault)."""
     failure = as_rpc_error(error, where)
-    await context.abort(failure.code, failure.message, trailing_metadata=failure.trailing_metadata())
+    # Marked as our words: whoever receives the status may pass them on (``kbcore.rpc.own_words``).
+    trailing = (*failure.trailing_metadata(), OWN_WORDS)
+    await context.abort(failure.code, failure.message, trailing_metadata=trailing)
 
 
 def unary_errors(method: Any) -> Any:

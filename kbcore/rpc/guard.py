@@ -56,7 +56,8 @@ def _check_value(field: FieldDescriptor, value: Any, name: str) -> None:
 
 
 class EntryGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Refuses NUL text and maps escaped errors, for every unary and server-streaming method.
+    """Refuses NUL text and maps escaped errors, for every method (a stream of requests: in each
+    request, as the method reads it).
     ``build_server`` installs it on every server, after the credential check and before the
     service's own interceptors, so it sees what they raise."""
 
@@ -69,7 +70,12 @@ class EntryGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return handler
         method: str = details.method
-        return rewrapped(handler, lambda b: _guarded_unary(b, method), lambda b: _guarded_stream(b, method))
+        return rewrapped(
+            handler,
+            lambda b: _guarded_unary(b, method),
+            lambda b: _guarded_stream(b, method),
+            lambda b: _guarded_requests(b, method),
+        )
 
 
 def _guarded_unary(behaviour: Any, method: str) -> Any:
@@ -103,3 +109,31 @@ def _guarded_stream(behaviour: Any, method: str) -> Any:
             await abort_for(context, method, error)
 
     return guarded
+
+
+async def _nul_free(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """A request stream whose every message is checked for NUL text as the method reads it."""
+    async for request in requests:
+        if isinstance(request, Message):
+            refuse_nul(request)
+        yield request
+
+
+def _guarded_requests(behaviour: Any, method: str) -> Any:
+    """A stream of requests answered by a stream: guarded as a stream, each request checked as it
+    is read. (grpc tells an async handler by its function's kind: these stay ``async def``.)"""
+    if inspect.iscoroutinefunction(behaviour):
+        unary = _guarded_unary(behaviour, method)
+
+        async def called(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            return await unary(_nul_free(requests), context)
+
+        return called
+    stream = _guarded_stream(behaviour, method)
+
+    async def streamed(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+        async with contextlib.aclosing(stream(_nul_free(requests), context)) as items:
+            async for item in items:
+                yield item
+
+    return streamed

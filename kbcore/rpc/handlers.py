@@ -1,5 +1,6 @@
 """Rebuilding a gRPC method handler around new behaviour, for server interceptors: the one
-place that knows how a handler's unary and server-streaming halves are put back together."""
+place that knows how a handler's unary, server-streaming and bidirectional halves are put back
+together."""
 
 from __future__ import annotations
 
@@ -18,10 +19,13 @@ def rewrapped(
     handler: grpc.RpcMethodHandler,
     unary: Callable[[Behaviour], Behaviour],
     stream: Callable[[Behaviour], Behaviour],
+    bidirectional: Callable[[Behaviour], Behaviour] | None = None,
 ) -> grpc.RpcMethodHandler:
-    """``handler`` with its behaviour passed through ``unary`` or ``stream``. Other kinds (the
-    reflection service's bidirectional stream) pass through unchanged: the project's own
-    services serve only unary and server-streaming methods."""
+    """``handler`` with its behaviour passed through ``unary``, ``stream`` or, for a stream of
+    requests answered by a stream (an upload sent in pieces; the reflection service),
+    ``bidirectional``: its behaviour takes the requests as an async iterator. A kind without a
+    wrapper given (a client stream with one answer: no service serves one) passes through
+    unchanged."""
     if handler.unary_unary is not None:
         return grpc.unary_unary_rpc_method_handler(
             unary(handler.unary_unary),
@@ -34,7 +38,20 @@ def rewrapped(
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+    if handler.stream_stream is not None and bidirectional is not None:
+        return grpc.stream_stream_rpc_method_handler(
+            bidirectional(handler.stream_stream),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
     return handler
+
+
+async def put_back(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """A request stream whose first message was read ahead (to check the call by it), whole again."""
+    yield first
+    async for item in rest:
+        yield item
 
 
 # What a call runs inside: given the parsed request and the context, a context manager (it may
@@ -63,7 +80,27 @@ def scoped(handler: grpc.RpcMethodHandler, enter: Scope) -> grpc.RpcMethodHandle
 
         return within
 
-    return rewrapped(handler, unary, stream)
+    def bidirectional(behaviour: Behaviour) -> Behaviour:
+        async def within(
+            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            # The call is checked by its first message (an upload's head names its dataset); a
+            # stream that sends none is given to the method as it is, to refuse.
+            first = await anext(requests, None)
+            if first is None:
+                items = behaviour(requests, context)
+                scope: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+            else:
+                scope = await enter(first, context)
+                items = behaviour(put_back(first, requests), context)
+            with scope:
+                async with contextlib.aclosing(items) as each:
+                    async for item in each:
+                        yield item
+
+        return within
+
+    return rewrapped(handler, unary, stream, bidirectional)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ import uvloop
 from kbcore.metrics.http_server import serve_metrics
 from kbcore.metrics.registry import set_enabled as set_metrics_enabled
 from kbcore.process.heap import settle_after_start
+from kbcore.process.private_paths import private_folder
 from kbcore.rpc.running import RunningServer, serve_until_signalled
 from kbcore.settings import Settings
 from kbcore.telemetry.log_format import configure_logging
@@ -37,6 +38,7 @@ def run_service(
     create_server: Callable[[Settings, Any], Awaitable[RunningServer]],
 ) -> None:
     settings = Settings.from_env()
+    private_folder(settings.data_dir)  # the database, the vector store and the secrets are in it
     configure_logging(name, settings.log_level, settings.log_format)
     setup_tracing(name, settings.otlp_endpoint)  # before the server and channels: it patches them
     set_metrics_enabled(settings.metrics)  # before the server is built: its interceptor follows it

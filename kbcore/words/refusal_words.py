@@ -154,9 +154,18 @@ CHINESE: dict[str, str] = {
     "this personal token is revoked already; nothing was changed": "这个个人令牌已经撤销，未做任何修改",
     "this personal token was revoked; create a new one": "这个个人令牌已被撤销，请新建一个",
     "this session has ended (signed out, or the password was changed); sign in again": "登录已失效（已退出登录，或密码已修改），请重新登录",
+    "this session has ended: it was signed out; sign in again": "登录已失效：已退出登录，请重新登录",
+    "this session has ended because the account's password was changed; sign in again": "登录已失效：账号密码已修改，请重新登录",
+    "this session has ended because an administrator reset the account's password; sign in with the new password": "登录已失效：管理员重置了账号密码，请用新密码登录",
+    "this session has ended because an administrator changed the account's role; sign in again": "登录已失效：管理员修改了账号的角色，请重新登录",
+    "this session has ended because the account was deactivated; sign in again": "登录已失效：账号曾被停用，请重新登录",
+    "this personal token was revoked because the account's password was changed; create a new one": "这个个人令牌已被撤销：账号密码已修改，请新建一个",
+    "this personal token was revoked because an administrator reset the account's password; create a new one": "这个个人令牌已被撤销：管理员重置了账号密码，请新建一个",
+    "this personal token was revoked because an administrator changed the account's role; create a new one": "这个个人令牌已被撤销：管理员修改了账号的角色，请新建一个",
     "this session has expired; sign in again": "登录已过期，请重新登录",
     "this sign-in link is unknown, was used already or has expired; ask an administrator for a new one": "这个登录链接无效、已被使用或已过期，请向管理员索取新的链接",
-    "too many failed sign-ins for this username or from this address; wait 15 minutes and try again, or ask an administrator for a sign-in link": "这个用户名或这个地址登录失败的次数过多：请等 15 分钟后再试，或向管理员索取登录链接",
+    "too many failed sign-ins for this username from this address; try again in {minutes} min, or ask an administrator for a one-time sign-in link": "从这个地址登录这个用户名失败的次数过多：请 {minutes} 分钟后再试，或向管理员索取一次性登录链接",
+    "too many failed sign-ins from this address; try again in {minutes} min, or ask an administrator for a one-time sign-in link": "从这个地址登录失败的次数过多：请 {minutes} 分钟后再试，或向管理员索取一次性登录链接",
     "wrong username or password": "用户名或密码不正确",
     "you have no personal token with id {token_id_64}": "你没有 ID 为 {token_id_64} 的个人令牌",
     # Which password (the password, the new password) is English in the general forms; the sentences
@@ -207,6 +216,7 @@ CHINESE: dict[str, str] = {
     "dataset_setting.top_n must be between 1 and {max_top_n}, got {top_n}": "dataset_setting.top_n 须在 1 到 {max_top_n} 之间，收到的是 {top_n}",
     "history messages must come from the user or the assistant": "历史消息只能来自用户或助手",
     "message must not be empty": "提问内容不能为空",
+    "the question must not contain control characters other than tabs and line breaks; it has {code_point_found}": "问题不能包含制表符和换行以外的控制字符，其中有 {code_point_found}",
     "only a share-link visitor has a chat list; an API key's or the operator's chats are in the conversation log": "只有分享链接的访客才有对话列表；API 密钥和运营者的对话在对话日志中",
     "page must be between 1 and {max_page}, got {request_page}": "页码须在 1 到 {max_page} 之间，收到的是 {request_page}",
     "page_size must be between 1 and {max_page_size}, got {request_page_size}": "page_size 须在 1 到 {max_page_size} 之间，收到的是 {request_page_size}",
@@ -216,6 +226,10 @@ CHINESE: dict[str, str] = {
     "the answer could not be saved because the database is unavailable; ask again shortly": "数据库暂时不可用，回答未能保存，请稍后重新提问",
     "the answer could not be saved because the server's disk is full; free some space or ask the operator to, then ask again": "服务器磁盘已满，回答未能保存：请清理出一些空间（或请运营者清理）后重新提问",
     "the answer was not saved: this chat was taken over by another process; ask again": "回答未保存：这个对话已被另一个进程接管，请重新提问",
+    # The database refused a record for good (services/chat/answering/saving.py): what the caller
+    # is told, and what the record keeps beside the answer's text; both with an error id.
+    "the answer could not be saved": "回答未能保存",
+    "saving the answer failed: only its text was kept": "保存回答失败：只保留了回答的文字",
     "the compaction state of chat {chat_id} is corrupted (negative counters)": "对话 {chat_id} 的上下文压缩状态已损坏（计数为负）",
     "the compaction state of chat {chat_id} is corrupted (no summary or watermark)": "对话 {chat_id} 的上下文压缩状态已损坏（缺少摘要或水位标记）",
     "the compaction state of chat {chat_id} is corrupted: {state_compacted_rounds} rounds are marked as compacted but their summary is empty": "对话 {chat_id} 的上下文压缩状态已损坏：有 {state_compacted_rounds} 轮标记为已压缩，但摘要为空",
@@ -235,6 +249,8 @@ CHINESE: dict[str, str] = {
     # An upstream service's refusal passed on (kbcore.rpc.error_mapping.from_upstream): what failed,
     # then the upstream's words.
     "an upstream service failed: {error_details_or_error_code_name}": "上游服务出错：{error_details_or_error_code_name}",
+    # ... and, with an error id, when the upstream's words were grpc's own (kbcore.rpc.own_words).
+    "an upstream service failed": "上游服务出错",
     "the retrieval service could not write the paragraph: {error_details_or_error_code_name}": "检索服务未能写入段落：{error_details_or_error_code_name}",
     # The share page's look (services/chat/share_page.py). The setting (title, placeholder,
     # disclaimer, prologue) is English in the general forms; the sentences each makes are keyed
@@ -354,7 +370,7 @@ CHINESE: dict[str, str] = {
     "send at least one of title, content or is_active": "请至少提交标题、内容或 is_active 中的一项",
     "send the document as application/json or as multipart/form-data with a file": "请以 application/json 提交文档，或以带文件的 multipart/form-data 提交",
     "source_url_list[{index}] is not an http(s) address: {url_200}": "source_url_list 中序号为 {index} 的地址不是 HTTP 或 HTTPS 地址：{url_200}",
-    "sync_type must be replace: a sync keeps the paragraphs that did not change (delete a document to start it over)": "sync_type 只支持替换方式：同步会保留没有变化的段落（要从头导入，请先删除文档）",
+    "sync_type must be replace: a sync keeps the paragraphs that did not change; to start a document over, delete it and import it again": "sync_type 只支持替换方式：同步会保留没有变化的段落；要从头导入某个文档，请先删除它，再重新导入",
     "the file is larger than the upload limit of {limit_mib} MiB (KB_UPLOAD_MAX_MB)": "文件超过了 {limit_mib} MiB 的上传上限（KB_UPLOAD_MAX_MB）",
     "the form field 'keep_tables' must be true or false": "表单字段 keep_tables 须为 true 或 false",
     "the form field 'name' must be text of at most {max_name_chars} characters": "名称字段须为不超过 {max_name_chars} 个字符的文本",
@@ -365,6 +381,23 @@ CHINESE: dict[str, str] = {
     "the retrieval service answered one upload with other than one document": "检索服务对一次上传返回的文档数不是一个",
     "the upload needs a file in the form field 'file'": "上传需要在文件字段中附带一个文件",
     "{filename} is larger than the upload limit of {limit_mib} MiB (KB_UPLOAD_MAX_MB)": "{filename} 超过了 {limit_mib} MiB 的上传上限（KB_UPLOAD_MAX_MB）",
+    # Uploads in flight (gateway/uploads.py; the retrieval service's budget and its stream).
+    "the server is receiving as many uploads as it can at once (KB_UPLOAD_BUDGET_MB); nothing was stored: try again in a few seconds": "服务器同时接收的上传已达上限（KB_UPLOAD_BUDGET_MB），本次没有保存任何内容：请过几秒再试",
+    "your uploads still in progress hold as much as one caller may at once (KB_UPLOAD_CALLER_MB); nothing was stored: try again once they have finished": "你尚未完成的上传已占满单个调用方同时可用的额度（KB_UPLOAD_CALLER_MB），本次没有保存任何内容：请等它们完成后再试",
+    "the service is busy with other work of this kind; try again in a few seconds": "服务正忙于处理同类工作，请过几秒再试",
+    "the upload's body did not arrive within {seconds} seconds (KB_UPLOAD_BODY_SECONDS); nothing was stored": "上传的内容没有在 {seconds} 秒内送达（KB_UPLOAD_BODY_SECONDS），没有保存任何内容",
+    "the client closed the connection before its upload arrived; nothing was stored": "上传尚未送达，客户端就关闭了连接；没有保存任何内容",
+    "the retrieval service ended an upload without an answer": "检索服务结束了一次上传，但没有给出结果",
+    "the retrieval service answered an upload with other than its admission": "检索服务对一次上传的应答不是准许接收",
+    "an upload starts with its head: the dataset and the bytes it brings": "上传须以头部开始：目标知识库和它将发送的字节数",
+    "a file's bytes come after its name: send a file part before its chunks": "文件的内容须在文件名之后发送：请先发送文件部分，再发送它的数据块",
+    "the upload brings more than the {self__allowed} bytes its head declared": "上传的内容超过了头部声明的 {self__allowed} 字节",
+    "one upload brings one file (a .zip for several documents)": "一次上传只能包含一个文件（多个文档请打包为 .zip）",
+    "the upload needs a file": "上传需要附带一个文件",
+    "the preview needs a file": "预览需要附带一个文件",
+    "one preview takes at most {max_previewed_files} files": "一次预览最多接受 {max_previewed_files} 个文件",
+    "declared_bytes must be the size of the upload, more than 0": "declared_bytes 须为上传的大小，且大于 0",
+    "the upload declares {declared} bytes; one upload may bring at most {allowed_mib} MiB with its form fields (KB_UPLOAD_MAX_MB)": "上传声明了 {declared} 字节；一次上传连同表单字段最多 {allowed_mib} MiB（KB_UPLOAD_MAX_MB）",
     # kbcore.document_types.SUPPORTED_TYPES_SENTENCE, which several refusals end with.
     "supported types: Markdown (.md, .markdown), text (.txt), PDF with a text layer (.pdf), Word (.docx), Excel (.xlsx, .xls), CSV (.csv), web pages (.html, .htm), PowerPoint (.pptx), and a .zip of such files (one document each)": "支持的类型：Markdown（.md、.markdown）、纯文本（.txt）、带文字层的 PDF（.pdf）、Word（.docx）、Excel（.xlsx、.xls）、CSV（.csv）、网页文件（.html、.htm）、PowerPoint（.pptx），以及由这些文件打包的 .zip（每个文件为一个文档）",
     # {exc} stays English: the body parser's own description of what is wrong.
@@ -403,8 +436,12 @@ CHINESE: dict[str, str] = {
     "{filename} is not UTF-8 text (byte {exc_start} cannot be decoded)": "{filename} 不是 UTF-8 文本（位置 {exc_start} 的字节无法解码）",
     "{filename} is not a supported type; {supported_types_sentence}": "{filename} 不是受支持的类型。{supported_types_sentence}",
     "{filename} looks like a binary file, not text": "{filename} 看起来是二进制文件，不是文本",
-    "{filename} makes {characters} characters of text; a document may have at most {limits_max_chars}: split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS": "{filename} 的文字有 {characters} 个字符，一个文档最多 {limits_max_chars} 个：请拆分成更小的文件，或请运营者调高 KB_PARSE_MAX_CHARS",
-    "{filename} makes {len_paragraphs} paragraphs; a document may have at most {limits_max_paragraphs}: split it into smaller files or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS": "{filename} 切分后有 {len_paragraphs} 个段落，一个文档最多 {limits_max_paragraphs} 个：请拆分成更小的文件，或请运营者调高 KB_INGEST_MAX_PARAGRAPHS",
+    # A document's text counted while it is read and split (services/retrieval/ingestion/parsing/document.py TextBudget).
+    "{filename} has more than {limit} characters of text, the most one document may have: split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS": "{filename} 的文字超过 {limit} 个字符，已超出一个文档的上限：请拆分成更小的文件，或请运营者调高 KB_PARSE_MAX_CHARS",
+    "{filename} has more than {limit} lines of text, the most one document may have: split it into smaller files or ask the operator to raise KB_PARSE_MAX_LINES": "{filename} 的文字超过 {limit} 行，已超出一个文档的上限：请拆分成更小的文件，或请运营者调高 KB_PARSE_MAX_LINES",
+    "{filename} makes more than {limit} paragraphs, the most one document may have: split it into smaller files or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS": "{filename} 切分后超过 {limit} 个段落，已超出一个文档的上限：请拆分成更小的文件，或请运营者调高 KB_INGEST_MAX_PARAGRAPHS",
+    # A parse or a whole ingestion job past its wall-clock bound (parsing/document.py PAST_WALL_CLOCK).
+    "{filename} took more than {seconds} seconds of wall-clock time to take in: it is too large, built to stall a parser, or the service was too busy; split it, or ask the operator to raise KB_INGEST_JOB_SECONDS": "导入 {filename} 用时超过 {seconds} 秒：文件过大、是专门拖住解析器的文件，或服务过于繁忙；请拆分，或请运营者调高 KB_INGEST_JOB_SECONDS",
     "{filename} takes more than {limits_cpu_seconds} CPU seconds to parse: it is too large or built to stall a parser; split it, or ask the operator to raise KB_PARSE_CPU_SECONDS": "解析 {filename} 需要超过 {limits_cpu_seconds} 秒 CPU 时间：文件过大，或是专门拖住解析器的文件；请拆分，或请运营者调高 KB_PARSE_CPU_SECONDS",
     "{filename} unpacks to more than {limits_archive_max_bytes_20} MiB of content: it is too large or a decompression bomb; the operator's limit is KB_ARCHIVE_MAX_MB": "{filename} 解压后的内容超过 {limits_archive_max_bytes_20} MiB：文件过大，或是解压炸弹；运营者设置的上限是 KB_ARCHIVE_MAX_MB",
     "{filename} unpacks to more than {mib_limits_archive_max_bytes}: it is too large or a zip bomb": "{filename} 解压后超过 {mib_limits_archive_max_bytes}：文件过大，或是压缩炸弹",
@@ -421,7 +458,7 @@ CHINESE: dict[str, str] = {
     # _too_many_pages): both sentences.
     "{filename} has more than {limits_max_pages} pages; a PDF may have at most {limits_max_pages2} (split it, or ask the operator to raise KB_PARSE_MAX_PAGES)": "{filename} 超过 {limits_max_pages} 页，一个 PDF 最多 {limits_max_pages2} 页（请拆分，或请运营者调高 KB_PARSE_MAX_PAGES）",
     "{filename} has {pages} pages; a PDF may have at most {limits_max_pages} (split it, or ask the operator to raise KB_PARSE_MAX_PAGES)": "{filename} 有 {pages} 页，一个 PDF 最多 {limits_max_pages} 页（请拆分，或请运营者调高 KB_PARSE_MAX_PAGES）",
-    # The parser out of memory (services/retrieval/ingestion/parsing/sandbox.py and child.py,
+    # The parser out of memory (services/retrieval/ingestion/parsing/confined/sandbox.py and child.py,
     # MEMORY_REFUSED): both sentences.
     "{filename} needs more memory than parsing one file may use (the operator's limit is KB_PARSE_MEMORY_MB)": "{filename} 需要的内存超过了解析单个文件的上限（运营者设置的上限是 KB_PARSE_MEMORY_MB）",
     "{filename} needs more memory than parsing one file may use ({limits_memory_mb} MiB), or is damaged in a way that stops the parser; the operator's limit is KB_PARSE_MEMORY_MB": "{filename} 需要的内存超过了解析单个文件的上限（{limits_memory_mb} MiB），或已损坏到解析器无法继续；运营者设置的上限是 KB_PARSE_MEMORY_MB",
@@ -556,6 +593,10 @@ CHINESE: dict[str, str] = {
     "a service it depends on failed; try again later": "依赖的服务出错，请稍后再试",
     "internal error (error id {error_id}); the service log has the details": "内部错误（错误 ID {error_id}），详情见服务日志",
     "internal error; the service log has the details": "内部错误，详情见服务日志",
+    # A failure whose cause is kept from its reader, with the id of the log line that has it
+    # (kbcore.error_ids); the words before the id read in Chinese when catalogued.
+    "{words} (error id {error_id}); the service log has the details": "{words}（错误 ID {error_id}），详情见服务日志",
+    "internal error": "内部错误",
     "it exists already": "对象已存在",
     "missing or unknown credentials": "缺少凭据，或凭据无效",
     "page must be 1 or more, got {page}": "页码须不小于 1，收到的是 {page}",
@@ -581,6 +622,9 @@ CHINESE: dict[str, str] = {
     # after it read in Chinese when catalogued.
     "a backend service is unavailable": "后端服务不可用",
     "a backend service is unavailable: {shown}": "后端服务不可用：{shown}",
+    # What a status grpc itself gave means (kbcore.rpc.own_words): its own text is never shown.
+    "a backend service did not answer in time": "后端服务未能及时响应",
+    "a backend service failed": "后端服务出错",
     # == The gateway's edge: connections, headers, hosts, origins and bodies refused before any
     # route runs. ==
     "cross-origin request refused: a page at {origin} may not change anything here (same-origin pages and clients that send no Origin may; trusted origins go in KB_CORS_ORIGINS)": "已拒绝跨域请求：{origin} 上的页面不能在这里修改任何内容（同源页面和不发送 Origin 请求头的客户端可以；可信的来源请加入 KB_CORS_ORIGINS）",
@@ -611,7 +655,7 @@ CHINESE: dict[str, str] = {
     "send at least one of access_token_reset, is_active, access_num, daily_cap, expires_at, white_active or white_list": "请至少提交 access_token_reset、is_active、access_num、daily_cap、expires_at、white_active 或 white_list 中的一项",
     "send at least one of is_active or expires_at": "请至少提交 is_active 或 expires_at 中的一项",
     "show_source is the application's setting here: send it with PUT /api/application/{id} instead": "这里的 show_source 是应用的设置：请改用 PUT /api/application/{id} 提交",
-    "the answer stream broke: {type_error___name}": "回答流中断了：{type_error___name}",
+    "the answer stream broke": "回答流中断了",
     "the chat service ended the answer before it started": "对话服务在回答开始前就结束了",
     "the operator has no application of its own: read one with GET /api/application/{id}, or sign in through a share link": "运营者没有自己的应用：请用 GET /api/application/{id} 读取某个应用，或通过分享链接登录",
     # == The OpenAI-compatible API (gateway/openai/*.py). ==

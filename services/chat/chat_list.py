@@ -9,7 +9,6 @@ a chat before its first question, and an empty one is nothing to go back to.
 from __future__ import annotations
 
 import datetime as dt
-import unicodedata
 from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
@@ -18,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.tables import Chat, ChatRecord, utcnow
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
+from kbcore.text.control_chars import first_control
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def chat_title(raw: str) -> str:
         raise InvalidRequest("a chat's name must not be empty")
     if len(title) > MAX_NAME_CHARS:
         raise InvalidRequest(f"a chat's name is at most {MAX_NAME_CHARS} characters; this one has {len(title)}")
-    if any(unicodedata.category(ch) == "Cc" for ch in title):
+    if first_control(title) is not None:
         raise InvalidRequest("a chat's name must not contain control characters")
     return title
 

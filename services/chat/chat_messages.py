@@ -127,8 +127,13 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
     }
 
 
-def record_message(row: ChatRecord) -> pb.ChatRecord:
+def record_message(row: ChatRecord, *, operator_view: bool = False) -> pb.ChatRecord:
+    """A stored record as the wire carries it. The cause of a failure (``error_detail``) is the
+    operator's: only the conversation log (``operator_view``) reads it; a chat page's reads, an
+    export and every other reader get the record's ``error`` alone."""
     details = loaded(row.details)
+    if not operator_view:
+        details.ClearField("error_detail")
     fill_verdicts(details.retrieval)
     return pb.ChatRecord(
         id=str(row.id),

@@ -22,6 +22,7 @@ from services.chat.accounts.refusals import already_exists
 from services.chat.answering.record_statements import (
     ANY_EARLIER,
     CHAT_AND_APPLICATION,
+    CLOSE_UNSAVED,
     FINISH_RUNNING,
     FIRST_QUESTION_AS_ABSTRACT,
     INSERT_RECORD,
@@ -161,6 +162,15 @@ class ChatStore:
         params = {"b_record_id": record_id, **values}
         return await run_write(
             self._sessions, lambda session: bool(session.connection().execute(FINISH_RUNNING, params).rowcount)
+        )
+
+    async def close_unsaved(self, record_id: int, **values: Any) -> bool:
+        """Close a record whose outcome could not be saved when its answer ended, as
+        ``finish_record`` would, and also over a sweep that closed it meanwhile on the guess that
+        its process had died (``CLOSE_UNSAVED``): the process saying what happened is alive."""
+        params = {"b_record_id": record_id, **values}
+        return await run_write(
+            self._sessions, lambda session: bool(session.connection().execute(CLOSE_UNSAVED, params).rowcount)
         )
 
     async def sweep_interrupted(self) -> int:

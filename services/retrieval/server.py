@@ -11,11 +11,13 @@ import grpc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2, retrieval_service_pb2_grpc
-from kbcore.db.engine import create_engine, session_factory
+from kbcore.db.engine import SqliteSessions, create_engine, session_factory
+from kbcore.db.sqlite_space import keep_giving_back
 from kbcore.models.base import ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.factory import model_client_for
 from kbcore.models.rerank import RerankEndpoints
+from kbcore.process.disk_space import DiskSpace
 from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
@@ -34,8 +36,11 @@ from services.retrieval.embedding.reembed_queue import SwitchQueue
 from services.retrieval.embedding.reembed_worker import SwitchWorker
 from services.retrieval.embedding.space_builder import SpaceBuilder
 from services.retrieval.embedding.spaces import EmbeddingSpaces, default_spaces
+from services.retrieval.ingestion.jobs.intake import UploadIntake
 from services.retrieval.ingestion.jobs.queue import JobQueue
 from services.retrieval.ingestion.jobs.sources import job_parser
+from services.retrieval.ingestion.jobs.spool import UploadSpool
+from services.retrieval.ingestion.jobs.upload_budget import MiB, Shares, UploadBudget
 from services.retrieval.ingestion.jobs.worker import IngestWorker
 from services.retrieval.ingestion.parsing import ParseLimits
 from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
@@ -108,6 +113,16 @@ async def open_deps(settings: Settings) -> RetrievalDeps:
     return RetrievalDeps(session_factory(engine), store, embedder, model, engine)
 
 
+def upload_intake(settings: Settings, deps: RetrievalDeps) -> UploadIntake:
+    """A file's way in: the deployment's budget (SQL), and this process's spool on the data
+    folder's disk, cleared of what stopped processes left there."""
+    budget = UploadBudget(deps.sessions, Shares.of_mib(settings.upload_budget_mb, settings.upload_caller_mb))
+    root = settings.data_dir / "spool"
+    spool = UploadSpool(root, DiskSpace(root, settings.disk_reserve_mb * MiB))
+    spool.sweep()
+    return UploadIntake.from_settings(settings, budget, spool)
+
+
 async def create_server(settings: Settings, deps: RetrievalDeps, port: int | None = None) -> RunningServer:
     """The server and its ingestion worker (every replica runs one; they share the SQL queue)."""
     catalog = Catalog(deps.sessions)
@@ -115,11 +130,18 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     queue = JobQueue(deps.sessions, settings.ingest_lease_seconds, spaces.identity)
     builder = SpaceBuilder(spaces)
     limits = ParseLimits.from_settings(settings)
-    worker = IngestWorker(queue, builder, job_parser(limits), settings.ingest_poll_seconds)
+    worker = IngestWorker(
+        queue,
+        builder,
+        job_parser(limits, queue.source),
+        settings.ingest_poll_seconds,
+        slots=settings.ingest_concurrency,
+        job_seconds=limits.wall_seconds,
+    )
     switches = SwitchQueue(deps.sessions, settings.ingest_lease_seconds, spaces.identity)
     switcher = SwitchWorker(switches, spaces, deps.sessions, settings.ingest_poll_seconds)
     fetch = FetchPolicy.from_settings(settings)
-    desk = DocumentDesk(catalog, queue, builder, spaces, worker.wake, limits, fetch)
+    desk = DocumentDesk(catalog, queue, builder, spaces, worker.wake, limits, fetch, upload_intake(settings, deps))
     web_sync = WebSync(deps.sessions, fetch, desk.submit_upload)
     schedule = SyncSchedule(deps.sessions, web_sync, settings.web_sync_poll_seconds)
     deps.endpoints = EndpointClients(deps.sessions, settings)
@@ -159,4 +181,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     running.background.append(asyncio.create_task(schedule.run(), name="web sync schedule"))
     # A store whose disk was full takes writes again by itself once it has room (store/disk_watch.py).
     running.background.append(asyncio.create_task(watch_disk(spaces.stores), name="disk space watch"))
+    # The space deleted rows leave, back to the disk (kbcore/db/sqlite_space.py; one service does it).
+    if isinstance(deps.sessions, SqliteSessions):
+        running.background.append(asyncio.create_task(keep_giving_back(deps.sessions), name="SQLite space give-back"))
     return running

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
+from kbcore.db.lease import INTERRUPTED_ERROR
 from kbcore.db.tables import ChatLock, ChatRecord
+from services.chat.answering.saving import KEPT_TEXT_ONLY, NOT_SAVED, NOT_SAVED_FAULT
 from services.chat.store import ChatStore
+from tests.eventually import eventually
 from tests.harness import Stack
 from tests.sse_client import Frame, answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID
@@ -30,6 +35,9 @@ EARLY_LEAVERS = 20
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 # What a refused PostgreSQL connection says: host, port and statement, never for a client.
 REFUSED = 'connection to server at "db.internal" (10.0.0.5), port 5432 failed: Connection refused'
+# What the database says of a write it refuses for good (a constraint, a value out of range).
+VIOLATED = 'new row for relation "chat_record" violates check constraint "chat_record_answer_check"'
+ERROR_ID = re.compile(r"\(error id ([0-9a-f]{12})\)")
 
 
 class FailingSaves:
@@ -164,3 +172,96 @@ async def test_clients_that_leave_right_after_the_post_leave_no_running_record(s
     print(
         f"\nD7: {EARLY_LEAVERS} early disconnects → {found.count('answered')} answered, {found.count('stopped')} stopped, 0 running"
     )
+
+
+async def record_of(sessions: Any, chat_id: str) -> ChatRecord:
+    async with sessions() as session:
+        record: ChatRecord = (
+            await session.execute(select(ChatRecord).where(ChatRecord.chat_id == chat_id))
+        ).scalar_one()
+    return record
+
+
+async def test_a_save_refused_for_good_keeps_the_answers_text_and_tells_the_client_it_was_not_saved(
+    stack: Stack, sessions: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The database refuses the outcome for good (not an outage: retrying would fail alike): the
+    client's last frame is ``event:error`` 500 with an error id, never ``is_end``; the record
+    keeps the answer's text and says saving failed, with the same id, rather than staying
+    ``running`` until a sweep closed it "the process answering it stopped" with the answer lost
+    (it did not stop); the log has the id with the database's words; the chat answers again."""
+    caplog.set_level(logging.INFO)
+    writes = 0
+
+    async def refused(store: ChatStore, record_id: int, **values: Any) -> bool:
+        nonlocal writes
+        writes += 1
+        raise IntegrityError("UPDATE chat_record SET answer=%(answer)s", {}, Exception(VIOLATED))
+
+    monkeypatch.setattr(ChatStore, "finish_record", refused)
+    async with stack.http() as client:
+        chat_id = await open_chat(client)
+        response, frames = await ask(client, chat_id, QUESTION)
+        assert response.status_code == 200
+        assert not ended(frames), "is_end announced for an answer that was not saved"
+        failed = frames[-1]
+        assert failed.kind == "error" and failed.data["code"] == 500, frames[-3:]
+        assert failed.data["message"].startswith(f"{NOT_SAVED_FAULT} (error id "), failed.data
+        assert "constraint" not in failed.raw.decode() and "UPDATE" not in failed.raw.decode()
+        assert writes == 1, "a refusal for good is not retried"
+        shown = answer_text(frames)
+        assert shown, "the answer streamed before the save"
+        [id_told] = ERROR_ID.findall(failed.data["message"])
+
+        record = await record_of(sessions, chat_id)
+        assert record.status == "interrupted" and record.answer == shown, (record.status, record.answer)
+        assert record.error.startswith(f"{KEPT_TEXT_ONLY} (error id {id_told})"), record.error
+        assert record.error != INTERRUPTED_ERROR
+        logged = [r.exc_info[1] for r in caplog.records if id_told in r.getMessage() and r.exc_info]
+        assert logged and VIOLATED in str(logged[0]), "the log has the id with the database's words"
+
+        await ChatStore(sessions).sweep_interrupted()  # a later sweep leaves the truth alone
+        assert (await record_of(sessions, chat_id)).error == record.error
+        monkeypatch.undo()
+        again, frames = await ask(client, chat_id, QUESTION)
+        assert again.status_code == 200 and ended(frames), "the chat is not left busy"
+
+
+async def test_an_answer_unsaved_through_an_outage_is_closed_with_its_text_over_a_sweeps_guess(
+    stack: Stack, sessions: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every write of the record fails as an outage, long enough for a sweep to close the record
+    first on the guess that its process died ("the process answering it stopped", no answer).
+    When the database takes writes again the living process closes it with what really
+    happened and the answer the client was shown (before: the sweep's guess stood)."""
+    outage = FailingSaves(10**6)
+    outage.install(monkeypatch)
+    original_close = ChatStore.close_unsaved
+
+    async def close_unsaved(store: ChatStore, record_id: int, **values: Any) -> bool:
+        if outage.failures:
+            raise OperationalError("UPDATE chat_record", {}, ConnectionRefusedError(REFUSED))
+        return await original_close(store, record_id, **values)
+
+    monkeypatch.setattr(ChatStore, "close_unsaved", close_unsaved)
+    async with stack.http() as client:
+        chat_id = await open_chat(client)
+        response, frames = await ask(client, chat_id, QUESTION)
+        assert response.status_code == 200 and not ended(frames)
+        assert frames[-1].kind == "error" and frames[-1].data["code"] == 503, frames[-1].data
+        [id_told] = ERROR_ID.findall(frames[-1].data["message"])
+        shown = answer_text(frames)
+
+    assert await ChatStore(sessions).sweep_interrupted() >= 1, "the sweep closes it on its guess"
+    guessed = await record_of(sessions, chat_id)
+    assert (guessed.status, guessed.error, guessed.answer) == ("interrupted", INTERRUPTED_ERROR, "")
+    outage.failures = 0  # the database is back
+
+    async def closed_truthfully() -> bool:
+        record = await record_of(sessions, chat_id)
+        return record.error != INTERRUPTED_ERROR
+
+    await eventually(closed_truthfully, timeout=15, what="the unsaved answer closed by its process")
+    record = await record_of(sessions, chat_id)
+    assert record.status == "interrupted" and record.answer == shown, (record.status, record.answer)
+    assert record.error.startswith(f"{NOT_SAVED} (error id {id_told})"), record.error

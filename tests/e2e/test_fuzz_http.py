@@ -142,6 +142,8 @@ def known_bodies(app_id: str, access_token: str, people: People) -> dict[tuple[s
         ("PUT", "/api/user_manage/{user_id}/re_password"): {"password": PASSWORD, "re_password": PASSWORD},
         ("POST", "/api/application/{app_id}/chat/completions"): completion,
         ("POST", "/v1/chat/completions"): {**completion, "stream": True},
+        ("POST", "/api/application/{app_id}/completions"): {"model": app_id, "prompt": QUESTION},
+        ("POST", "/v1/completions"): {"model": app_id, "prompt": QUESTION},
         ("POST", "/api/application/{app_id}/eval"): {
             "cases": [{"turns": [{"question": QUESTION, "gold": [{"must_contain": "16:00"}]}]}]
         },
@@ -316,10 +318,13 @@ def fuzz_operation(
 def mutation_order(operation: Any) -> tuple[int, int]:
     """Reads and creations first, then updates (deleting an attached question among them: it
     changes a paragraph, which must still be there), then deletions (a document before its
-    dataset), so the real ids stay real, and unchanged, for as long as possible; signing out,
-    which ends the caller's session, last of all."""
-    if operation.path == "/api/user/logout":
+    dataset), so the real ids stay real, and unchanged, for as long as possible; then the
+    person's own password change, which ends their other credentials (the personal token the
+    routes before it use); signing out, which ends the caller's session, last of all."""
+    if operation.path == "/api/user/re_password":
         return 3, 0
+    if operation.path == "/api/user/logout":
+        return 4, 0
     rank = {"PUT": 1, "DELETE": 2}.get(operation.method.upper(), 0)
     if "{problem_id}" in operation.path:
         rank = 1
@@ -413,7 +418,14 @@ async def make_people(seeded: Seeded) -> People:
 async def fuzzed_stack(tmp_path_factory: pytest.TempPathFactory, embedder, offline_model) -> AsyncIterator[Seeded]:
     # Random sign-ins fail by the hundred from one address: the known-good one must still be tried.
     folder, limit = tmp_path_factory.mktemp("fuzz"), 10_000
-    running = private_stack(folder, embedder=embedder, model=offline_model, signin_failures=limit, signins_per_ip=limit)
+    running = private_stack(
+        folder,
+        embedder=embedder,
+        model=offline_model,
+        signin_failures=limit,
+        signin_address_failures=limit,
+        signins_per_ip=limit,
+    )
     async with running as seeded:
         yield seeded
 

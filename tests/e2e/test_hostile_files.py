@@ -7,6 +7,7 @@ store one, the answer quoting it is saved and ends normally)."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator
 
 import httpx
@@ -74,6 +75,27 @@ async def each_failure_reads_in_chinese(client: httpx.AsyncClient, dataset_id: s
     general = refusal_in("zh", "a sentence nobody catalogued", STORED_FAILURE_STATUS)
     for document in listed.json()["data"]:
         assert CJK.search(document["error"]) and document["error"] != general, document
+
+
+async def test_a_fifty_mib_line_is_refused_within_seconds_while_another_datasets_upload_becomes_ready(
+    client: httpx.AsyncClient, unique: str
+) -> None:
+    """The attacker's file (one line of 50 MiB of words) was still parsing after ten minutes while
+    every other upload waited: now it is refused at the character limit as it is read, and a small
+    upload of another dataset, sent right after it, becomes ready meanwhile."""
+    attacked, other = await new_dataset(client, f"long-line-{unique}"), await new_dataset(client, f"other-{unique}")
+    started = time.monotonic()
+    answer = await upload(client, attacked, "一行.txt", hostile.txt_one_long_line())
+    assert answer.status_code == 200, answer.text
+    small = await upload(client, other, "值班.md", "# 值班\n\n值班人员每两小时巡查一次并记录。".encode())
+    assert small.status_code == 200, small.text
+    [ready] = await wait_for_documents(client, other, timeout=30)
+    [refused] = await wait_for_documents(client, attacked, timeout=30)
+    ended = time.monotonic() - started
+    assert ready["status"] == "ready", ready
+    assert refused["status"] == "failed" and "more than 20,000,000 characters" in refused["error"], refused
+    assert "KB_PARSE_MAX_CHARS" in refused["error"]
+    assert ended < 30, f"both ended {ended:.1f} s after the upload began"
 
 
 async def test_b9_cancelling_a_long_parse_ends_its_document_cancelled(client: httpx.AsyncClient, unique: str) -> None:

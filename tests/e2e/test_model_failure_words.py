@@ -139,7 +139,11 @@ async def test_a_failing_chat_model_is_one_sentence_on_every_surface_and_the_det
         assert failing.sentence in error.data["message"]
         page = await visitor.get(f"/api/application/{app_id}/chat/{chat_id}/chat_record/1/10")
     (record,) = page.json()["data"]["records"]
-    assert record["status"] == "failed" and record["error"] == failing.sentence, record
+    assert record["status"] == "failed" and record["error"].startswith(f"{failing.sentence} (error id "), record
+    # The error id leads to the service log's line with what the endpoint said.
+    error_id = record["error"].split("(error id ")[1][:12]
+    assert error_id in error.data["message"], error.data
+    assert any(error_id in r.getMessage() and failing.logged[0] in r.getMessage() for r in caplog.records)
 
     async with stack.http() as operator:
         exported = await operator.get(f"/api/application/{app_id}/chat/export")
@@ -150,7 +154,7 @@ async def test_a_failing_chat_model_is_one_sentence_on_every_surface_and_the_det
     assert exported.status_code == 200 and log_export.status_code == 200, (exported.text, log_export.text)
     for content in (exported.content, log_export.content):
         (row,) = [r for r in csv_rows(content) if r["chat_id"] == chat_id]
-        assert row["error"] == failing.sentence and row["status"] == "failed", row
+        assert row["error"] == record["error"] and row["status"] == "failed", row
     assert completion.status_code == 503, completion.text
     assert failing.sentence in completion.json()["error"]["message"]
 

@@ -5,7 +5,8 @@ answer already streaming when its credential ends finishes).
 An editor granted the demo application asks a question whose answer the model streams slowly
 (a local OpenAI-protocol server, tests/fakes). Mid-answer an administrator demotes them to
 viewer: the answer admitted finishes and is saved (``is_end``, the record ``answered``), and the
-next question is refused 403 with a sentence. Likewise a person deleted mid-answer: the answer
+change ends the person's sessions: the next question is refused 401 with a sentence that says
+why, and signed in again they are a viewer, refused 403 with a sentence. Likewise a person deleted mid-answer: the answer
 ends, with its last chunk or an error event, its record is never left ``running``, and the
 person's token is 401 on its next call.
 """
@@ -21,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import ChatRecord, RecordStatus
+from services.chat.accounts.user_tokens import SESSION_ROLE_CHANGED
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, plausible_route
 from tests.harness import Stack
@@ -104,11 +106,12 @@ def slow_model(fake_model: FakeOpenAI) -> None:
     fake_model.default = plausible_route(lambda: ChatReply.stream(SLOW_ANSWER, chunk_delay=CHUNK_DELAY))
 
 
-async def test_an_editor_demoted_mid_answer_gets_the_whole_answer_saved_and_the_next_question_is_403(
+async def test_an_editor_demoted_mid_answer_gets_the_whole_answer_saved_and_their_session_ends(
     remote_stack: Stack, fake_model: FakeOpenAI, sessions: Sessions, unique: str
 ) -> None:
     slow_model(fake_model)
-    user_id, token = await editor_session(remote_stack, f"demoted-{unique}")
+    username = f"demoted-{unique}"
+    user_id, token = await editor_session(remote_stack, username)
     async with remote_stack.http(headers={"Authorization": f"Bearer {token}"}) as person:
         asking = await start_asking(person)
         async with remote_stack.http() as operator:
@@ -120,12 +123,16 @@ async def test_an_editor_demoted_mid_answer_gets_the_whole_answer_saved_and_the_
         assert frames[-1].kind == "chunk" and frames[-1].data["is_end"] is True, frames[-3:]
         assert answer_text(frames) == "".join(SLOW_ANSWER), "the admitted answer finished, whole"
         assert not [f for f in frames if f.kind == "error"]
+        ended, _ = await ask(person, asking.chat_id, "再问一个问题")
+        assert ended.status_code == 401 and ended.json()["message"] == SESSION_ROLE_CHANGED, ended.text
+    async with remote_stack.http(anonymous=True) as anonymous:
+        again = data(await anonymous.post("/api/user/login", json={"username": username, "password": PASSWORD}))
+    async with remote_stack.http(headers={"Authorization": f"Bearer {again}"}) as person:
+        assert data(await person.get("/api/user"))["role"] == "viewer", "signed in again, with the new role"
         refused, _ = await ask(person, asking.chat_id, "再问一个问题")
         assert refused.status_code == 403 and refused.json()["message"] == EDITOR_REFUSAL, refused.text
         reopening = await person.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/open")
         assert reopening.status_code == 403 and reopening.json()["message"] == EDITOR_REFUSAL
-        me = data(await person.get("/api/user"))
-        assert me["role"] == "viewer", "the session itself goes on, with the new role"
     assert await settled(sessions, asking.chat_id) == [RecordStatus.ANSWERED], "the refused question left no record"
     async with sessions() as session:
         saved = await session.scalar(select(ChatRecord.answer).where(ChatRecord.chat_id == asking.chat_id))

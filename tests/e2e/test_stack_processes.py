@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ def process_stack(
     # in-process stack of the suite does it); the whole environment passed on, KB_ settings included.
     documents = ["yunling_shiyan_primary_enrollment_2026.md", "yunling_library_rules.md"]
     data_dir = tmp_path_factory.mktemp("stack-data")
+    data_dir.chmod(0o755)  # as a folder made by hand (or by an earlier release) is: the services close it
     # A first start is a first start on PostgreSQL too: a new empty database (the suite's has
     # users already), dropped afterwards. On SQLite the data folder's file is new anyway.
     suite_url = os.environ.get("KB_DATABASE_URL", "")
@@ -109,23 +111,54 @@ def test_the_first_start_prints_a_one_time_sign_in_link_for_admin_and_only_pages
 def test_tools_signin_link_prints_a_new_link_that_signs_admin_in(
     process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
 ) -> None:
-    """Once the banner's link is used up: ``python -m tools.signin_link`` on the same data."""
+    """Once the banner's link is used up: ``python -m tools.signin_link`` on the same data, its
+    link at the address the settings name (the gateway's port, or ``KB_PUBLIC_URL``) and on the
+    audit trail as the tool's."""
     info, _ = process_stack
+    url = str(info["url"])
     env = {**os.environ, "KB_DATA_DIR": str(info["data_dir"]), "KB_LOG_LEVEL": "WARNING"}
+    env.pop("KB_PUBLIC_URL", None)
     if info["database_url"]:
         env["KB_DATABASE_URL"] = str(info["database_url"])
-    made = subprocess.run(
-        [sys.executable, "-m", "tools.signin_link"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert made.returncode == 0, made.stderr
-    [code] = re.findall(r"/ui/admin#signin=([\w-]+)", made.stdout)
-    with httpx.Client(base_url=str(info["url"]), timeout=60, headers=READS_ENGLISH) as client:
+    port = url.rsplit(":", 1)[1]
+    printed = []
+    for settings in ({"KB_HTTP_PORT": port}, {"KB_PUBLIC_URL": "https://kb.example.com/"}):
+        made = subprocess.run(
+            [sys.executable, "-m", "tools.signin_link"],
+            cwd=REPO,
+            env={**env, **settings},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert made.returncode == 0, made.stderr
+        printed.append(made.stdout)
+    [code] = re.findall(rf"\s{re.escape(url)}/ui/admin#signin=([\w-]+)\n", printed[0])
+    assert re.search(r"\shttps://kb\.example\.com/ui/admin#signin=[\w-]+\n", printed[1]), printed[1]
+    headers: dict[str, str] = info["operator_headers"]  # type: ignore[assignment]
+    with httpx.Client(base_url=url, timeout=60, headers=READS_ENGLISH) as client:
         signed_in = client.post("/api/user/signin_link", json={"code": code})
+        trail = client.get("/api/audit", params={"action": "user.create_sign_in_link"}, headers=headers)
     assert signed_in.status_code == 200 and signed_in.json()["data"].startswith("kbs_"), signed_in.text
+    rows = trail.json()["data"]["records"]
+    assert [(r["actor_kind"], r["actor"]) for r in rows].count(("service", "tools.signin_link")) == 2, rows
     nobody = subprocess.run(
         [sys.executable, "-m", "tools.signin_link", "nobody"], cwd=REPO, env=env, capture_output=True, text=True
     )
     assert nobody.returncode == 1 and "'nobody' is no user" in nobody.stderr
+
+
+def test_the_data_folder_and_the_database_with_its_wal_are_readable_by_the_services_user_only(
+    process_stack: tuple[dict[str, object], subprocess.Popen[bytes]],
+) -> None:
+    info, _ = process_stack
+    data_dir = Path(str(info["data_dir"]))
+    assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
+    database = [data_dir / name for name in ("kb.sqlite3", "kb.sqlite3-wal", "kb.sqlite3-shm")]
+    present = [path for path in database if path.exists()]
+    if not info["database_url"]:  # SQLite: the stack has written to it
+        assert database[0] in present
+    assert {path.name: stat.S_IMODE(path.stat().st_mode) for path in present} == {p.name: 0o600 for p in present}
 
 
 def test_sigterm_stops_every_process_gracefully(

@@ -12,6 +12,13 @@ import httpx
 import pytest
 
 from kbcore.rpc.caller_token import operator_token
+from kbcore.words.refusal_words import CHINESE
+from services.chat.accounts.user_tokens import (
+    PERSONAL_PASSWORD_RESET,
+    PERSONAL_ROLE_CHANGED,
+    SESSION_PASSWORD_RESET,
+    SESSION_ROLE_CHANGED,
+)
 from tests.harness import READS_ENGLISH, Stack
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
@@ -98,6 +105,39 @@ async def test_a_person_signs_in_reads_their_account_changes_their_password_and_
     async with client(stack, renewed) as person:
         assert data(await person.post("/api/user/logout")) is True
         assert (await person.get("/api/user")).status_code == 401, "a signed-out session names nobody"
+
+
+async def refusal_of(stack: Stack, token: str, language: str) -> tuple[int, str]:
+    async with client(stack, token) as caller:
+        response = await caller.get("/api/user", headers={"Accept-Language": language})
+    return response.status_code, response.json()["message"]
+
+
+async def test_a_reset_or_a_role_change_ends_every_session_and_personal_token_saying_why(
+    stack: Stack, username: str
+) -> None:
+    """Refused on their next call, in the reader's language, with what happened and what to do."""
+    made = await new_user(stack, username, role="viewer")
+    session = await sign_in(stack, username, PASSWORD)
+    async with client(stack, session) as person:
+        personal = data(await person.post("/api/user/token", json={"name": "nightly"}))["token"]
+    async with operator(stack) as admin:
+        reset = {"password": RESET_PASSWORD, "re_password": RESET_PASSWORD}
+        assert data(await admin.put(f"/api/user_manage/{made['id']}/re_password", json=reset)) is True
+    assert await refusal_of(stack, session, "en") == (401, SESSION_PASSWORD_RESET)
+    assert await refusal_of(stack, personal, "en") == (401, PERSONAL_PASSWORD_RESET)
+    assert await refusal_of(stack, session, "zh-CN") == (401, CHINESE[SESSION_PASSWORD_RESET])
+    assert await refusal_of(stack, personal, "zh-CN") == (401, CHINESE[PERSONAL_PASSWORD_RESET])
+
+    session = await sign_in(stack, username, RESET_PASSWORD)
+    async with client(stack, session) as person:
+        personal = data(await person.post("/api/user/token", json={"name": "nightly"}))["token"]
+    async with operator(stack) as admin:
+        assert data(await admin.put(f"/api/user_manage/{made['id']}", json={"role": "editor"}))["role"] == "editor"
+    assert await refusal_of(stack, session, "en") == (401, SESSION_ROLE_CHANGED)
+    assert await refusal_of(stack, personal, "zh-CN") == (401, CHINESE[PERSONAL_ROLE_CHANGED])
+    async with client(stack, await sign_in(stack, username, RESET_PASSWORD)) as person:
+        assert data(await person.get("/api/user"))["role"] == "editor", "signed in again, with the new role"
 
 
 async def test_the_operator_token_is_the_operator_account(stack: Stack) -> None:

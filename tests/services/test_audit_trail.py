@@ -31,7 +31,7 @@ from kbcore.db.tables import AuditEvent, ChatRecord, RecordStatus
 from kbcore.permissions.wire import ADDRESS_KEY
 from kbcore.rpc.caller_token import bearer
 from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
-from services.chat.accounts.first_admin import ensure_first_admin
+from services.chat.accounts.first_admin import FIRST_START, ensure_first_admin
 from tests.fresh_chat import FreshChat, fresh_chat_server
 from tests.grpc_status import status_of
 from tests.harness import Stack
@@ -260,7 +260,7 @@ async def test_each_change_is_recorded_once_as_its_actor_with_no_secret(
     assert by_action["api_key.update"].detail == f"application {app}, revoked"
     assert by_action["access_token.update"].detail == "access_num"
     assert by_action["model.update"].detail == "name, api_key"
-    assert by_action["user.update"].detail == "role editor → viewer, password reset"
+    assert by_action["user.update"].detail == "role editor → viewer, password reset, sessions and personal tokens ended"
     assert by_action["user.sign_in"].detail == "password"
     assert dataset_id in by_action["record.improve"].detail and paragraph_id in by_action["record.improve"].detail
 
@@ -387,6 +387,7 @@ async def test_a_refused_change_of_the_last_administrator_leaves_no_row(fresh: F
     )
     assert rows == [
         ("user.create", "service", "", "", "the first administrator, with a sign-in link"),
+        ("user.create_sign_in_link", "service", "", "", FIRST_START),
         ("user.sign_in", "user", "admin", ADDRESS, "sign-in link"),
     ]
     # The same change that is allowed is recorded: the rows above were missing for the refusal.

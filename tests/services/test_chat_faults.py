@@ -27,7 +27,8 @@ from kbcore.rpc.caller_token import bearer, operator_token
 from kbcore.rpc.client import open_channel
 from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
-from services.chat.answering.ask import CLIENT_GONE, AskFlow, Question, Upstreams
+from services.chat.answering.ask import AskFlow, Question, Upstreams
+from services.chat.answering.failures import CLIENT_GONE
 from services.chat.answering.running import RunningQuestions
 from services.chat.server import ChatDeps, create_server
 from services.chat.store import ChatStore
@@ -72,12 +73,13 @@ def assert_generic(message: str) -> None:
 
 
 async def test_a_database_that_refuses_connections_is_unavailable_not_internal(
-    chat_on_dead_database: ChatStubs, settings: Settings
+    chat_on_dead_database: ChatStubs, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Every call during a database outage answers UNAVAILABLE (HTTP 503) with a message
-    that names no host, port or database: through the servicer (the operator's call), through
-    the token lookup that runs before it (an API key), and for a question (before: INTERNAL, or
-    UNKNOWN with the driver's text)."""
+    that names no host, port or database but carries the error id of the log line that has the
+    driver's words: through the servicer (the operator's call), through the token lookup that
+    runs before it (an API key), and for a question (before: INTERNAL, or UNKNOWN with the
+    driver's text)."""
     chat = chat_on_dead_database
     operator = bearer(operator_token(settings))
     calls = {
@@ -90,7 +92,11 @@ async def test_a_database_that_refuses_connections_is_unavailable_not_internal(
     for name, call in calls.items():
         code, message = await status_of(call)
         assert code == grpc.StatusCode.UNAVAILABLE, (name, code, message)
-        assert message == "the database is unavailable; try again shortly", (name, message)
+        assert message.startswith("the database is unavailable; try again shortly (error id "), (name, message)
+        found = ERROR_ID.search(message)
+        assert found, message
+        logged = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
+        assert logged and "127.0.0.1" in logged[0], "the log line with the id has the driver's words"
         assert_generic(message)
 
 

@@ -1,7 +1,8 @@
 """The permission table on the chat service's own gRPC port: an editor reads and changes only the
 applications granted to them (and those they create), a viewer reads the log of theirs and
-changes nothing, lists show a user only what is granted, and keys and visitors keep answering
-"not found" for another application's chats."""
+changes nothing, lists show a user only what is granted, and a chat of an application the caller
+may not see reads "not found" exactly as an unknown chat id does, to users as to keys and
+visitors."""
 
 from __future__ import annotations
 
@@ -106,8 +107,6 @@ async def test_an_editor_of_one_application_cannot_read_or_change_another(
     ).application.name == "renamed by its editor"
     reads = [
         chat.applications.GetApplication(pb.GetApplicationRequest(application_id=w.b), metadata=me),
-        chat.answers.ListRecords(pb.ListRecordsRequest(chat_id=w.chat_b), metadata=me),
-        chat.answers.GetRecord(pb.GetRecordRequest(chat_id=w.chat_b, record_id=str(w.record_b)), metadata=me),
         chat.answers.ExportRecords(pb.ExportRecordsRequest(application_id=w.b), metadata=me),
         chat.operations.ListLog(
             pb.ListLogRequest(filter=pb.LogFilter(application_id=w.b), page=1, page_size=10), metadata=me
@@ -121,16 +120,57 @@ async def test_an_editor_of_one_application_cannot_read_or_change_another(
         chat.applications.OpenChat(pb.OpenChatRequest(application_id=w.b), metadata=me),
         chat.access.CreateApiKey(pb.CreateApiKeyRequest(application_id=w.b), metadata=me),
         chat.access.ListApiKeys(pb.ListApiKeysRequest(application_id=w.b), metadata=me),
-        chat.answers.Ask(pb.AskRequest(chat_id=w.chat_b, message="年假有几天？"), metadata=me),
-        chat.answers.Stop(pb.StopRequest(chat_id=w.chat_b), metadata=me),
-        chat.operations.VoteRecord(
-            pb.VoteRecordRequest(chat_id=w.chat_b, record_id=str(w.record_b), vote=pb.VOTE_UP), metadata=me
-        ),
     ]
     for call in changes:
         assert await status_of(call) == (grpc.StatusCode.PERMISSION_DENIED, CHANGE)
     got = await chat.applications.GetApplication(pb.GetApplicationRequest(application_id=w.b), metadata=operator)
     assert got.application.name != "taken over"
+
+
+def calls_naming_a_chat(chat: ChatStubs, chat_id: str, record_id: str, application_id: str, me: Metadata) -> list[Any]:
+    """Every call that names a chat by its id (with the application when the call takes one)."""
+    return [
+        chat.answers.Ask(pb.AskRequest(chat_id=chat_id, message="年假有几天？"), metadata=me),
+        chat.answers.Stop(pb.StopRequest(chat_id=chat_id), metadata=me),
+        chat.answers.ListRecords(pb.ListRecordsRequest(chat_id=chat_id), metadata=me),
+        chat.answers.ListRecords(pb.ListRecordsRequest(chat_id=chat_id, application_id=application_id), metadata=me),
+        chat.answers.GetRecord(pb.GetRecordRequest(chat_id=chat_id, record_id=record_id), metadata=me),
+        chat.answers.GetRecord(
+            pb.GetRecordRequest(chat_id=chat_id, record_id=record_id, application_id=application_id), metadata=me
+        ),
+        chat.operations.VoteRecord(
+            pb.VoteRecordRequest(chat_id=chat_id, record_id=record_id, vote=pb.VOTE_UP), metadata=me
+        ),
+        chat.operations.VoteRecord(
+            pb.VoteRecordRequest(chat_id=chat_id, record_id=record_id, vote=pb.VOTE_UP, application_id=application_id),
+            metadata=me,
+        ),
+    ]
+
+
+async def test_another_applications_chat_reads_as_an_unknown_chat_to_a_user(
+    chat: ChatStubs, world: World, unique: str
+) -> None:
+    """An editor of A naming B's chat (alone, or under A) gets what an unknown id gets, word for
+    word, on every call: nothing tells them the chat exists."""
+    w, me = world, world.editor
+    others = calls_naming_a_chat(chat, w.chat_b, str(w.record_b), w.a, me)
+    unknown = calls_naming_a_chat(chat, f"no-such-chat-{unique}", str(w.record_b), w.a, me)
+    for other, missing in zip(others, unknown, strict=True):
+        seen, expected = await status_of(other), await status_of(missing)
+        assert seen == expected == (grpc.StatusCode.NOT_FOUND, NOT_VISIBLE)
+    # A viewer, who may ask nowhere, is refused stopping before any chat is looked up (the same
+    # words for A's chat, B's and none), and reads B's chat as an unknown one.
+    stops = [
+        await status_of(chat.answers.Stop(pb.StopRequest(chat_id=chat_id), metadata=w.viewer))
+        for chat_id in (w.chat_a, w.chat_b, f"no-such-chat-{unique}")
+    ]
+    assert stops == [(grpc.StatusCode.PERMISSION_DENIED, CHANGE)] * 3
+    reads = [
+        await status_of(chat.answers.ListRecords(pb.ListRecordsRequest(chat_id=chat_id), metadata=w.viewer))
+        for chat_id in (w.chat_b, f"no-such-chat-{unique}")
+    ]
+    assert reads == [(grpc.StatusCode.NOT_FOUND, NOT_VISIBLE)] * 2
 
 
 async def test_lists_show_a_user_only_what_is_granted(chat: ChatStubs, world: World, operator: Metadata) -> None:

@@ -5,6 +5,7 @@ searchable, and a search never sees a version that is still being built."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -272,12 +273,16 @@ async def test_deleting_a_document_while_it_is_embedded_leaves_no_points(start_n
     document_id = reply.documents[0].id
     await wait_for(node.stub, dataset_id, document_id, lambda d: d.progress_done >= 16)
     await node.stub.documents.DeleteDocument(pb.DeleteDocumentRequest(dataset_id=dataset_id, document_id=document_id))
-    # The worker's next report finds the job gone and drops the rest. It works on one job at a
-    # time, so once a document submitted after the delete is done, it is done with the deleted one.
+    # The worker's next report (a third of a second) finds the job gone and drops what it wrote,
+    # after the batch under way; meanwhile another slot takes the next upload.
     after = await node.stub.documents.SubmitDocuments(
         pb.SubmitDocumentsRequest(dataset_id=dataset_id, name="后", paragraphs=paragraphs_doc(1))
     )
     assert (await wait_for(node.stub, dataset_id, after.documents[0].id, finished)).status == READY
+    await eventually(
+        lambda: own_store.count(dataset_id, document_id), lambda n: n == 0, timeout=10, what="the points dropped"
+    )
+    await asyncio.sleep(1)  # a report and a batch later: nothing was written after the drop
     assert await own_store.count(dataset_id, document_id) == 0
 
 

@@ -1,8 +1,10 @@
 """User accounts over gRPC, on real chat servers: signing in with a password (argon2id, the
-same words for an unknown user and a wrong password, failures throttled per username and per
-address), one-time sign-in links, sign-out, password changes ending the other sessions,
-personal tokens, deactivated and deleted users, the last administrator, and refusals of bad
-input in sentences with nothing created.
+same words for an unknown user and a wrong password, failures throttled per username from one
+address and per address, never per username alone), one-time sign-in links, sign-out, password
+changes ending the other sessions and the personal tokens, an administrator's reset or role
+change ending every session and personal token (each refused with a sentence that says why),
+deactivated and deleted users, the last administrator, and refusals of bad input in sentences
+with nothing created.
 
 The tests that depend on which users exist (the first administrator, the last one) run on a
 chat server of their own over a fresh database (a SQLite file, or a new PostgreSQL database
@@ -32,20 +34,28 @@ from kbcore.db.engine import session_factory
 from kbcore.db.tables import UserAccount, UserToken, utcnow
 from kbcore.errors import Unauthenticated
 from kbcore.rpc.caller_token import bearer
+from kbcore.rpc.reasons import retry_after_in
 from kbcore.rpc.stubs import ChatStubs
 from kbcore.settings import Settings
 from services.chat.accounts.first_admin import ensure_first_admin
 from services.chat.accounts.refusals import LAST_ADMINISTRATOR
 from services.chat.accounts.signin import WRONG, WRONG_CURRENT
-from services.chat.accounts.signin_throttle import TOO_MANY
+from services.chat.accounts.signin_throttle import TOO_MANY_FOR_ACCOUNT, TOO_MANY_FROM_ADDRESS
 from services.chat.accounts.user_rpcs import NO_ACCOUNT
 from services.chat.accounts.user_tokens import (
     ACCOUNT_OFF,
     LINK_UNUSABLE,
     MAX_SESSION_AGE,
+    PERSONAL_PASSWORD_CHANGED,
+    PERSONAL_PASSWORD_RESET,
     PERSONAL_REVOKED,
-    SESSION_ENDED,
+    PERSONAL_ROLE_CHANGED,
+    SESSION_DEACTIVATED,
     SESSION_EXPIRED,
+    SESSION_PASSWORD_CHANGED,
+    SESSION_PASSWORD_RESET,
+    SESSION_ROLE_CHANGED,
+    SESSION_SIGNED_OUT,
     UNKNOWN_TOKEN,
     UserTokens,
 )
@@ -93,8 +103,9 @@ async def stored_user(sessions: Sessions, username: str) -> UserAccount | None:
 
 @pytest.fixture
 async def fresh(stack: Stack, tmp_path: Path, database_url: str) -> AsyncIterator[FreshChat]:
-    """A chat server of its own over a fresh database, failing sign-ins limited to 3."""
-    async with fresh_chat_server(stack, tmp_path, database_url, signin_failures=3) as server:
+    """A chat server of its own over a fresh database, failing sign-ins limited to 3 per username
+    from an address and 5 per address."""
+    async with fresh_chat_server(stack, tmp_path, database_url, signin_failures=3, signin_address_failures=5) as server:
         yield server
 
 
@@ -142,31 +153,65 @@ async def test_a_user_without_a_password_cannot_sign_in_with_one(
         assert code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT) and message, message
 
 
-async def test_failed_sign_ins_are_throttled_per_username_and_per_address(
+def refused_for(template: str) -> tuple[str, str]:
+    """The parts of a throttle refusal around its number of minutes."""
+    before, _, after = template.partition("{minutes}")
+    return before, after
+
+
+def is_throttled(outcome: tuple[grpc.StatusCode, str], template: str) -> bool:
+    code, message = outcome
+    before, after = refused_for(template)
+    return code == grpc.StatusCode.RESOURCE_EXHAUSTED and message.startswith(before) and message.endswith(after)
+
+
+async def test_failed_sign_ins_are_throttled_per_username_from_an_address_and_per_address(
     fresh: FreshChat, fixed_window: None, unique: str
 ) -> None:
+    """With 3 failures per username from an address and 5 per address (the fresh server's)."""
     users, admin = fresh.users, fresh.operator
-    await new_user(users, admin, f"target-{unique}", PASSWORD)
+    target, other = f"target-{unique}", f"other-{unique}"
+    await new_user(users, admin, target, PASSWORD)
+    await new_user(users, admin, other, PASSWORD)
 
     def attempt(name: str, password: str, address: str) -> Any:
         return users.SignIn(pb.SignInRequest(username=name, password=password, client_address=address))
 
     # A successful sign-in does not count: more of them than the limit all work.
     for _ in range(4):
-        await attempt(f"target-{unique}", PASSWORD, "10.1.0.1")
-    # Per username: three failures from three addresses, then even the right password is refused.
+        await attempt(target, PASSWORD, "10.1.0.1")
+    # Three failures from one address: from there even the right password is refused...
+    for _ in range(3):
+        assert (await status_of(attempt(target, "wrong-password", "10.2.0.1")))[1] == WRONG
+    assert is_throttled(await status_of(attempt(target, PASSWORD, "10.2.0.1")), TOO_MANY_FOR_ACCOUNT)
+    # ... and from anywhere else the username is not held back, nor another username from there.
+    assert (await attempt(target, PASSWORD, "10.3.0.1")).token.startswith("kbs_")
+    assert (await attempt(other, PASSWORD, "10.2.0.1")).token.startswith("kbs_")
+    # Failures spread over usernames from one address fill the address's own count (5 here).
+    for n in range(5):
+        assert (await status_of(attempt(f"guess-{n}-{unique}", "wrong-password", "10.4.0.1")))[1] == WRONG
+    assert is_throttled(await status_of(attempt(other, PASSWORD, "10.4.0.1")), TOO_MANY_FROM_ADDRESS)
+    assert (await attempt(other, PASSWORD, "10.5.0.1")).token.startswith("kbs_"), "another address: its own count"
+    # An IPv6 client is one /64: a fresh address in the same block is the same client.
     for n in range(3):
-        assert (await status_of(attempt(f"target-{unique}", "wrong-password", f"10.2.0.{n}")))[1] == WRONG
-    code, message = await status_of(attempt(f"target-{unique}", PASSWORD, "10.3.0.1"))
-    assert (code, message) == (grpc.StatusCode.RESOURCE_EXHAUSTED, TOO_MANY)
-    # Per address: three failures for three usernames, then a fourth username from there is refused.
-    await new_user(users, admin, f"other-{unique}", PASSWORD)
-    for n in range(3):
-        await status_of(attempt(f"guess-{n}-{unique}", "wrong-password", "10.4.0.1"))
-    code, _ = await status_of(attempt(f"other-{unique}", PASSWORD, "10.4.0.1"))
-    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
-    signed = await attempt(f"other-{unique}", PASSWORD, "10.5.0.1")  # from another address it works
-    assert signed.token.startswith("kbs_")
+        await status_of(attempt(target, "wrong-password", f"2001:db8:1:2::{n + 1}"))
+    assert is_throttled(await status_of(attempt(target, PASSWORD, "2001:db8:1:2::ffff")), TOO_MANY_FOR_ACCOUNT)
+    assert (await attempt(target, PASSWORD, "2001:db8:1:3::1")).token.startswith("kbs_")
+
+
+async def test_a_throttled_sign_in_says_when_to_try_again(fresh: FreshChat, fixed_window: None, unique: str) -> None:
+    """The refusal carries the seconds to the window's end in its trailing metadata (the
+    gateway's ``Retry-After``), and its sentence the minutes."""
+    users = fresh.users
+    await new_user(users, fresh.operator, f"waiting-{unique}", PASSWORD)
+    attempt = pb.SignInRequest(username=f"waiting-{unique}", password="wrong-password", client_address="10.9.0.1")
+    for _ in range(3):
+        await status_of(users.SignIn(attempt))
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await users.SignIn(attempt)
+    wait = retry_after_in(refused.value.trailing_metadata())
+    assert wait is not None and 1 <= wait <= 15 * 60
+    assert f"try again in {-(-wait // 60)} min" in (refused.value.details() or "")
 
 
 async def test_a_sign_in_link_works_once_and_then_the_user_sets_a_password(
@@ -194,17 +239,19 @@ async def test_sign_out_ends_the_session(
     session = await session_of(users, operator, made.id)
     other = await session_of(users, operator, made.id)
     await users.SignOut(pb.SignOutRequest(), metadata=session)
-    assert await whoami(chat, session) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_ENDED)
+    assert await whoami(chat, session) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_SIGNED_OUT)
     assert (await whoami(chat, other))[0] == grpc.StatusCode.OK, "only the presented session ends"
 
 
-async def test_changing_the_password_ends_the_other_sessions(
+async def test_changing_the_password_ends_the_other_sessions_and_the_personal_tokens(
     chat: ChatStubs, users: chat_grpc.UserServiceStub, operator: Metadata, unique: str
 ) -> None:
     name = f"changer-{unique}"
     await new_user(users, operator, name, PASSWORD)
     first = bearer((await users.SignIn(pb.SignInRequest(username=name, password=PASSWORD))).token)
     second = bearer((await users.SignIn(pb.SignInRequest(username=name, password=PASSWORD))).token)
+    made = await users.CreatePersonalToken(pb.CreatePersonalTokenRequest(name="script"), metadata=second)
+    personal = bearer(made.token)
     wrong = pb.ChangePasswordRequest(current_password="not-the-password", new_password="a new password")
     assert await status_of(users.ChangePassword(wrong, metadata=first)) == (
         grpc.StatusCode.INVALID_ARGUMENT,
@@ -214,10 +261,14 @@ async def test_changing_the_password_ends_the_other_sessions(
     code, message = await status_of(users.ChangePassword(short, metadata=first))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "at least 8 characters" in message
     assert (await whoami(chat, second))[0] == grpc.StatusCode.OK, "a refused change ends nothing"
+    assert (await whoami(chat, personal))[0] == grpc.StatusCode.OK
     change = pb.ChangePasswordRequest(current_password=PASSWORD, new_password="a new password")
     await users.ChangePassword(change, metadata=first)
-    assert (await whoami(chat, first))[0] == grpc.StatusCode.OK
-    assert await whoami(chat, second) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_ENDED)
+    assert (await whoami(chat, first))[0] == grpc.StatusCode.OK, "the session that changed it goes on"
+    assert await whoami(chat, second) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_PASSWORD_CHANGED)
+    assert await whoami(chat, personal) == (grpc.StatusCode.UNAUTHENTICATED, PERSONAL_PASSWORD_CHANGED)
+    listed = await users.ListPersonalTokens(pb.ListPersonalTokensRequest(), metadata=first)
+    assert [(t.id, t.is_active) for t in listed.tokens] == [(made.info.id, False)]
     old = await status_of(users.SignIn(pb.SignInRequest(username=name, password=PASSWORD)))
     assert old == (grpc.StatusCode.UNAUTHENTICATED, WRONG)
     await users.SignIn(pb.SignInRequest(username=name, password="a new password"))
@@ -255,7 +306,7 @@ async def test_a_deactivated_or_deleted_users_tokens_stop_at_once(
     )
     off = await users.UpdateUser(pb.UpdateUserRequest(user_id=made.id, is_active=False), metadata=operator)
     assert not off.is_active
-    assert (await whoami(chat, session))[0] == grpc.StatusCode.UNAUTHENTICATED
+    assert await whoami(chat, session) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_DEACTIVATED)
     assert await whoami(chat, personal) == (grpc.StatusCode.UNAUTHENTICATED, ACCOUNT_OFF)
     code, _ = await status_of(users.CreateSignInLink(pb.CreateSignInLinkRequest(user_id=made.id), metadata=operator))
     assert code == grpc.StatusCode.ABORTED
@@ -268,16 +319,44 @@ async def test_a_deactivated_or_deleted_users_tokens_stop_at_once(
     assert made.id not in {u.id for u in listed.users}
 
 
-async def test_an_administrators_password_reset_ends_the_users_sessions(
+async def signed_in_with_token(users: chat_grpc.UserServiceStub, name: str) -> tuple[Metadata, Metadata]:
+    """A new session of ``name`` (password ``PASSWORD``) and a personal token made with it."""
+    session = bearer((await users.SignIn(pb.SignInRequest(username=name, password=PASSWORD))).token)
+    made = await users.CreatePersonalToken(pb.CreatePersonalTokenRequest(name="nightly"), metadata=session)
+    return session, bearer(made.token)
+
+
+async def test_an_administrators_password_reset_ends_the_users_sessions_and_personal_tokens(
     chat: ChatStubs, users: chat_grpc.UserServiceStub, operator: Metadata, unique: str
 ) -> None:
     name = f"reset-{unique}"
     made = await new_user(users, operator, name, PASSWORD)
-    session = bearer((await users.SignIn(pb.SignInRequest(username=name, password=PASSWORD))).token)
+    session, personal = await signed_in_with_token(users, name)
+    assert (await whoami(chat, personal))[0] == grpc.StatusCode.OK
     reset = pb.UpdateUserRequest(user_id=made.id, password="reset password")
     await users.UpdateUser(reset, metadata=operator)
-    assert await whoami(chat, session) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_ENDED)
-    await users.SignIn(pb.SignInRequest(username=name, password="reset password"))
+    assert await whoami(chat, session) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_PASSWORD_RESET)
+    assert await whoami(chat, personal) == (grpc.StatusCode.UNAUTHENTICATED, PERSONAL_PASSWORD_RESET)
+    again = await users.SignIn(pb.SignInRequest(username=name, password="reset password"))
+    assert (await whoami(chat, bearer(again.token)))[0] == grpc.StatusCode.OK, "the new password signs in"
+
+
+async def test_a_role_change_ends_the_users_sessions_and_personal_tokens_and_grants_alone_do_not(
+    chat: ChatStubs, users: chat_grpc.UserServiceStub, operator: Metadata, unique: str
+) -> None:
+    name = f"promoted-{unique}"
+    made = await new_user(users, operator, name, PASSWORD, pb.ROLE_VIEWER)
+    session, personal = await signed_in_with_token(users, name)
+    regrant = pb.UpdateUserRequest(user_id=made.id, replace_grants=True, role=pb.ROLE_VIEWER)
+    await users.UpdateUser(regrant, metadata=operator)  # the same role and new grants: nothing ends
+    assert [(await whoami(chat, c))[0] for c in (session, personal)] == [grpc.StatusCode.OK] * 2
+    promote = pb.UpdateUserRequest(user_id=made.id, role=pb.ROLE_EDITOR)
+    assert (await users.UpdateUser(promote, metadata=operator)).role == pb.ROLE_EDITOR
+    assert await whoami(chat, session) == (grpc.StatusCode.UNAUTHENTICATED, SESSION_ROLE_CHANGED)
+    assert await whoami(chat, personal) == (grpc.StatusCode.UNAUTHENTICATED, PERSONAL_ROLE_CHANGED)
+    fresh_session = bearer((await users.SignIn(pb.SignInRequest(username=name, password=PASSWORD))).token)
+    me = await chat.access.WhoAmI(pb.WhoAmIRequest(), metadata=fresh_session)
+    assert me.user.role == pb.ROLE_EDITOR, "signed in again, with the new role"
 
 
 # --- administrators -------------------------------------------------------------------------------

@@ -1,17 +1,24 @@
-"""The limits a file meets before any parsing library reads it (``preflight``) and after it is
-split: cells of a sheet grid, inflated streams and parts, pages and slides, characters. Each
-hostile file here is refused with a sentence naming the limit, and the library that would have
-been hurt is shown never to run."""
+"""The limits a file meets before any parsing library reads it (``preflight``) and while it is
+read and split: cells of a sheet grid, inflated streams and parts, pages and slides, characters,
+lines and paragraphs. Each hostile file here is refused with a sentence naming the limit, and
+the library (or the splitting) that would have been hurt is shown never to run, or to stop where
+the limit was passed."""
 
 from __future__ import annotations
 
 import io
+import time
 import zipfile
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document
+from services.retrieval.ingestion import splitter
+from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse, parse_document
+from services.retrieval.ingestion.parsing.document import TextBudget
 from services.retrieval.ingestion.parsing.preflight import preflight
+from services.retrieval.ingestion.splitter import SplitParagraph
 from tests.fixtures import documents, hostile
 
 LIMITS = ParseLimits()
@@ -131,6 +138,79 @@ def test_an_office_part_past_the_stream_limit_is_refused_whatever_its_ratio() ->
 def test_a_document_making_more_text_than_the_limit_is_refused() -> None:
     text = "\n\n".join(f"第{i}条：值班人员每两小时巡查一次并记录。" for i in range(2000)).encode()
     with pytest.raises(
-        DocumentRejected, match=r"characters of text; a document may have at most 10,000.*KB_PARSE_MAX_CHARS"
+        DocumentRejected,
+        match=r"more than 10,000 characters of text, the most one document may have.*KB_PARSE_MAX_CHARS",
     ):
         parse_document("规定.md", text, ParseLimits(max_chars=10_000))
+
+
+@pytest.fixture
+def splitting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many paragraphs the splitter made before the parse ended (the list's one number)."""
+    made = [0]
+    real = splitter.iter_paragraphs
+
+    def counted(*args: Any, **kwargs: Any) -> Iterator[SplitParagraph]:
+        for paragraph in real(*args, **kwargs):
+            made[0] += 1
+            yield paragraph
+
+    monkeypatch.setattr(parse, "iter_paragraphs", counted)  # as ``parse.finish`` finds it
+    return made
+
+
+def test_a_fifty_mib_line_is_refused_at_the_character_limit_before_any_of_it_is_split(splitting: list[int]) -> None:
+    started = time.monotonic()
+    with pytest.raises(
+        DocumentRejected, match=r"'一行.txt' has more than 20,000,000 characters of text.*KB_PARSE_MAX_CHARS"
+    ):
+        parse_document("一行.txt", hostile.txt_one_long_line(), LIMITS)
+    assert splitting == [0], "refused as it was read, not after splitting"
+    assert time.monotonic() - started < 10, "refused at once (it took minutes to split)"
+
+
+def test_paragraphs_are_counted_as_the_splitter_makes_them_and_the_one_past_the_limit_ends_it(
+    splitting: list[int],
+) -> None:
+    text = "\n\n".join(f"第{i}条：值班人员每两小时巡查一次并记录。" for i in range(5000)).encode()
+    with pytest.raises(DocumentRejected, match=r"makes more than 100 paragraphs, .*KB_INGEST_MAX_PARAGRAPHS"):
+        parse_document("规定.md", text, ParseLimits(max_paragraphs=100))
+    assert splitting == [101], "the splitting stopped at the first paragraph past the limit, not at 5000"
+
+
+def test_a_file_of_nothing_but_headings_is_refused_at_the_line_limit_before_its_lines_become_blocks() -> None:
+    data = b"# a\n" * 5000
+    with pytest.raises(DocumentRejected, match=r"has more than 1,000 lines of text, .*KB_PARSE_MAX_LINES"):
+        parse_document("标题.md", data, ParseLimits(max_lines=1000))
+    assert parse_document("标题.md", data + b"\n\ntext", ParseLimits(max_lines=6000)).paragraphs
+
+
+def test_a_pdf_is_refused_at_the_page_where_its_text_passes_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.retrieval.ingestion.parsing import pdf
+
+    read: list[int] = []
+    real = pdf._page_items
+
+    def counted(page: Any, number: int, budget: TextBudget) -> Any:
+        read.append(number)
+        return real(page, number, budget)
+
+    monkeypatch.setattr(pdf, "_page_items", counted)
+    with pytest.raises(DocumentRejected, match=r"more than 10,000 characters of text"):
+        parse_document("报告.pdf", documents.big_pdf(30), ParseLimits(max_chars=10_000))
+    assert 0 < len(read) < 30, f"the pages after the limit were never read ({len(read)} read)"
+
+
+def test_a_csv_is_refused_at_the_row_where_its_lines_pass_the_limit() -> None:
+    data = ("产品,价格\n" + "".join(f"XL-{i},{i}元\n" for i in range(3000))).encode()
+    with pytest.raises(DocumentRejected, match=r"more than 1,000 lines of text"):
+        parse_document("价格.csv", data, ParseLimits(max_lines=1000))
+
+
+def test_a_document_just_under_the_default_limits_is_split_whole_and_in_order() -> None:
+    """Eleven MiB of words on one line (no sentence end: cut at the maximum length, which falls
+    between words here): 19,224 paragraphs at the defaults, every word kept, in order."""
+    data = hostile.txt_one_long_line(11)
+    parsed = parse_document("一行.txt", data, LIMITS)
+    assert len(parsed.paragraphs) == 19_224 and all(len(p.content) <= 600 for p in parsed.paragraphs)
+    assert " ".join(p.content for p in parsed.paragraphs) == data.decode().strip()

@@ -63,5 +63,5 @@ def test_a_long_pdf_keeps_its_chapter_titles_to_the_end() -> None:
 
 
 def test_too_many_paragraphs_are_refused_with_the_limit() -> None:
-    with pytest.raises(DocumentRejected, match="at most 100"):
+    with pytest.raises(DocumentRejected, match=r"more than 100 paragraphs, .*KB_INGEST_MAX_PARAGRAPHS"):
         parse_document("report.pdf", documents.big_pdf(30), ParseLimits(max_paragraphs=100))

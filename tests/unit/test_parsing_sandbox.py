@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document
-from services.retrieval.ingestion.parsing.sandbox import parse_in_child
+from services.retrieval.ingestion.parsing.confined.sandbox import parse_in_child
 from tests.fixtures import documents, hostile
 from tests.process_stack import child_pids, pid_alive
 
@@ -49,6 +49,16 @@ async def test_a_parse_past_its_cpu_seconds_ends_with_a_sentence() -> None:
         await parse_in_child("报告.pdf", documents.big_pdf(300), ParseLimits(cpu_seconds=1))
 
 
+async def test_a_parse_past_its_wall_clock_bound_ends_its_child_with_a_sentence_naming_the_setting() -> None:
+    """However much CPU time it has left: a busy machine must not leave a parse running for good."""
+    before = children()
+    started = time.monotonic()
+    with pytest.raises(DocumentRejected, match=r"took more than 2 seconds of wall-clock time.*KB_INGEST_JOB_SECONDS"):
+        await parse_in_child("报告.pdf", documents.big_pdf(300), ParseLimits(cpu_seconds=300, wall_seconds=2))
+    assert time.monotonic() - started < 10
+    assert not children() - before, "the child went with the refusal"
+
+
 async def test_cancelling_a_parse_kills_its_child() -> None:
     before = children()
     parsing = asyncio.ensure_future(parse_in_child("报告.pdf", documents.big_pdf(300), LIMITS))
@@ -70,7 +80,7 @@ def test_a_child_that_cannot_start_is_the_services_fault_not_the_files(
     is gone before it read its input."""
     import uvloop
 
-    from services.retrieval.ingestion.parsing import sandbox
+    from services.retrieval.ingestion.parsing.confined import sandbox
 
     monkeypatch.setattr(sandbox, "_PROJECT_ROOT", tmp_path)  # the child's module is not found there
     with pytest.raises(RuntimeError, match="the parsing process could not run"):

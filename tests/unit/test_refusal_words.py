@@ -33,6 +33,7 @@ REFUSING = frozenset(
         "Unauthenticated",
         "PermissionDenied",
         "RateLimited",
+        "Busy",
         "Conflict",
         "CorruptData",
         "StorageFull",
@@ -56,7 +57,10 @@ BUILT_AT_RUN_TIME = frozenset(
         "services/chat/access/rules.py: refusal_text(principal, requirement)",
         "services/chat/answering/saving.py: reason",
         "services/chat/accounts/refusals.py: message",
-        "gateway/errors.py: refusal.http_message(error.details() or '')",
+        "gateway/errors.py: backend_words(error, refusal)",
+        # A failure's words with the error id of its log line (kbcore.error_ids): the words are
+        # catalogued, and so is the form with the id.
+        "gateway/relay.py: with_error_id(STREAM_BROKE, error_id)",
         "gateway/edge/host_rules.py: words",
         "gateway/permission_check/route_check.py: refusal_text(principal, refused)",
         "gateway/openai/asking.py: message",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,22 @@ def test_unsupported_type_and_undecodable_text_are_refused_with_the_reason() -> 
 def test_a_short_line_with_nothing_under_it_is_content_not_a_lost_title() -> None:
     assert [p.content for p in split_document("开馆时间")] == ["开馆时间"]
     assert [p.content for p in split_document("甲\n\n乙\n\n丙的说明。")] == ["甲", "丙的说明。"]
+
+
+def test_a_fifty_mib_line_without_a_sentence_end_is_cut_in_seconds_and_whole() -> None:
+    """Cut by position, not by slicing the rest off again and again: that copied the rest at every
+    cut, and one such line took minutes."""
+    text = "word " * (10 << 20)
+    started = time.monotonic()
+    paragraphs = split_document(text)
+    assert time.monotonic() - started < 30, "linear in the line's length"
+    assert len(paragraphs) == len(text) // 600 + 1 and {len(p.content) for p in paragraphs[:-1]} == {599}
+    assert " ".join(p.content for p in paragraphs) == text.strip()
+
+
+def test_a_heading_line_with_a_long_run_of_spaces_is_read_at_once() -> None:
+    """The heading pattern backtracked through every split of such a run: 4,000 spaces took 74 s."""
+    started = time.monotonic()
+    paragraphs = split_document("# 手册" + " " * 20_000 + "下载 ##\n\n正文。")
+    assert time.monotonic() - started < 5
+    assert [(p.title, p.content) for p in paragraphs] == [(("手册" + " " * 20_000 + "下载")[:60], "正文。")]

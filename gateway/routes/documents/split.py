@@ -15,10 +15,11 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import FormData, UploadFile
 
 from gateway.backends import CallerBackend
-from gateway.edge.body_limits import MiB, upload_max_bytes
+from gateway.edge.body_limits import upload_max_bytes
 from gateway.errors import ApiError, ok
 from gateway.shapes.datasets import SplitPreviewOut
 from gateway.shapes.envelope import REFUSALS, Envelope
+from gateway.uploads import admitted, checked_size, form_of
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
 
@@ -59,32 +60,32 @@ def split_rules_of(form: FormData) -> pb.SplitRules | None:
 async def preview_split(request: Request, backend: CallerBackend) -> JSONResponse:
     """One or more files in ``file`` fields and the rules: for each file, its ``name``, the
     paragraphs it would make (``content``: the first 1,000, each ``{title, content}``), their
-    ``total``, and the separators that cut nothing in it. Nothing is stored."""
-    form = await request.form(max_files=MAX_PREVIEW_FILES, max_fields=MAX_RULE_FIELDS)
-    files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
-    if not files:
-        raise ApiError(400, "the preview needs a file in the form field 'file'")
-    rules = split_rules_of(form) or pb.SplitRules()
-    limit = upload_max_bytes(request.app.state.settings)
-    previews = []
-    for upload in files:
-        filename = upload.filename or ""
-        if source_type_of_name(filename) is None:
-            raise ApiError(415, f"cannot take in {filename!r}: {SUPPORTED_TYPES_SENTENCE}")
-        data = await upload.read(limit + 1)
-        if len(data) > limit:
-            raise ApiError(
-                413, f"{filename!r} is larger than the upload limit of {limit // MiB} MiB (KB_UPLOAD_MAX_MB)"
-            )
-        message = pb.PreviewSplitRequest(file=pb.FileContent(filename=filename, data=data), split_rules=rules)
-        reply: pb.PreviewSplitResponse = await backend.unary(backend.retrieval.documents.PreviewSplit, message)
-        previews.append(
+    ``total``, and the separators that cut nothing in it. Nothing is stored. The files travel as
+    an import's do (``gateway.uploads``: within the upload budget, streamed in pieces)."""
+    async with admitted(backend, backend.retrieval.documents.PreviewUploads, request) as upload:
+        async with form_of(request, max_files=MAX_PREVIEW_FILES, max_fields=MAX_RULE_FIELDS) as form:
+            files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
+            if not files:
+                raise ApiError(400, "the preview needs a file in the form field 'file'")
+            rules = split_rules_of(form) or pb.SplitRules()
+            limit = upload_max_bytes(request.app.state.settings)
+            for file in files:
+                filename = file.filename or ""
+                if source_type_of_name(filename) is None:
+                    raise ApiError(415, f"cannot take in {filename!r}: {SUPPORTED_TYPES_SENTENCE}")
+                checked_size(file, limit, by_name=True)
+            for file in files:
+                await upload.send(file, pb.UploadFile(filename=file.filename or "", split_rules=rules))
+        reply = await upload.answer()
+    return ok(
+        [
             {
-                "name": filename,
-                "title": reply.title,
-                "content": [{"title": p.title, "content": p.content} for p in reply.paragraphs],
-                "total": reply.total,
-                "unused_separators": list(reply.unused_separators),
+                "name": file.filename or "",
+                "title": preview.title,
+                "content": [{"title": p.title, "content": p.content} for p in preview.paragraphs],
+                "total": preview.total,
+                "unused_separators": list(preview.unused_separators),
             }
-        )
-    return ok(previews)
+            for file, preview in zip(files, reply.previews.previews, strict=True)
+        ]
+    )

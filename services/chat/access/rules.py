@@ -6,8 +6,11 @@ by its id, a visitor's own chats, the applications a list may show.
 An application key reaches its application's chats, a share-link visitor only the chats it
 opened. They see "not found", not "forbidden", for anything else, so ids cannot be probed.
 Users (docs/access.md) are refused in words that say what their account lacks
-(``kbcore.permissions.check.refusal_text``); the break-glass operator and administrators may
-do everything.
+(``kbcore.permissions.check.refusal_text``) where the request itself names what they lack (an
+application in the path); a chat named by its id alone that lies in an application they may not
+even read is "not found" to them too, in the same words as an id that does not exist, or the
+refusal would tell an outsider which chat ids exist. The break-glass operator and
+administrators may do everything, and are told plainly what does not exist.
 """
 
 from __future__ import annotations
@@ -93,6 +96,11 @@ def require_application_access(caller: Caller, application_id: str, need: Need =
 
 
 def require_chat_access(caller: Caller, chat: Chat, need: Need = Need.CHAT_READ) -> None:
+    """The caller may do ``need`` in ``chat``; ``NOT_VISIBLE`` when the chat is not theirs to see
+    at all (another application's, another visitor's), as for a chat that does not exist; a
+    user who sees the chat but may not do ``need`` in it (a viewer asking) is told why."""
+    if caller.kind is CallerKind.USER and not allows(caller.principal, Need.CHAT_READ, chat.application_id):
+        raise not_visible()
     require_application_access(caller, chat.application_id, need)
     # A chat its visitor deleted is gone for them: not listed, not readable, not continued.
     if caller.kind is CallerKind.VISITOR and (chat.visitor_id != caller.visitor_id or chat.hidden_at is not None):
@@ -115,11 +123,13 @@ async def visible_chat(store: ChatStore, chat_id: str, application_id: str = "",
 
 @contextlib.contextmanager
 def hiding_absence(caller: Caller) -> Iterator[None]:
-    """Inside, any "not found" a key or visitor meets reads as ``NOT_VISIBLE``; the operator
-    and users, who are told plainly what they may not see, keep the precise message."""
+    """Inside, any "not found" reads as ``NOT_VISIBLE`` to all but those who see everything (the
+    operator, administrators), who keep the precise message: anyone else reading "chat … does
+    not exist in application …" for one id and "chat … does not exist" for another would learn
+    that the first exists."""
     try:
         yield
     except NotFound as exc:
-        if not is_chat_side(caller):
+        if caller.principal.is_administrator:
             raise
         raise not_visible() from exc

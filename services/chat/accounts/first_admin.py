@@ -19,11 +19,15 @@ from services.chat.accounts.account_audit import record_user
 from services.chat.accounts.user_tokens import UserTokens
 
 FIRST_ADMIN = "admin"
+FIRST_START = "for the first administrator, on the deployment's first start"
 
 
-async def ensure_first_admin(sessions: async_sessionmaker[AsyncSession], settings: Settings) -> str | None:
+async def ensure_first_admin(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings, how: str = FIRST_START
+) -> str | None:
     """A one-time sign-in code for a new administrator ``admin`` when the deployment has no user
-    yet; None when it has one (or another process is creating the first one right now)."""
+    yet; None when it has one (or another process is creating the first one right now). ``how``:
+    the link's audit detail (who made it, where)."""
     tokens = UserTokens(sessions, settings)
     try:
         async with sessions.begin() as session:
@@ -33,7 +37,7 @@ async def ensure_first_admin(sessions: async_sessionmaker[AsyncSession], setting
             session.add(account)
             await session.flush()
             record_user(session, "create", account, "the first administrator, with a sign-in link")
-            code, _ = await tokens.new_link(session, account.id)
+            code, _ = await tokens.new_link(session, account, how)
     except IntegrityError:
         return None
     return code

@@ -1,5 +1,7 @@
 """Personal tokens: a user's own long-lived bearer tokens for scripts and the CLI, shown once,
-listed by their prefix only, revoked by their owner. They act with their owner's role and grants
+listed by their prefix only, revoked by their owner (and with every other credential of the
+account when its password changes or an administrator resets it or changes its role:
+``user_store``). They act with their owner's role and grants
 as they are at each call (resolved by ``user_tokens.UserTokens.resolve``)."""
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from kbcore.db.tables import UserToken, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from services.chat.access.visitors import digest
 from services.chat.accounts.account_audit import record_personal_token
-from services.chat.accounts.user_tokens import PERSONAL, PERSONAL_PREFIX, SHOWN_PREFIX, new_secret
+from services.chat.accounts.user_tokens import PERSONAL, PERSONAL_PREFIX, REVOKED, SHOWN_PREFIX, new_secret
 
 MAX_NAME = 100  # the width of ``user_token.name``
 
@@ -73,4 +75,5 @@ class PersonalTokens:
             if row.revoked_at is not None:
                 raise Conflict("this personal token is revoked already; nothing was changed")
             row.revoked_at = utcnow()
+            row.ended_by = REVOKED
             record_personal_token(session, "revoke", row)

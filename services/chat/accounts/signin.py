@@ -2,8 +2,9 @@
 
 An unknown username and a wrong password read the same (``WRONG``) and take the same time
 (``passwords.verify_password`` checks a stand-in hash for the unknown one), so sign-in does not
-tell which usernames exist. Failed attempts are limited per username and per client address
-(``signin_throttle``) before any password is checked.
+tell which usernames exist. Failed attempts are limited per username from one client address
+and per client address (``signin_throttle``) before any password is checked; a one-time link is
+not counted, so it signs its holder in whatever guesses were made at their account.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from kbcore.db.audit import current_actor
 from kbcore.db.tables import UserAccount
 from kbcore.errors import InvalidRequest, Unauthenticated
 from services.chat.accounts.account_audit import record_failed_sign_in, record_sign_in
@@ -98,14 +100,15 @@ class SignIn:
 
     async def change_password(self, user_id: str, session_id: str, current: str, new: str) -> None:
         """Set the user's own password. The current one is needed unless the account has none yet
-        (signed in by link); a wrong one counts as a failed sign-in. The user's other sessions end;
-        ``session_id`` (the session making the change, if it is one) stays."""
+        (signed in by link); a wrong one counts as a failed sign-in from the caller's address. The
+        user's other sessions and personal tokens end; ``session_id`` (the session making the
+        change, if it is one) stays."""
         checked_password(new, "the new password")
         view = await self._users.get(user_id)
         if view.account.password_hash:
             if len(current) > MAX_PASSWORD:
                 raise InvalidRequest(WRONG_CURRENT)
-            attempt = await self._throttle.begin(view.account.username)
+            attempt = await self._throttle.begin(view.account.username, current_actor().address)
             if not (await verify_password(view.account.password_hash, current)).matches:
                 raise InvalidRequest(WRONG_CURRENT)
             await self._throttle.succeeded(attempt)

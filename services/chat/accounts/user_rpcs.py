@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
+from kbcore.db.audit import current_actor
 from kbcore.errors import InvalidRequest, PermissionDenied
 from kbcore.rpc.error_mapping import Context, unary_errors
 from services.chat.access.credential_admin import parse_expiry
@@ -51,8 +52,8 @@ class UserRpcs(pb_grpc.UserServiceServicer):
 
     @unary_errors
     async def SignIn(self, request: pb.SignInRequest, context: Context) -> pb.SignInResponse:
-        with from_address(request.client_address):
-            result = await self._sign_in.with_password(request.username, request.password, request.client_address)
+        with from_address(request.client_address):  # the address the audit row and the throttle count
+            result = await self._sign_in.with_password(request.username, request.password, current_actor().address)
         return signed_in(result)
 
     @unary_errors

@@ -1,9 +1,12 @@
 """Users, their roles and grants in the database: the administrator's user management.
 
 Each change is one transaction that does all a request asks or none of it. A change that ends a
-user's sessions (deactivation, an administrator's password reset) ends them in that same
-transaction; deletion removes the user's tokens and grants with them. Every call resolves its
-token afresh (``user_tokens.UserTokens.resolve``), so either takes effect on the next call.
+user's credentials ends them in that same transaction (``UserChange.ending``): an administrator's
+password reset or role change ends every session and personal token of the person, deactivation
+their sessions; the person's own new password ends their other sessions and their personal
+tokens, the session that set it goes on. Deletion removes the user's tokens and grants with them.
+Every call resolves its token afresh (``user_tokens.UserTokens.resolve``), so each takes effect on
+the token's next call, refused with a sentence that says why.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from services.chat.accounts.account_audit import record_user
 from services.chat.accounts.grants import GrantSpec, UserView, specs_of
 from services.chat.accounts.last_admin import keep_an_administrator, lock_active_administrators
 from services.chat.accounts.refusals import failed_precondition, username_taken
-from services.chat.accounts.user_tokens import UserTokens
+from services.chat.accounts.user_tokens import DEACTIVATED, PASSWORD_CHANGED, PASSWORD_RESET, ROLE_CHANGED, UserTokens
 from services.chat.audit_words import detail_of
 
 
@@ -34,10 +37,24 @@ class UserChange:
     role: Role | None = None
     grants: tuple[GrantSpec, ...] | None = None  # replaces the user's grants
     is_active: bool | None = None
-    password_hash: str | None = None  # an administrator's reset: the user's sessions end
+    password_hash: str | None = None  # an administrator's reset: the user's sessions and tokens end
 
     def removes_administrator(self) -> bool:
         return (self.role is not None and self.role is not Role.ADMIN) or self.is_active is False
+
+    def ending(self, account: UserAccount) -> Ending | None:
+        """Which of ``account``'s credentials the change ends, and why (None: none). A reset
+        password or a new role is a new footing for everything the person holds: a session or
+        personal token made under the old one must not outlive it, so all of them end.
+        Deactivation ends the sessions; personal tokens are refused while the account is off and
+        work again when it is back on (their owner made them for scripts that should resume)."""
+        if self.password_hash is not None:
+            return Ending(PASSWORD_RESET, personal=True)
+        if self.role is not None and self.role.value != account.role:
+            return Ending(ROLE_CHANGED, personal=True)
+        if self.is_active is False and account.is_active:
+            return Ending(DEACTIVATED, personal=False)
+        return None
 
     def words(self, account: UserAccount, held: tuple[GrantSpec, ...]) -> list[str]:
         """What the change does to ``account`` (holding ``held``), for the audit trail: the
@@ -51,7 +68,22 @@ class UserChange:
             words.append("grants")
         if self.password_hash is not None:
             words.append("password reset")
+        ending = self.ending(account)
+        if ending is not None:
+            words.append(ending.words)
         return words
+
+
+@dataclass(frozen=True)
+class Ending:
+    """Credentials a change ends: the sessions, and with ``personal`` the personal tokens too."""
+
+    reason: str  # user_tokens' SIGNED_OUT, PASSWORD_RESET …, kept on each token ended
+    personal: bool
+
+    @property
+    def words(self) -> str:
+        return "sessions and personal tokens ended" if self.personal else "sessions ended"
 
 
 def creation_detail(role: Role, grants: tuple[GrantSpec, ...], password_hash: str) -> str:
@@ -131,6 +163,7 @@ class UserStore:
         async with self._sessions.begin() as session:
             administrators = await lock_active_administrators(session)
             account = await self._locked(session, user_id)
+            ending = change.ending(account)  # before the change: a role change is told by the old role
             # Recorded first: a refusal below rolls it back with everything else.
             record_user(session, "update", account, detail_of(change.words(account, await grants_of(session, user_id))))
             if account.id in administrators and change.removes_administrator():
@@ -144,8 +177,8 @@ class UserStore:
                 add_grants(session, account.id, change.grants)
             if change.password_hash is not None:
                 account.password_hash = change.password_hash
-            if change.password_hash is not None or change.is_active is False:
-                await self._tokens.end_sessions(session, account.id)
+            if ending is not None:
+                await self._tokens.end_tokens(session, account.id, ending.reason, personal=ending.personal)
             await session.flush()
             return UserView(account, await grants_of(session, account.id))
 
@@ -162,12 +195,16 @@ class UserStore:
             await session.delete(account)
 
     async def set_password(self, user_id: str, password_hash: str, keep_session: str = "") -> None:
-        """The user's own new password: their other sessions end (``keep_session`` stays)."""
+        """The user's own new password: their other sessions and their personal tokens end, the
+        session that set it (``keep_session``) goes on. One changes a password because the old
+        one may be known to someone else, who could have signed in or made a personal token with
+        it: neither may outlive it. The person, who has just proved the current password, keeps
+        working where they are and makes new personal tokens for their scripts."""
         async with self._sessions.begin() as session:
             account = await self._locked(session, user_id)
             account.password_hash = password_hash
-            await self._tokens.end_sessions(session, account.id, keep=keep_session)
-            record_user(session, "change_password", account, "other sessions ended")
+            await self._tokens.end_tokens(session, account.id, PASSWORD_CHANGED, personal=True, keep=keep_session)
+            record_user(session, "change_password", account, "other sessions and personal tokens ended")
 
     async def rehash(self, user_id: str, old_hash: str, new_hash: str) -> None:
         """Store a stronger hash of the same password, unless the password changed meanwhile."""
@@ -182,8 +219,7 @@ class UserStore:
             account = await self._locked(session, user_id)
             if not account.is_active:
                 raise failed_precondition("this account is deactivated: activate it before sending it a sign-in link")
-            record_user(session, "create_sign_in_link", account)
-            return await self._tokens.new_link(session, account.id)
+            return await self._tokens.new_link(session, account)
 
     @staticmethod
     async def _locked(session: AsyncSession, user_id: str) -> UserAccount:

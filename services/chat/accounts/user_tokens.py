@@ -3,7 +3,8 @@
 and stored only as its SHA-256 (``user_token``), as API keys are.
 
 Every call resolves its token afresh, so a sign-out, a revocation, a deactivated or deleted
-account takes effect on the token's very next call. A session slides: each use moves its expiry
+account takes effect on the token's very next call. A token that ended keeps why (``ended_by``):
+its next use is refused with a sentence that says so (``ended``), not just "revoked". A session slides: each use moves its expiry
 ``KB_SESSION_HOURS`` on (written at most once a minute, so a busy page does not write on every
 call), never beyond 30 days after it began.
 """
@@ -22,6 +23,7 @@ from kbcore.db.tables import UserAccount, UserGrant, UserToken, utcnow
 from kbcore.errors import Unauthenticated
 from kbcore.settings import Settings
 from services.chat.access.visitors import digest
+from services.chat.accounts.account_audit import record_user
 from services.chat.accounts.grants import GrantSpec, specs_of
 
 SESSION_PREFIX = "kbs_"
@@ -32,10 +34,34 @@ MAX_SESSION_AGE = dt.timedelta(days=30)
 SLIDE_EVERY = dt.timedelta(minutes=1)
 SHOWN_PREFIX = 12  # what a list shows of a personal token: "kbp_" and 8 hex digits
 
+# Why a token ended (``UserToken.ended_by``); "" for one that ended before the reason was kept.
+SIGNED_OUT = "signed_out"
+REVOKED = "revoked"  # a personal token its owner revoked
+PASSWORD_CHANGED = "password_changed"  # the person's own new password
+PASSWORD_RESET = "password_reset"  # an administrator's reset
+ROLE_CHANGED = "role_changed"
+DEACTIVATED = "deactivated"
+
 UNKNOWN_TOKEN = "unknown or revoked token"
 SESSION_ENDED = "this session has ended (signed out, or the password was changed); sign in again"
+SESSION_SIGNED_OUT = "this session has ended: it was signed out; sign in again"
+SESSION_PASSWORD_CHANGED = "this session has ended because the account's password was changed; sign in again"
+SESSION_PASSWORD_RESET = (
+    "this session has ended because an administrator reset the account's password; sign in with the new password"
+)
+SESSION_ROLE_CHANGED = "this session has ended because an administrator changed the account's role; sign in again"
+SESSION_DEACTIVATED = "this session has ended because the account was deactivated; sign in again"
 SESSION_EXPIRED = "this session has expired; sign in again"
 PERSONAL_REVOKED = "this personal token was revoked; create a new one"
+PERSONAL_PASSWORD_CHANGED = (
+    "this personal token was revoked because the account's password was changed; create a new one"
+)
+PERSONAL_PASSWORD_RESET = (
+    "this personal token was revoked because an administrator reset the account's password; create a new one"
+)
+PERSONAL_ROLE_CHANGED = (
+    "this personal token was revoked because an administrator changed the account's role; create a new one"
+)
 PERSONAL_EXPIRED = "this personal token has expired; create a new one"
 ACCOUNT_OFF = "this account is deactivated; ask an administrator to activate it again"
 LINK_UNUSABLE = "this sign-in link is unknown, was used already or has expired; ask an administrator for a new one"
@@ -64,6 +90,22 @@ class IssuedSession:
 
 def new_secret(prefix: str) -> str:
     return prefix + secrets.token_hex(24)
+
+
+def ended(kind: str, reason: str) -> Unauthenticated:
+    """The refusal of a session or personal token that ``reason`` ended: why, and what to do now."""
+    session = kind == SESSION
+    if reason == PASSWORD_RESET:
+        return Unauthenticated(SESSION_PASSWORD_RESET if session else PERSONAL_PASSWORD_RESET)
+    if reason == ROLE_CHANGED:
+        return Unauthenticated(SESSION_ROLE_CHANGED if session else PERSONAL_ROLE_CHANGED)
+    if reason == PASSWORD_CHANGED:
+        return Unauthenticated(SESSION_PASSWORD_CHANGED if session else PERSONAL_PASSWORD_CHANGED)
+    if reason == DEACTIVATED and session:
+        return Unauthenticated(SESSION_DEACTIVATED)
+    if reason == SIGNED_OUT and session:
+        return Unauthenticated(SESSION_SIGNED_OUT)
+    return Unauthenticated(SESSION_ENDED if session else PERSONAL_REVOKED)
 
 
 class UserTokens:
@@ -104,7 +146,7 @@ class UserTokens:
     def _refuse_unusable(self, row: UserToken, account: UserAccount) -> None:
         session = row.kind == SESSION
         if row.revoked_at is not None:
-            raise Unauthenticated(SESSION_ENDED if session else PERSONAL_REVOKED)
+            raise ended(row.kind, row.ended_by)
         if row.expires_at is not None and row.expires_at <= self._clock():
             raise Unauthenticated(SESSION_EXPIRED if session else PERSONAL_EXPIRED)
         if not account.is_active:
@@ -149,31 +191,41 @@ class UserTokens:
         account.last_sign_in_at = now
         return IssuedSession(token, expires_at)
 
-    async def end_sessions(self, session: AsyncSession, user_id: str, keep: str = "") -> None:
-        """End every live session of ``user_id`` but ``keep`` (a token id), in the caller's transaction."""
-        condition = [UserToken.user_id == user_id, UserToken.kind == SESSION, UserToken.revoked_at.is_(None)]
+    async def end_tokens(
+        self, session: AsyncSession, user_id: str, reason: str, *, personal: bool = False, keep: str = ""
+    ) -> None:
+        """End every live session of ``user_id`` (and, with ``personal``, every personal token)
+        but ``keep`` (a token id), for ``reason``, in the caller's transaction."""
+        kinds = (SESSION, PERSONAL) if personal else (SESSION,)
+        condition = [UserToken.user_id == user_id, UserToken.kind.in_(kinds), UserToken.revoked_at.is_(None)]
         if keep:
             condition.append(UserToken.id != keep)
-        await session.execute(update(UserToken).where(*condition).values(revoked_at=self._clock()))
+        await session.execute(update(UserToken).where(*condition).values(revoked_at=self._clock(), ended_by=reason))
 
     async def end_session(self, token_id: str) -> None:
         async with self._sessions.begin() as session:
             await session.execute(
                 update(UserToken)
                 .where(UserToken.id == token_id, UserToken.revoked_at.is_(None))
-                .values(revoked_at=self._clock())
+                .values(revoked_at=self._clock(), ended_by=SIGNED_OUT)
             )
 
     # --- one-time sign-in links -------------------------------------------------------------
 
-    async def new_link(self, session: AsyncSession, user_id: str) -> tuple[str, dt.datetime]:
-        """A one-time sign-in code for ``user_id``, in the caller's transaction."""
+    async def new_link(self, session: AsyncSession, account: UserAccount, how: str = "") -> tuple[str, dt.datetime]:
+        """A one-time sign-in code for ``account`` (flushed: it has its id), with its audit row
+        (``user.create_sign_in_link``, ``how`` as its detail), in the caller's transaction. A link
+        signs its holder in as the account, so every one issued is on the trail, whoever issued
+        it: an administrator on the operator page, the launcher, ``tools.signin_link``."""
         code = secrets.token_urlsafe(24)
         now = self._clock()
         expires_at = now + self.link_lifetime
         session.add(
-            UserToken(user_id=user_id, kind=SIGNIN_LINK, token_hash=digest(code), created_at=now, expires_at=expires_at)
+            UserToken(
+                user_id=account.id, kind=SIGNIN_LINK, token_hash=digest(code), created_at=now, expires_at=expires_at
+            )
         )
+        record_user(session, "create_sign_in_link", account, how)
         return code, expires_at
 
     async def consume_link(self, session: AsyncSession, code: str) -> str:

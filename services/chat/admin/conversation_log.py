@@ -244,7 +244,7 @@ def _entries(session: Session, rows: list[_Row], full: bool) -> list[pb.LogEntry
 
 def _entry(row: _Row, vote: tuple[str, str], full: bool) -> pb.LogEntry:
     record = row.record
-    message = record_message(record)
+    message = record_message(record, operator_view=True)
     if not full:  # an export row reads the trace's outline, not the evidence itself
         message.details.retrieval.ClearField("paragraphs")
         message.details.retrieval.ClearField("part_support")

@@ -17,6 +17,7 @@ from kbcore.paging import checked_page
 from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
 from kbcore.telemetry.log_context import begin_question
+from kbcore.text.control_chars import LINE_BREAKS_AND_TABS, code_point, first_control
 from kbcore.text.tokens import require_question_fits
 from kbcore.vocabulary import RECORD_SOURCE, VOTE
 from services.chat.access.credential_admin import counted_use
@@ -36,6 +37,22 @@ MAX_CLIENT_MESSAGES = 1000
 # A live holder polls for a stop every quarter second (stop_listener.STOP_POLL_SECONDS) and acknowledges it by renewing its lease.
 STOP_CONFIRM_SECONDS = 3.0
 STOP_CONFIRM_POLL = 0.1
+
+
+def checked_question(message: str) -> str:
+    """The question as asked (MaxKB's ``chat_message`` and the OpenAI routes both ask through
+    here), checked: not blank, no control character but tabs and line breaks (checked before
+    stripping, which would take some of them for spaces), within the token limit."""
+    found = first_control(message, LINE_BREAKS_AND_TABS)
+    if found is not None:
+        raise InvalidRequest(
+            f"the question must not contain control characters other than tabs and line breaks; it has {code_point(found)}"
+        )
+    question = message.strip()
+    if not question:
+        raise InvalidRequest("message must not be empty")
+    require_question_fits(question)
+    return question
 
 
 def client_history(request: pb.AskRequest) -> list[common_pb2.Message] | None:
@@ -69,10 +86,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
     @stream_errors
     async def Ask(self, request: pb.AskRequest, context: Context) -> AsyncIterator[pb.AskResponse]:
         begin_question(context.invocation_metadata() or ())  # its trace id, for the record and the log
-        question = request.message.strip()
-        if not question:
-            raise InvalidRequest("message must not be empty")
-        require_question_fits(question)
+        question = checked_question(request.message)
         if not request.chat_id:
             raise InvalidRequest("chat_id must not be empty")
         caller = current_caller()

@@ -26,11 +26,9 @@ from kbcore.models.base import (
     EvidenceParagraph,
     GenerationRequest,
     ModelClient,
-    ModelError,
     ReasoningDelta,
 )
 from kbcore.models.endpoints import EndpointClients
-from kbcore.rpc.error_mapping import RpcError, as_rpc_error, from_upstream
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.settings import Settings
 from kbcore.telemetry.log_context import bind_record, question_trace_id
@@ -38,6 +36,7 @@ from kbcore.text.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.answering.delta_pump import DeltaPump, Pacing, has_text
 from services.chat.answering.details import log_columns, record_details, stored
+from services.chat.answering.failures import CLIENT_GONE, Ending, ending_for
 from services.chat.answering.prompt import build_messages
 from services.chat.answering.running import RunningQuestions
 from services.chat.answering.saving import save_outcome
@@ -48,9 +47,6 @@ from services.chat.share_page import page_message
 from services.chat.store import ChatStore, StartedQuestion
 
 log = logging.getLogger(__name__)
-CLIENT_GONE = "the client went away before the answer ended"
-# Before what the context or retrieval service said when it failed (the answer page reads it as 503).
-UPSTREAM_FAILED = "an upstream service failed"
 ContextCall: TypeAlias = (
     "grpc.aio.UnaryStreamCall[context_service_pb2.LoadContextRequest, context_service_pb2.LoadContextResponse]"
 )
@@ -100,36 +96,6 @@ class Question:
     batch_deltas: bool = False
     # The caller is a visitor the application hides sources from: the last event carries none.
     hide_sources: bool = False
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a question ended: the record's status and error, and what the caller is told."""
-
-    status: str
-    error: str = ""
-    raise_: BaseException | None = None
-
-
-def ending_for(error: BaseException, chat_id: str) -> Ending:
-    """The record's status for a question that ended with ``error``, and the status to raise."""
-    if isinstance(error, asyncio.CancelledError):
-        return Ending(RecordStatus.STOPPED, CLIENT_GONE)
-    if isinstance(error, RpcError):
-        return Ending(RecordStatus.FAILED, error.message)
-    if isinstance(error, ModelError):
-        # Its kind's sentence only, the same for the caller and the record (and so the export):
-        # what the endpoint said, or where it is, was logged where the call failed.
-        message = str(error)
-        return Ending(RecordStatus.FAILED, message, RpcError(grpc.StatusCode.UNAVAILABLE, message))
-    if isinstance(error, grpc.aio.AioRpcError):
-        passed = from_upstream(error, UPSTREAM_FAILED)
-        return Ending(RecordStatus.FAILED, passed.message, passed)
-    # A database outage is UNAVAILABLE; anything else is logged under an error id the caller sees.
-    failure = as_rpc_error(error, f"question on chat {chat_id}")
-    if failure.code == grpc.StatusCode.INTERNAL:
-        return Ending(RecordStatus.FAILED, f"internal error: {type(error).__name__} ({failure.message})", failure)
-    return Ending(RecordStatus.FAILED, failure.message, failure)
 
 
 class AskFlow:
@@ -436,6 +402,7 @@ class AskFlow:
         details = record_details(
             retrieval, context, model.model_name, model.is_offline, generation, reasoning, trace_id
         )
+        details.error_detail = ending.detail  # the cause, for the operator's log only
         values = {
             "answer": "".join(outcome.answer),
             "status": ending.status,

@@ -10,7 +10,7 @@ compiled once.
 
 from __future__ import annotations
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import Table, and_, bindparam, insert, or_, select, update
 
 from kbcore.db.lease import INTERRUPTED_ERROR
 from kbcore.db.tables import RECORD_TABLE as RECORDS
@@ -40,4 +40,14 @@ FIRST_QUESTION_AS_ABSTRACT = (
 # The outcome, only while the record is still running; the columns come as parameters.
 FINISH_RUNNING = update(RECORDS).where(
     RECORDS.c.id == bindparam("b_record_id"), RECORDS.c.status == RecordStatus.RUNNING
+)
+# An answer that could not be saved when it ended, closed later by the living process that holds
+# it: while the record still runs, or over a sweep's "the process answering it stopped", which
+# only guessed from the lease that lapsed during the outage.
+CLOSE_UNSAVED = update(RECORDS).where(
+    RECORDS.c.id == bindparam("b_record_id"),
+    or_(
+        RECORDS.c.status == RecordStatus.RUNNING,
+        and_(RECORDS.c.status == RecordStatus.INTERRUPTED, RECORDS.c.error == INTERRUPTED_ERROR),
+    ),
 )

@@ -7,21 +7,25 @@ the same file is already served), and where a deletion reaches both the catalog 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import contextlib
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.tables import Application, Document, IngestJob
+from kbcore.document_types import source_type_of_name
 from kbcore.errors import InvalidRequest
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.embedding.spaces import EmbeddingSpaces
+from services.retrieval.ingestion.jobs.intake import UploadIntake
 from services.retrieval.ingestion.jobs.queue import JobQueue, Upload
+from services.retrieval.ingestion.jobs.source_chunks import in_file, in_memory
 from services.retrieval.ingestion.jobs.states import ACTIVE
-from services.retrieval.ingestion.jobs.uploads import ARCHIVE, uploads_of
-from services.retrieval.ingestion.parsing import ParsedDocument, ParseLimits, sniff
-from services.retrieval.ingestion.parsing.preflight import preflight
-from services.retrieval.ingestion.parsing.sandbox import parse_in_child
+from services.retrieval.ingestion.jobs.uploads import FileHead, check_filename, file_uploads, uploads_of
+from services.retrieval.ingestion.parsing import ParsedDocument, ParseLimits
+from services.retrieval.ingestion.parsing.confined.sandbox import parse_in_child
+from services.retrieval.ingestion.parsing.upload_check import ARCHIVE
 from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
-from services.retrieval.ingestion.split_rules import SplitRules
+from services.retrieval.ingestion.split_rules import DEFAULT_RULES, SplitRules
 from services.retrieval.ingestion.version_build import VersionBuilder
 
 DocumentView = tuple[Document, IngestJob | None]
@@ -38,6 +42,7 @@ class DocumentDesk:
         wake_worker: Callable[[], None],
         limits: ParseLimits,
         fetch: FetchPolicy,
+        intake: UploadIntake,
     ) -> None:
         self._catalog = catalog
         self._queue = queue
@@ -46,28 +51,63 @@ class DocumentDesk:
         self._wake_worker = wake_worker
         self._limits = limits
         self._fetch = fetch
+        self._intake = intake  # a file's way in: the budget, the spool, the size limit
 
     async def submit(
         self, source: str, request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest
     ) -> list[DocumentView]:
         """Queue a job per document the request brings; a document that already serves exactly this
-        upload (and still has all its points) is returned as it is."""
+        upload (and still has all its points) is returned as it is. A file sent whole in the
+        request takes the way a streamed one does (``submit_file``), its bytes held meanwhile."""
         await self._catalog.get_dataset(request.dataset_id)
-        uploads = await uploads_of(source, request, self._limits, self._fetch)
+        if source == "file":
+            data = request.file.data
+            async with self._intake.admitted(max(1, len(data)), None) as limit:
+                return await self.submit_file(request.dataset_id, FileHead.of(request), in_memory(data), limit)
+        uploads = await uploads_of(source, request, self._fetch)
         views = [await self._submit_one(request.dataset_id, upload) for upload in uploads]
         self._wake_worker()
         return views
 
-    async def preview(self, file: pb.FileContent, rules: SplitRules) -> ParsedDocument:
-        """The paragraphs ``file`` makes under ``rules``: what the import's job would make (the same
-        checks, the same sandboxed parser), nothing stored."""
-        if not file.filename.strip():
-            raise InvalidRequest("the file needs a name: its suffix says what type it is")
-        kind = await asyncio.to_thread(sniff, file.filename, file.data)
-        if kind == ARCHIVE:
+    @contextlib.asynccontextmanager
+    async def admitted(self, dataset_id: str, declared: int, seconds_left: float | None) -> AsyncIterator[int]:
+        """A streamed upload's share of the budget, held while the block runs: its dataset is
+        looked for first (an unknown one is refused before anything is held); yields the bytes
+        the upload may bring."""
+        if dataset_id:
+            await self._catalog.get_dataset(dataset_id)
+        async with self._intake.admitted(declared, seconds_left) as limit:
+            yield limit
+
+    async def submit_file(
+        self, dataset_id: str, head: FileHead, pieces: AsyncIterable[bytes], limit: int
+    ) -> list[DocumentView]:
+        """Receive a file into the spool as its ``pieces`` come (at most ``limit`` bytes, and the
+        upload limit), check it there in a child process, and queue a job per document it brings,
+        each job's rows copied from the spool; the spool is emptied however this ends."""
+        check_filename(head.filename)
+        async with self._intake.spool.folder() as folder:
+            path = await folder.receive(head.filename, pieces, min(limit, self._intake.max_bytes))
+            uploads = await file_uploads(head, path, folder, self._limits)
+            views = [await self._submit_one(dataset_id, upload) for upload in uploads]
+        self._wake_worker()
+        return views
+
+    async def preview(self, head: FileHead, pieces: AsyncIterable[bytes], limit: int) -> ParsedDocument:
+        """The paragraphs a file makes under its rules: what the import's job would make (the same
+        checks and the same parser, in its sandbox), received into the spool as its ``pieces``
+        come and fed from there; nothing stored."""
+        check_filename(head.filename)
+        if source_type_of_name(head.filename) == ARCHIVE:
             raise InvalidRequest("a .zip holds several documents: preview its files one at a time")
-        await asyncio.to_thread(preflight, kind, file.filename, file.data, self._limits)
-        return await parse_in_child(file.filename, file.data, self._limits, rules)
+        async with self._intake.spool.folder() as folder:
+            path = await folder.receive(head.filename, pieces, min(limit, self._intake.max_bytes))
+            return await parse_in_child(head.filename, in_file(path), self._limits, head.rules or DEFAULT_RULES)
+
+    async def preview_whole(self, file: pb.FileContent, rules: SplitRules) -> ParsedDocument:
+        """``preview`` of a file sent whole in the request, its bytes held meanwhile."""
+        async with self._intake.admitted(max(1, len(file.data)), None) as limit:
+            return await self.preview(FileHead(file.filename, rules=rules), in_memory(file.data), limit)
 
     async def submit_upload(self, dataset_id: str, upload: Upload) -> None:
         """Queue one upload made here (a web page fetched again) as a new version of its document."""

@@ -11,12 +11,16 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import Conflict, InvalidRequest
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
 from services.retrieval.catalog.document_desk import DocumentDesk
+from services.retrieval.catalog.upload_stream import UploadStream
 from services.retrieval.ingestion.jobs.states import DocumentState
+from services.retrieval.ingestion.jobs.uploads import FileHead
+from services.retrieval.ingestion.parsing import ParsedDocument
 from services.retrieval.ingestion.split_rules import SplitRules
 from services.retrieval.ingestion.web_sync import WebSync
 
 MAX_SYNCED_DOCUMENTS = 1000  # ids one request may name (none: every web document of the dataset)
 MAX_PREVIEWED_PARAGRAPHS = 1000  # a preview shows the first ones and says how many there are
+MAX_PREVIEWED_FILES = 5  # files one preview takes (the gateway's form allows as many)
 
 
 class DocumentRpcs(pb_grpc.DocumentServiceServicer):
@@ -92,19 +96,60 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
 
     @unary_errors
     async def PreviewSplit(self, request: pb.PreviewSplitRequest, context: Context) -> pb.PreviewSplitResponse:
-        parsed = await self._desk.preview(request.file, SplitRules.from_message(request.split_rules))
-        shown = parsed.paragraphs[:MAX_PREVIEWED_PARAGRAPHS]
-        return pb.PreviewSplitResponse(
-            title=parsed.title,
-            paragraphs=[pb.ParagraphInput(title=p.title, content=p.content) for p in shown],
-            total=len(parsed.paragraphs),
-            unused_separators=list(parsed.unused_separators),
-        )
+        return _preview(await self._desk.preview_whole(request.file, SplitRules.from_message(request.split_rules)))
+
+    @stream_errors
+    async def UploadDocuments(
+        self, requests: AsyncIterator[pb.UploadPart], context: Context
+    ) -> AsyncIterator[pb.UploadReply]:
+        parts = UploadStream(requests)
+        head = await parts.head()
+        if not head.dataset_id:
+            raise InvalidRequest("dataset_id must not be empty")
+        async with self._desk.admitted(head.dataset_id, head.declared_bytes, context.time_remaining()) as limit:
+            yield pb.UploadReply(admitted=pb.UploadAdmitted())
+            async with parts.refused_once_read():
+                file = await parts.file()
+                if file is None:
+                    raise InvalidRequest("the upload needs a file")
+                pieces = parts.chunks(last=True)
+                views = await self._desk.submit_file(head.dataset_id, FileHead.of_part(file), pieces, limit)
+        documents = pb.SubmitDocumentsResponse(documents=[convert.document(d, j) for d, j in views])
+        yield pb.UploadReply(documents=documents)
+
+    @stream_errors
+    async def PreviewUploads(
+        self, requests: AsyncIterator[pb.UploadPart], context: Context
+    ) -> AsyncIterator[pb.UploadReply]:
+        parts = UploadStream(requests)
+        head = await parts.head()
+        previews: list[pb.PreviewSplitResponse] = []
+        async with self._desk.admitted("", head.declared_bytes, context.time_remaining()) as limit:
+            yield pb.UploadReply(admitted=pb.UploadAdmitted())
+            async with parts.refused_once_read():
+                while (file := await parts.file()) is not None:
+                    if len(previews) == MAX_PREVIEWED_FILES:
+                        raise InvalidRequest(f"one preview takes at most {MAX_PREVIEWED_FILES} files")
+                    preview = await self._desk.preview(FileHead.of_part(file), parts.chunks(), limit)
+                    previews.append(_preview(preview))
+        if not previews:
+            raise InvalidRequest("the preview needs a file")
+        yield pb.UploadReply(previews=pb.PreviewUploadsResponse(previews=previews))
 
     @unary_errors
     async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:
         await self._desk.delete_document(request.dataset_id, request.document_id)
         return pb.DeleteDocumentResponse()
+
+
+def _preview(parsed: ParsedDocument) -> pb.PreviewSplitResponse:
+    shown = parsed.paragraphs[:MAX_PREVIEWED_PARAGRAPHS]
+    return pb.PreviewSplitResponse(
+        title=parsed.title,
+        paragraphs=[pb.ParagraphInput(title=p.title, content=p.content) for p in shown],
+        total=len(parsed.paragraphs),
+        unused_separators=list(parsed.unused_separators),
+    )
 
 
 def _source(request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest) -> str:

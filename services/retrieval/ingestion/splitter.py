@@ -14,9 +14,8 @@ lines such as "三、年休假", become the title of the blocks under them.
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kbcore.errors import InvalidRequest
@@ -26,8 +25,12 @@ MAX_PARAGRAPH_CHARS = DEFAULT_MAX_LENGTH
 MAX_TITLE_CHARS = 60
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt")
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])")
+# A Markdown heading's marks; its text is the rest of the line without the closing marks
+# (``_heading``). One pattern for the whole line (``(.+?)\s*#*\s*$``) backtracked through every
+# split of a run of spaces: a line of 4,000 spaces after "# a" took 74 s.
+_HEADING_MARK = re.compile(r"\s{0,3}(#{1,6})\s")
+# A sentence: up to and with its end mark, or the text left after the last one.
+_SENTENCE = re.compile(r"[^。！？!?；;]*[。！？!?；;]|[^。！？!?；;]+")
 _SECTION_LIKE = re.compile(r"^[\S ]{1,40}$")
 
 
@@ -120,6 +123,16 @@ def _is_section_line(block: str) -> bool:
     return "\n" not in block and bool(_SECTION_LIKE.match(block)) and not re.search(r"[。！？!?；;，,：:]$", block)
 
 
+def _heading(line: str) -> Heading | None:
+    """The line as a Markdown heading (``## 标题 ##``), or None."""
+    mark = _HEADING_MARK.match(line)
+    rest = line[mark.end(1) :] if mark else ""
+    if mark is None or len(rest) < 2:  # the marks, a space, then at least one character
+        return None
+    text = rest.strip().rstrip("#").strip() or rest.strip()[:1]
+    return Heading(text, len(mark.group(1)))
+
+
 def markdown_blocks(text: str) -> list[Block]:
     """Markdown or plain text as the structured form: blank lines separate blocks.
 
@@ -133,9 +146,9 @@ def markdown_blocks(text: str) -> list[Block]:
             continue
         body_lines: list[str] = []
         for line in chunk.split("\n"):
-            match = _HEADING.match(line)
-            if match:
-                blocks.append(Heading(match.group(2).strip(), len(match.group(1))))
+            heading = _heading(line)
+            if heading is not None:
+                blocks.append(heading)
             else:
                 body_lines.append(line)
         body = "\n".join(body_lines).strip()
@@ -152,44 +165,51 @@ def split_document(text: str, *, document_title: str = "", limit: int = MAX_PARA
 # --- structured form → paragraphs ----------------------------------------------------------
 
 
-def _cut(text: str, limit: int) -> list[str]:
+def _cut(text: str, limit: int) -> Iterator[str]:
+    """``text`` in pieces of at most ``limit`` characters, cut after a sentence's end where one
+    falls within the limit, else at the limit, made one by one as they are asked for.
+
+    Linear in the text's length: a sentence longer than the limit is cut by position. Slicing its
+    head off and keeping the rest, again and again, copied the rest each time: a single line of
+    50 MiB of words (no sentence end anywhere) took minutes.
+    """
     if len(text) <= limit:
-        return [text]
-    pieces: list[str] = []
+        yield text
+        return
     current = ""
-    for sentence in _SENTENCE_END.split(text):
-        while len(sentence) > limit:  # a single sentence longer than the limit
-            head, sentence = sentence[:limit], sentence[limit:]
-            if current:
-                pieces.append(current)
-                current = ""
-            pieces.append(head)
-        if len(current) + len(sentence) > limit and current:
-            pieces.append(current)
+    for found in _SENTENCE.finditer(text):
+        sentence, start = found.group(), 0
+        while len(sentence) - start > limit:  # a single sentence longer than the limit
+            if current.strip():
+                yield current.strip()
             current = ""
-        current += sentence
+            head = sentence[start : start + limit].strip()
+            if head:
+                yield head
+            start += limit
+        rest = sentence[start:] if start else sentence
+        if len(current) + len(rest) > limit and current:
+            if current.strip():
+                yield current.strip()
+            current = ""
+        current += rest
     if current.strip():
-        pieces.append(current)
-    return [p.strip() for p in pieces if p.strip()]
+        yield current.strip()
 
 
-def _text_pieces(text: str, rules: SplitRules) -> list[str]:
+def _text_pieces(text: str, rules: SplitRules) -> Iterator[str]:
     """A text block's paragraphs: a new one after every separator, then cut at sentence ends to
     the maximum length, each cut piece after the first repeating the end of the one before."""
     segments = [text]
     for separator in rules.separators:
         segments = [piece for segment in segments for piece in _after_each(segment, separator)]
-    pieces: list[str] = []
     for segment in (s.strip() for s in segments):
         if not segment:
             continue
-        cut = _cut(segment, rules.max_length - rules.overlap)
-        pieces.append(cut[0])
-        pieces.extend(
-            previous[-rules.overlap :] + piece if rules.overlap else piece
-            for previous, piece in itertools.pairwise(cut)
-        )
-    return pieces
+        previous = ""
+        for piece in _cut(segment, rules.max_length - rules.overlap):
+            yield previous[-rules.overlap :] + piece if previous and rules.overlap else piece
+            previous = piece
 
 
 def _after_each(text: str, separator: str) -> list[str]:
@@ -251,19 +271,16 @@ class _Titles:
         return title[:MAX_TITLE_CHARS]
 
 
-def _record_paragraphs(record: Record, limit: int, section: str) -> list[SplitParagraph]:
+def _record_paragraphs(record: Record, limit: int, section: str) -> Iterator[SplitParagraph]:
     """A record keeps its own title (the ``section``'s when it has none); a title too long to
     keep whole is repeated at the head of the content."""
     title = record.title.strip() or section
     content = record.content.strip()
     if len(title) > MAX_TITLE_CHARS:
         content = f"{title}\n{content}"
-    pieces = _cut(content, limit)
     # The questions go with the first piece: the one that starts the answer.
-    return [
-        SplitParagraph(title=title[:MAX_TITLE_CHARS], content=p, questions=record.questions if i == 0 else ())
-        for i, p in enumerate(pieces)
-    ]
+    for i, piece in enumerate(_cut(content, limit)):
+        yield SplitParagraph(title=title[:MAX_TITLE_CHARS], content=piece, questions=record.questions if i == 0 else ())
 
 
 def split_blocks(
@@ -271,8 +288,15 @@ def split_blocks(
 ) -> list[SplitParagraph]:
     """The structured form as titled paragraphs, each at most ``rules.max_length`` characters (a
     table row, or a table kept whole, may exceed it)."""
+    return list(iter_paragraphs(blocks, document_title=document_title, rules=rules))
+
+
+def iter_paragraphs(
+    blocks: Iterable[Block], *, document_title: str = "", rules: SplitRules = DEFAULT_RULES
+) -> Iterator[SplitParagraph]:
+    """``split_blocks``, one paragraph at a time as each is made: a caller that counts them
+    (``parsing.document.TextBudget``) stops the splitting at its limit, not after the whole document."""
     titles = _Titles(doc_title=document_title)
-    paragraphs: list[SplitParagraph] = []
     limit = rules.max_length
     for block in blocks:
         if isinstance(block, Heading) and block.level > rules.title_levels:
@@ -282,20 +306,19 @@ def split_blocks(
             continue
         if isinstance(block, SectionLine):
             if titles.pending_section:  # two titles in a row: the first one was a short paragraph
-                paragraphs.append(
-                    SplitParagraph(title=titles.doc_title[:MAX_TITLE_CHARS], content=titles.pending_section)
-                )
+                yield SplitParagraph(title=titles.doc_title[:MAX_TITLE_CHARS], content=titles.pending_section)
             titles.section = titles.pending_section = block.text
             continue
         titles.pending_section = ""
+        pieces: Iterable[str]
         if isinstance(block, Text):
-            pieces = _text_pieces(block.text.strip(), rules) if block.text.strip() else []
+            pieces = _text_pieces(block.text.strip(), rules) if block.text.strip() else ()
         elif isinstance(block, Table):
             pieces = table_pieces(block.rows, MAX_TABLE_CHARS if rules.keep_tables else limit)
         else:
-            paragraphs.extend(_record_paragraphs(block, limit, titles.current()))
+            yield from _record_paragraphs(block, limit, titles.current())
             continue
-        paragraphs.extend(SplitParagraph(title=titles.current(), content=piece) for piece in pieces)
+        for piece in pieces:
+            yield SplitParagraph(title=titles.current(), content=piece)
     if titles.pending_section:  # a short last line with nothing under it is content, not a title
-        paragraphs.append(SplitParagraph(title=titles.doc_title[:MAX_TITLE_CHARS], content=titles.pending_section))
-    return paragraphs
+        yield SplitParagraph(title=titles.doc_title[:MAX_TITLE_CHARS], content=titles.pending_section)

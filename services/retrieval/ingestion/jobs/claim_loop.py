@@ -1,6 +1,7 @@
 """The loop every job worker of a retrieval process runs: claim a job, work on it, and when there
-is none wait for the next poll or a wake-up, whichever comes first. One job at a time per worker.
-The ingestion worker and the change of embedding model each run one over their own table."""
+is none wait for the next poll or a wake-up, whichever comes first. A worker runs ``slots`` such
+loops side by side, each on a job of its own (one unless told otherwise). The ingestion worker
+and the change of embedding model each run one over their own table."""
 
 from __future__ import annotations
 
@@ -19,13 +20,20 @@ Job = TypeVar("Job")
 
 class ClaimingWorker(abc.ABC, Generic[Job]):
     def __init__(
-        self, claim: Callable[[str], Awaitable[Job | None]], poll_seconds: float, purpose: str, jobs: str
+        self,
+        claim: Callable[[str], Awaitable[Job | None]],
+        poll_seconds: float,
+        purpose: str,
+        jobs: str,
+        slots: int = 1,
     ) -> None:
         """``claim(holder)`` takes a job for ``holder``; ``purpose`` starts the holder's name and
-        ``jobs`` says in the log what a job is ("an ingestion job")."""
+        ``jobs`` says in the log what a job is ("an ingestion job"); ``slots`` jobs are worked on
+        at once, all under the one holder (each job's lease is its own)."""
         self._claim = claim
         self._poll = poll_seconds
         self._jobs = jobs
+        self._slots = max(1, slots)
         self.holder = f"{purpose}-{uuid.uuid4().hex}"
         self._wake = asyncio.Event()
 
@@ -38,6 +46,9 @@ class ClaimingWorker(abc.ABC, Generic[Job]):
         self._wake.set()
 
     async def run(self) -> None:
+        await asyncio.gather(*(self._slot() for _ in range(self._slots)))
+
+    async def _slot(self) -> None:
         while True:
             try:
                 job = await self._claim(self.holder)

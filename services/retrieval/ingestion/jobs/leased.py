@@ -11,6 +11,12 @@ moment pick different rows instead of queueing on one; on SQLite, where writes a
 the conditional UPDATE alone decides. Every later write of the worker is conditional on still
 holding the lease, so a job taken over from a slow process is never finished twice. Only
 processes of the same vector store (``store_key``) claim a job: it writes into that store.
+
+Which job is claimed: the oldest of a dataset that has no job being worked on (by any process),
+else the oldest of all. One dataset's 500 queued uploads then take one slot at a time while
+another dataset's upload, queued after them, goes to the next slot that comes free: datasets take
+turns instead of waiting behind each other. A preference, not a lock: replicas claiming at the
+same moment may both start jobs of one dataset, and each job is still processed by exactly one.
 """
 
 from __future__ import annotations
@@ -67,26 +73,40 @@ class Leases(Generic[Row]):
         """Whether a job could be claimed now (a read)."""
         return session.scalar(select(self._table.id).where(self._claimable(utcnow())).limit(1)) is not None
 
-    def claim(self, session: Session, holder: str, read: Callable[[Row], Claimed | None]) -> Claimed | None:
-        """The oldest job nobody holds (or whose holder's lease ran out), now ours, as ``read``
-        sees it (None: skip it, e.g. its document is gone)."""
-        table, expiry = self._table, self.expiry()
-        claimable = self._claimable(utcnow())
+    def _busy_datasets(self, session: Session, now: dt.datetime) -> set[str]:
+        """The datasets with a job someone works on now (held, its lease running), whatever its store."""
+        table = self._table
+        held = table.state.in_(self._active) & table.holder.is_not(None) & (table.lease_until >= now)
+        return set(session.scalars(select(table.dataset_id).where(held).distinct()).all())
+
+    def _candidates(self, session: Session, where: ColumnElement[bool]) -> list[str]:
+        """The ids of the oldest few jobs ``where`` allows, locked for us on PostgreSQL."""
+        table = self._table
         # SKIP LOCKED: concurrent claimers on PostgreSQL take different rows (ignored by SQLite).
-        candidates = session.scalars(
-            select(table.id).where(claimable).order_by(table.created_at).limit(4).with_for_update(skip_locked=True)
-        ).all()
-        for job_id in candidates:
-            taken = session.execute(
-                update(table)
-                .where(table.id == job_id, claimable)
-                .values(holder=holder, lease_until=expiry, attempts=table.attempts + 1)
-                .returning(table.id)
-            ).first()
-            row = session.get(table, job_id, populate_existing=True) if taken is not None else None
-            claimed = read(row) if row is not None else None
-            if claimed is not None:
-                return claimed
+        query = select(table.id).where(where).order_by(table.created_at).limit(4)
+        return list(session.scalars(query.with_for_update(skip_locked=True)).all())
+
+    def claim(self, session: Session, holder: str, read: Callable[[Row], Claimed | None]) -> Claimed | None:
+        """The oldest job nobody holds (or whose holder's lease ran out) of a dataset with none
+        being worked on, else the oldest of all, now ours, as ``read`` sees it (None: skip it,
+        e.g. its document is gone)."""
+        table, expiry, now = self._table, self.expiry(), utcnow()
+        claimable = self._claimable(now)
+        busy = self._busy_datasets(session, now)
+        # A job tried in the first pass is no longer claimable in the second: it is not taken twice.
+        passes = [claimable & table.dataset_id.not_in(busy), claimable] if busy else [claimable]
+        for where in passes:
+            for job_id in self._candidates(session, where):
+                taken = session.execute(
+                    update(table)
+                    .where(table.id == job_id, claimable)
+                    .values(holder=holder, lease_until=expiry, attempts=table.attempts + 1)
+                    .returning(table.id)
+                ).first()
+                row = session.get(table, job_id, populate_existing=True) if taken is not None else None
+                claimed = read(row) if row is not None else None
+                if claimed is not None:
+                    return claimed
         return None
 
     def look(self, session: Session, job_id: str, holder: str) -> tuple[str, Row | None]:

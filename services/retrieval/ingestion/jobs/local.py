@@ -24,8 +24,9 @@ class LocalIngestion:
         self.worker = IngestWorker(
             self.queue,
             VersionBuilder(store, embedder),
-            job_parser(ParseLimits.from_settings(settings)),
+            job_parser(ParseLimits.from_settings(settings), self.queue.source),
             settings.ingest_poll_seconds,
+            job_seconds=settings.ingest_job_seconds,
         )
 
     async def add(self, dataset_id: str, upload: Upload) -> Document:

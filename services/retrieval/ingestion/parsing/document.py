@@ -1,8 +1,11 @@
-"""What parsing returns and refuses, and the text decoding, shared by every format's parser."""
+"""What parsing returns and refuses (its limits, and the text counted against them as it is read), and
+the text decoding, shared by every format's parser."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kbcore.errors import InvalidRequest
 from kbcore.settings import Settings
@@ -13,13 +16,23 @@ class DocumentRejected(InvalidRequest):
     """The file cannot become paragraphs; the message says why in words the uploader can act on."""
 
 
+# A file whose ingestion ran past its wall-clock bound (``KB_INGEST_JOB_SECONDS``): its parse,
+# ended by the sandbox, or the whole job, ended by the worker; one sentence, whichever it was.
+PAST_WALL_CLOCK = (
+    "{filename!r} took more than {seconds:g} seconds of wall-clock time to take in: it is too large, built to "
+    "stall a parser, or the service was too busy; split it, or ask the operator to raise KB_INGEST_JOB_SECONDS"
+)
+
+
 @dataclass(frozen=True)
 class ParseLimits:
     """Bounds that keep a hostile or oversized file from holding a worker or its memory.
 
     The size bounds are checked before the expensive work (``preflight``) and again while
-    reading; the memory and CPU bounds are the parsing child process's own limits (``sandbox``),
-    which catch whatever a library does that no check foresaw.
+    reading, the text's characters, lines and paragraphs as it is read and split (``TextBudget``);
+    the memory and CPU bounds are the parsing child process's own limits (``sandbox``), which
+    catch whatever a library does that no check foresaw, and ``wall_seconds`` ends a parse that
+    neither finishes nor uses its CPU time (the ingestion job's own wall-clock bound).
     """
 
     max_paragraphs: int = 20_000
@@ -30,8 +43,10 @@ class ParseLimits:
     max_pages: int = 2000
     max_cells: int = 2_000_000
     max_chars: int = 20_000_000
+    max_lines: int = 2_000_000
     memory_mb: int = 1024
     cpu_seconds: int = 300
+    wall_seconds: int = 3600
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ParseLimits:
@@ -44,8 +59,10 @@ class ParseLimits:
             max_pages=settings.parse_max_pages,
             max_cells=settings.parse_max_cells,
             max_chars=settings.parse_max_chars,
+            max_lines=settings.parse_max_lines,
             memory_mb=settings.parse_memory_mb,
             cpu_seconds=settings.parse_cpu_seconds,
+            wall_seconds=settings.ingest_job_seconds,
         )
 
 
@@ -69,3 +86,73 @@ def decode_legacy(filename: str, data: bytes) -> str:
             break
         return text
     raise DocumentRejected(f"{filename!r} is neither UTF-8 nor GB18030 text")
+
+
+# --- the text's own limits, counted while it is read and split ---------------------------
+#
+# Every parser hands the text it takes from the file to one ``TextBudget`` (a Markdown file's
+# whole decoded text at once, a PDF's lines page by page, a sheet's rows, a Word paragraph, a
+# web page's blocks), and the splitter's paragraphs are counted as they are made
+# (``parse.finish``). The first count past its limit refuses the document, naming the limit and
+# its setting: a 50 MiB file of one line is refused as soon as it is decoded, not after minutes of
+# cutting it into 87,000 paragraphs only to find them too many. Characters are those of the text
+# the parser reads out (spaces and line breaks included, a table's cells); lines are the file's
+# lines of text (a PDF's text lines, a sheet's or a table's rows, a Word paragraph). The line
+# bound stops a file that is all structure and no text (millions of one-character headings)
+# before each line becomes an object in memory.
+
+Rows = TypeVar("Rows", bound=Sequence[Sequence[str]])
+
+
+def line_count(text: str) -> int:
+    """Lines of ``text``, whatever ends them (``\\n``, ``\\r\\n`` or a lone ``\\r``)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+
+
+class TextBudget:
+    """One document's characters, lines and paragraphs so far, refused at the first past a limit."""
+
+    def __init__(self, filename: str, limits: ParseLimits) -> None:
+        self._filename = filename
+        self._limits = limits
+        self.characters = 0
+        self.lines = 0
+        self.paragraphs = 0
+
+    def read(self, text: str) -> str:
+        """Count ``text`` (returned as it is, to be used in place), refusing past a limit."""
+        self._take(len(text), line_count(text))
+        return text
+
+    def rows(self, rows: Rows) -> Rows:
+        """Count a table's rows (one line each, their cells' characters), returned as they are."""
+        for row in rows:
+            self._take(sum(len(cell) for cell in row), 1)
+        return rows
+
+    def paragraph(self) -> None:
+        """Count one paragraph the splitter made, refusing past the limit."""
+        self.paragraphs += 1
+        if self.paragraphs > self._limits.max_paragraphs:
+            filename, limit = self._filename, self._limits.max_paragraphs
+            raise DocumentRejected(
+                f"{filename!r} makes more than {limit:,} paragraphs, the most one document may have: "
+                "split it into smaller files or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
+            )
+
+    def _take(self, characters: int, lines: int) -> None:
+        self.characters += characters
+        self.lines += lines
+        filename = self._filename
+        if self.characters > self._limits.max_chars:
+            limit = self._limits.max_chars
+            raise DocumentRejected(
+                f"{filename!r} has more than {limit:,} characters of text, the most one document may have: "
+                "split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS"
+            )
+        if self.lines > self._limits.max_lines:
+            limit = self._limits.max_lines
+            raise DocumentRejected(
+                f"{filename!r} has more than {limit:,} lines of text, the most one document may have: "
+                "split it into smaller files or ask the operator to raise KB_PARSE_MAX_LINES"
+            )

@@ -1,6 +1,8 @@
 """One entry point for every uploaded file: check what it is and its bounds, parse it, split it, bound it.
 
-Run inside the parsing child process (``services.retrieval.ingestion.parsing.sandbox``), never in a service.
+The text is counted against the document's limits while it is read and split (``TextBudget``), so
+a file past one is refused where it passes it. Run inside the parsing child process
+(``services.retrieval.ingestion.parsing.confined.sandbox``), never in a service.
 """
 
 from __future__ import annotations
@@ -8,7 +10,13 @@ from __future__ import annotations
 from pathlib import PurePosixPath, PureWindowsPath
 
 from kbcore.text.storable import storable_text
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits, decode_legacy
+from services.retrieval.ingestion.parsing.document import (
+    DocumentRejected,
+    ParsedDocument,
+    ParseLimits,
+    TextBudget,
+    decode_legacy,
+)
 from services.retrieval.ingestion.parsing.preflight import preflight
 from services.retrieval.ingestion.parsing.sniff import sniff
 from services.retrieval.ingestion.split_rules import DEFAULT_RULES, SplitRules
@@ -19,8 +27,8 @@ from services.retrieval.ingestion.splitter import (
     Text,
     UnsupportedDocument,
     decode_text,
+    iter_paragraphs,
     markdown_blocks,
-    split_blocks,
 )
 
 
@@ -37,72 +45,66 @@ def _storable(paragraph: SplitParagraph) -> SplitParagraph:
 def finish(
     filename: str,
     document: StructuredDocument,
-    limits: ParseLimits,
+    budget: TextBudget,
     *,
     fallback_title: str = "",
     rules: SplitRules = DEFAULT_RULES,
 ) -> ParsedDocument:
-    """Split the structured form by ``rules`` and refuse an empty or oversized result, with the reason."""
+    """Split the structured form by ``rules``, counting each paragraph against ``budget`` as it is
+    made, and refuse an empty result, with the reason."""
     top = next((b.text for b in document.blocks if isinstance(b, Heading) and b.level == 1), "")
     title = storable_text(document.title or top or fallback_title)
-    split = split_blocks(document.blocks, document_title=document.title or top, rules=rules)
-    paragraphs = [_storable(p) for p in split]
-    paragraphs = [p for p in paragraphs if p.content.strip()]
+    paragraphs: list[SplitParagraph] = []
+    for paragraph in iter_paragraphs(document.blocks, document_title=document.title or top, rules=rules):
+        kept = _storable(paragraph)
+        if kept.content.strip():
+            budget.paragraph()
+            paragraphs.append(kept)
     if not paragraphs:
         raise DocumentRejected(f"{filename!r} contains no text")
-    if len(paragraphs) > limits.max_paragraphs:
-        raise DocumentRejected(
-            f"{filename!r} makes {len(paragraphs)} paragraphs; a document may have at most {limits.max_paragraphs}: "
-            "split it into smaller files or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
-        )
-    characters = sum(len(p.title) + len(p.content) for p in paragraphs)
-    if characters > limits.max_chars:
-        raise DocumentRejected(
-            f"{filename!r} makes {characters:,} characters of text; a document may have at most "
-            f"{limits.max_chars:,}: split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS"
-        )
     texts = [b.text for b in document.blocks if isinstance(b, Text)]
     unused = tuple(s for s in rules.separators if not any(s in text for text in texts))
     return ParsedDocument(title=title, paragraphs=paragraphs, unused_separators=unused)
 
 
-def _markdown_document(filename: str, data: bytes) -> StructuredDocument:
-    """Markdown or text; the file must be UTF-8, as the Markdown path always required."""
+def _markdown_document(filename: str, data: bytes, budget: TextBudget) -> StructuredDocument:
+    """Markdown or text; the file must be UTF-8, as the Markdown path always required. Its whole
+    text is counted at once, before any of it is split."""
     try:
         text = decode_text(filename, data)
     except UnsupportedDocument as exc:
         raise DocumentRejected(str(exc)) from exc
-    return StructuredDocument(blocks=markdown_blocks(text))
+    return StructuredDocument(blocks=markdown_blocks(budget.read(text)))
 
 
-def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits, budget: TextBudget) -> StructuredDocument:
     """The parser for one source type; the libraries are imported only when their format arrives."""
     if kind in ("md", "txt"):
-        return _markdown_document(filename, data)
+        return _markdown_document(filename, data, budget)
     if kind == "pdf":
         from services.retrieval.ingestion.parsing.pdf import pdf_document
 
-        return pdf_document(filename, data, limits)
+        return pdf_document(filename, data, limits, budget)
     if kind == "docx":
         from services.retrieval.ingestion.parsing.word import word_document
 
-        return word_document(filename, data, limits)
+        return word_document(filename, data, budget)
     if kind in ("xlsx", "xls"):
         from services.retrieval.ingestion.parsing.sheets import workbook_document
 
-        return workbook_document(filename, data, limits)
+        return workbook_document(filename, data, limits, budget)
     if kind == "csv":
         from services.retrieval.ingestion.parsing.sheets import csv_document
 
-        return csv_document(filename, data, limits)
+        return csv_document(filename, data, limits, budget)
     if kind == "html":
         from services.retrieval.ingestion.parsing.web import html_document
 
-        return html_document(decode_legacy(filename, data))
+        return html_document(decode_legacy(filename, data), budget)
     if kind == "pptx":
         from services.retrieval.ingestion.parsing.slides import slides_document
 
-        return slides_document(filename, data, limits)
+        return slides_document(filename, data, budget)
     raise DocumentRejected(f"{filename!r} is an archive: its files are taken in one by one, not as one document")
 
 
@@ -116,5 +118,6 @@ def parse_document(
     """
     kind = sniff(filename, data)
     preflight(kind, filename, data, limits)
-    document = _structured(kind, filename, data, limits)
-    return finish(filename, document, limits, fallback_title=_stem(filename), rules=rules)
+    budget = TextBudget(filename, limits)
+    document = _structured(kind, filename, data, limits, budget)
+    return finish(filename, document, budget, fallback_title=_stem(filename), rules=rules)

@@ -19,12 +19,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, SectionLine, StructuredDocument, Table, Text
 
 _SENTENCE_END = re.compile(r"[。！？!?；;：:.]$")
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _PAGE_NUMBER = re.compile(r"^[-—\s]*(?:第\s*)?\d+\s*(?:页|/\s*\d+)?[-—\s]*$")
+# Only a line this short can be a page number: the pattern backtracks through a run of spaces,
+# so a long line is never given to it.
+_PAGE_NUMBER_MAX_CHARS = 20
 _HEADING_RATIO = 1.15
 _HEADING_MAX_CHARS = 60  # a longer line set large is emphasis, not a heading
 _NUMBERED_MAX_CHARS = 30  # a longer numbered line is a clause ("第三条 住宿费实行…"), not a title
@@ -96,21 +99,22 @@ def _open(filename: str, data: bytes, limits: ParseLimits) -> Any:
     return pdf
 
 
-def _page_items(page: Any, number: int) -> list[tuple[float, _Line | Table]]:
-    """One page's lines and tables, each with its vertical position; lines inside a table belong to the table."""
+def _page_items(page: Any, number: int, budget: TextBudget) -> list[tuple[float, _Line | Table]]:
+    """One page's lines and tables, each with its vertical position; lines inside a table belong
+    to the table. Each is counted against ``budget`` as the page is read."""
     tables = page.find_tables() if (page.rects or page.lines) else []
     boxes = [t.bbox for t in tables]
     items: list[tuple[float, _Line | Table]] = []
     for table in tables:
-        rows = tuple(tuple(" ".join((c or "").split()) for c in row) for row in table.extract())
+        rows = budget.rows(tuple(tuple(" ".join((c or "").split()) for c in row) for row in table.extract()))
         if any(any(r) for r in rows):
             items.append((table.bbox[1], Table(rows)))
     for line in page.extract_text_lines(return_chars=True, strip=True):
         middle = (line["top"] + line["bottom"]) / 2
         if any(x0 <= line["x0"] and line["x1"] <= x1 + 1 and top <= middle <= bottom for x0, top, x1, bottom in boxes):
             continue
-        text = line["text"].strip()
-        if not text or _PAGE_NUMBER.match(text):
+        text = budget.read(line["text"].strip())
+        if not text or (len(text) <= _PAGE_NUMBER_MAX_CHARS and _PAGE_NUMBER.match(text)):
             continue
         size = max((c.get("size", 0.0) for c in line["chars"]), default=0.0)
         items.append((line["top"], _Line(text, round(size * 2) / 2, line["top"], line["bottom"], line["x1"], number)))
@@ -130,11 +134,9 @@ def _heading_levels(lines: list[_Line]) -> dict[float, int]:
     return {size: level for level, size in enumerate(sizes, start=1)}
 
 
-def _join(left: str, right: str) -> str:
+def _separator(left: str, right: str) -> str:
     """Lines of Chinese join without a space; lines of Latin script with one."""
-    if _CJK.search(left[-1:]) or _CJK.search(right[:1]) or left.endswith("-"):
-        return left + right
-    return f"{left} {right}"
+    return "" if _CJK.search(left[-1:]) or _CJK.search(right[:1]) or left.endswith("-") else " "
 
 
 def _ends_paragraph(previous: _Line, line: _Line, right_edge: float) -> bool:
@@ -170,45 +172,52 @@ def _with_section_lines(blocks: list[Block], one_line: set[int]) -> list[Block]:
 def _blocks(items: list[_Line | Table], levels: dict[float, int], right_edge: float) -> list[Block]:
     blocks: list[Block] = []
     one_line: set[int] = set()  # indexes of the text blocks made of a single line
-    current = ""
+    # The text block being read: its lines with what joins them, joined once when it closes (a
+    # paragraph grown line by line would be copied whole at every line).
+    parts: list[str] = []
     lines = 0
     previous: _Line | None = None
 
     def close_text() -> None:
         if lines == 1:
             one_line.add(len(blocks))
-        blocks.append(Text(current))
+        blocks.append(Text("".join(parts)))
 
     for item in items:
         if isinstance(item, _Line) and (item.size not in levels or len(item.text) > _HEADING_MAX_CHARS):
-            if current and previous is not None and _ends_paragraph(previous, item, right_edge):
+            if parts and previous is not None and _ends_paragraph(previous, item, right_edge):
                 close_text()
-                current, lines = "", 0
-            current = _join(current, item.text) if current else item.text
+                parts, lines = [], 0
+            if parts:
+                parts.append(_separator(parts[-1], item.text))
+            parts.append(item.text)
             lines += 1
             previous = item
             continue
-        if current:
+        if parts:
             close_text()
-            current, lines, previous = "", 0, None
+            parts, lines, previous = [], 0, None
+        last = blocks[-1] if blocks else None
         if isinstance(item, Table):
             blocks.append(item)
-        elif blocks and isinstance(blocks[-1], Heading) and blocks[-1].level == levels[item.size]:
-            blocks[-1] = Heading(_join(blocks[-1].text, item.text), blocks[-1].level)  # a heading set on two lines
+        elif isinstance(last, Heading) and last.level == levels[item.size] and len(last.text) <= _HEADING_MAX_CHARS:
+            # a heading set on two lines (a long run of them is not one heading)
+            blocks[-1] = Heading(last.text + _separator(last.text, item.text) + item.text, last.level)
         else:
             blocks.append(Heading(item.text, levels[item.size]))
-    if current:
+    if parts:
         close_text()
     return _with_section_lines(blocks, one_line)
 
 
-def pdf_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+def pdf_document(filename: str, data: bytes, limits: ParseLimits, budget: TextBudget) -> StructuredDocument:
+    """The PDF's text layer in reading order, counted against ``budget`` page by page as it is read."""
     pdf = _open(filename, data, limits)
     with pdf:
         items: list[_Line | Table] = []
         images = 0
         for number, page in enumerate(pdf.pages):
-            items.extend(item for _, item in _page_items(page, number))
+            items.extend(item for _, item in _page_items(page, number, budget))
             images += len(page.images)
             page.close()  # drop the page's cached objects: a 300-page file stays small in memory
         title = str(pdf.metadata.get("Title") or "").strip()

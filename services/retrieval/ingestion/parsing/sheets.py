@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 
 from kbcore.limits import MAX_QUESTION_CHARS, MAX_QUESTIONS_PER_PARAGRAPH
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits, decode_legacy
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits, TextBudget, decode_legacy
 from services.retrieval.ingestion.splitter import Block, Heading, Record, StructuredDocument, Text
 
 _QUESTION = frozenset({"问题", "问", "提问", "常见问题", "question", "q", "faq"})
@@ -87,14 +87,18 @@ def _row_text(header: Sequence[str], row: Sequence[str]) -> str:
     return "；".join(pairs)
 
 
-def sheet_blocks(name: str, rows: Iterable[Sequence[object]], budget: int, filename: str) -> Iterator[Block]:
-    """One sheet's rows as blocks, refusing once more than ``budget`` rows have come out."""
+def sheet_blocks(
+    name: str, rows: Iterable[Sequence[object]], budget: int, filename: str, text_budget: TextBudget
+) -> Iterator[Block]:
+    """One sheet's rows as blocks, refusing once more than ``budget`` rows have come out; each
+    row's cells are counted against ``text_budget`` as the row is read."""
     header: list[str] | None = None
     faq: tuple[int, int] | None = None
     qa: tuple[int | None, int, int | None] | None = None
     count = 0
     for number, raw in enumerate(rows, start=1):
         row = [_cell(v) for v in raw]
+        text_budget.rows((row,))
         if not any(row):
             continue
         if header is None:
@@ -122,7 +126,7 @@ def sheet_blocks(name: str, rows: Iterable[Sequence[object]], budget: int, filen
         yield Text(_row_text(header, row))
 
 
-def workbook_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+def workbook_document(filename: str, data: bytes, limits: ParseLimits, text_budget: TextBudget) -> StructuredDocument:
     """An .xlsx or .xls workbook, every visible sheet in order, read by calamine (Rust, one pass)."""
     from python_calamine import CalamineError, CalamineWorkbook
 
@@ -132,13 +136,13 @@ def workbook_document(filename: str, data: bytes, limits: ParseLimits) -> Struct
         for sheet_name in workbook.sheet_names:
             sheet = workbook.get_sheet_by_name(sheet_name)
             budget = limits.max_paragraphs - len(blocks)
-            blocks.extend(sheet_blocks(sheet_name, sheet.iter_rows(), budget, filename))
+            blocks.extend(sheet_blocks(sheet_name, sheet.iter_rows(), budget, filename, text_budget))
     except (CalamineError, ValueError, OSError) as exc:
         raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a spreadsheet ({exc})") from exc
     return StructuredDocument(blocks=blocks)
 
 
-def csv_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+def csv_document(filename: str, data: bytes, limits: ParseLimits, budget: TextBudget) -> StructuredDocument:
     """A CSV file (comma, semicolon or tab separated; UTF-8 or GB18030)."""
     text = decode_legacy(filename, data)
     try:
@@ -147,7 +151,7 @@ def csv_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredD
         dialect = csv.excel
     rows = csv.reader(io.StringIO(text), dialect)
     try:
-        blocks = list(sheet_blocks(PurePosixPath(filename).stem, rows, limits.max_paragraphs, filename))
+        blocks = list(sheet_blocks(PurePosixPath(filename).stem, rows, limits.max_paragraphs, filename, budget))
     except csv.Error as exc:
         raise DocumentRejected(f"{filename!r} is not valid CSV: {exc}") from exc
     return StructuredDocument(blocks=blocks)

@@ -12,7 +12,7 @@ import html as html_text
 import re
 from typing import Any
 
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
 
 _BOILERPLATE = ("nav", "header", "footer", "aside", "script", "style", "noscript", "form", "template")
@@ -38,31 +38,32 @@ def _strip_boilerplate(html: str) -> str:
     return str(lxml.html.tostring(root, encoding="unicode"))
 
 
-def _table(element: Any) -> Table:
+def _table(element: Any, budget: TextBudget) -> Table:
     rows = []
     for row in element.iter("tr"):
         rows.append(tuple(" ".join(cell.text_content().split()) for cell in row if cell.tag in ("td", "th")))
-    return Table(tuple(r for r in rows if any(r)))
+    return Table(budget.rows(tuple(r for r in rows if any(r))))
 
 
-def _walk(element: Any, blocks: list[Block]) -> None:
-    """Blocks in document order: a heading, table or text element is taken whole, anything else is entered."""
+def _walk(element: Any, blocks: list[Block], budget: TextBudget) -> None:
+    """Blocks in document order: a heading, table or text element is taken whole, anything else
+    is entered; each block's text is counted against ``budget`` as it is taken."""
     for child in element:
         tag = child.tag if isinstance(child.tag, str) else ""
         if tag in _HEADINGS:
-            text = " ".join(child.text_content().split())
+            text = budget.read(" ".join(child.text_content().split()))
             if text:
                 blocks.append(Heading(text, _HEADINGS[tag]))
         elif tag == "table":
-            table = _table(child)
+            table = _table(child, budget)
             if table.rows:
                 blocks.append(table)
         elif tag in _TEXT_TAGS or (tag == "div" and not any(c.tag in _BLOCK_TAGS for c in child.iterdescendants())):
-            text = " ".join(child.text_content().split())
+            text = budget.read(" ".join(child.text_content().split()))
             if text:
                 blocks.append(Text(text))
         elif tag:
-            _walk(child, blocks)
+            _walk(child, blocks, budget)
 
 
 def page_title(page: bytes) -> str:
@@ -93,7 +94,7 @@ def _text(raw: bytes, encodings: list[str]) -> str:
     return ""
 
 
-def html_document(html: str) -> StructuredDocument:
+def html_document(html: str, budget: TextBudget) -> StructuredDocument:
     import lxml.html
     from lxml.etree import ParserError
     from readability import Document
@@ -106,7 +107,7 @@ def html_document(html: str) -> StructuredDocument:
     except (ParserError, ValueError) as exc:
         raise DocumentRejected("the web page has no readable content") from exc
     blocks: list[Block] = []
-    _walk(main, blocks)
+    _walk(main, blocks, budget)
     return StructuredDocument(title=title, blocks=blocks)
 
 
@@ -114,4 +115,6 @@ def parse_html(html: str, *, url: str | None = None, limits: ParseLimits | None 
     """A web page (fetched by URL or uploaded) as titled paragraphs of its main content."""
     from services.retrieval.ingestion.parsing.parse import finish
 
-    return finish(url or "the web page", html_document(html), limits or ParseLimits(), fallback_title=url or "")
+    name = url or "the web page"
+    budget = TextBudget(name, limits or ParseLimits())
+    return finish(name, html_document(html, budget), budget, fallback_title=url or "")

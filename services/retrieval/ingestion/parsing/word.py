@@ -6,7 +6,7 @@ import io
 import re
 from typing import Any
 
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
+from services.retrieval.ingestion.parsing.document import DocumentRejected, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
 
 # "Heading 2" in English Word, "标题 2" in Chinese Word; "Title" is the document's own title.
@@ -35,7 +35,8 @@ def _table_rows(table: Any) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(cell.text.strip() for cell in row.cells) for row in table.rows)
 
 
-def word_document(filename: str, data: bytes, limits: ParseLimits) -> StructuredDocument:
+def word_document(filename: str, data: bytes, budget: TextBudget) -> StructuredDocument:
+    """The document's paragraphs and tables in reading order, each counted against ``budget`` as it is read."""
     import docx
     from docx.table import Table as DocxTable
 
@@ -46,11 +47,11 @@ def word_document(filename: str, data: bytes, limits: ParseLimits) -> Structured
     blocks: list[Block] = []
     for item in document.iter_inner_content():
         if isinstance(item, DocxTable):
-            rows = _table_rows(item)
+            rows = budget.rows(_table_rows(item))
             if any(any(row) for row in rows):
                 blocks.append(Table(rows))
             continue
-        text = item.text.strip()
+        text = budget.read(item.text.strip())
         if not text:
             continue
         level = _heading_level(item)

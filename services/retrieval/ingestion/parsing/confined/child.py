@@ -1,4 +1,4 @@
-"""``python -m services.retrieval.ingestion.parsing.child``: parse one file inside limits of its own.
+"""``python -m services.retrieval.ingestion.parsing.confined.child``: parse one file inside limits of its own.
 
 The parent (``sandbox``) starts one such process per file, passes the file name and the limits
 as the one argument (with the split rules) and the file's bytes on stdin, and reads one JSON
@@ -17,6 +17,7 @@ import os
 import resource
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
@@ -47,13 +48,26 @@ def confine(limits: ParseLimits) -> None:
     os.nice(NICENESS)
 
 
-def _result(filename: str, data: bytes, limits: ParseLimits, rules: SplitRules) -> dict[str, Any]:
+def answer_parent(filename: str, work: Callable[[], dict[str, Any]]) -> None:
+    """Write what ``work`` gives to stdout as one JSON object, a refusal for a file the limits or
+    its own content refuse; anything else it raises exits with ``PARSER_FAILED`` and its stack on
+    stderr (the parent logs it; the uploader reads a sentence). One ending for every confined child."""
     try:
-        parsed = parse_document(filename, data, limits, rules)
-    except DocumentRejected as exc:
-        return {"rejected": str(exc)}
-    except MemoryError:
-        return {"rejected": f"{filename!r} {MEMORY_REFUSED} (the operator's limit is KB_PARSE_MEMORY_MB)"}
+        try:
+            result = work()
+        except DocumentRejected as exc:
+            result = {"rejected": str(exc)}
+        except MemoryError:
+            result = {"rejected": f"{filename!r} {MEMORY_REFUSED} (the operator's limit is KB_PARSE_MEMORY_MB)"}
+    except Exception:
+        traceback.print_exc()
+        sys.exit(PARSER_FAILED)
+    sys.stdout.write(json.dumps(result, ensure_ascii=False))
+    sys.stdout.flush()
+
+
+def _result(filename: str, data: bytes, limits: ParseLimits, rules: SplitRules) -> dict[str, Any]:
+    parsed = parse_document(filename, data, limits, rules)
     return {
         "title": parsed.title,
         "paragraphs": [[p.title, p.content, list(p.questions)] for p in parsed.paragraphs],
@@ -66,13 +80,8 @@ def main() -> None:
     limits = ParseLimits(**request["limits"])
     confine(limits)
     data = sys.stdin.buffer.read()
-    try:
-        result = _result(request["filename"], data, limits, SplitRules.from_json(request["rules"]))
-    except Exception:
-        traceback.print_exc()  # the parent logs it; the uploader reads a sentence
-        sys.exit(PARSER_FAILED)
-    sys.stdout.write(json.dumps(result, ensure_ascii=False))
-    sys.stdout.flush()
+    filename = request["filename"]
+    answer_parent(filename, lambda: _result(filename, data, limits, SplitRules.from_json(request["rules"])))
 
 
 if __name__ == "__main__":

@@ -3,9 +3,11 @@
 A parser library can abort the whole process (calamine's allocation failure), hold gigabytes
 (pdfminer inflating a stream whole) or run for minutes (a 50,000-page PDF); none of that can be
 caught in the process that answers questions, and memory a Python process took is rarely given
-back. So each file is parsed by ``python -m services.retrieval.ingestion.parsing.child`` under its own
-address-space and CPU-time limits, and when the child ends, its memory ends with it. Cancelling
-the awaiting task kills the child at once. A fresh interpreter per file costs about 0.1 s,
+back. So each file is parsed by ``python -m services.retrieval.ingestion.parsing.confined.child`` under its own
+address-space and CPU-time limits, and when the child ends, its memory ends with it; one that
+neither finishes nor uses its CPU time (a machine too busy to give it any) is killed at the
+ingestion job's wall-clock bound (``KB_INGEST_JOB_SECONDS``). Cancelling the awaiting task kills
+the child at once. A fresh interpreter per file costs about 0.1 s,
 against seconds of parsing for any file worth the trouble.
 """
 
@@ -17,20 +19,26 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import AsyncIterable
 from pathlib import Path
 
 from kbcore.process.child_process import Child, start_child
-from services.retrieval.ingestion.parsing.child import MEMORY_REFUSED, PARSER_FAILED, request_argument
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
+from services.retrieval.ingestion.parsing.confined.child import MEMORY_REFUSED, PARSER_FAILED, request_argument
+from services.retrieval.ingestion.parsing.document import (
+    PAST_WALL_CLOCK,
+    DocumentRejected,
+    ParsedDocument,
+    ParseLimits,
+)
 from services.retrieval.ingestion.split_rules import DEFAULT_RULES, SplitRules
 from services.retrieval.ingestion.splitter import SplitParagraph
 
 log = logging.getLogger(__name__)
 
-_PROJECT_ROOT = Path(__file__).resolve().parents[4]
-# A child that neither finishes nor uses its CPU time (the machine is busy) is still ended:
-# after this many times its CPU allowance in wall-clock time.
-_WALL_FACTOR = 3
+_PROJECT_ROOT = Path(__file__).resolve().parents[5]
+PARSER = "services.retrieval.ingestion.parsing.confined.child"
+# A file for a child: its bytes, or its pieces as they are read (from SQL, from the spool).
+Input = bytes | AsyncIterable[bytes]
 
 
 def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRejected | RuntimeError:
@@ -64,31 +72,41 @@ def _parsed(filename: str, output: bytes) -> ParsedDocument:
     return ParsedDocument(result["title"], paragraphs, tuple(result["unused_separators"]))
 
 
-async def _exchange(child: Child, data: bytes) -> tuple[bytes, bytes]:
-    """The file in, the result and the log out, and the child's end."""
-    _, output, errors = await asyncio.gather(child.feed(data), child.stdout.read(), child.stderr.read())
+async def _exchange(child: Child, data: Input | None) -> tuple[bytes, bytes]:
+    """The file in (if it is fed), the result and the log out, and the child's end."""
+    feeding = child.feed(data) if data is not None else asyncio.sleep(0)
+    _, output, errors = await asyncio.gather(feeding, child.stdout.read(), child.stderr.read())
     await child.wait()
     return output, errors
 
 
 async def parse_in_child(
-    filename: str, data: bytes, limits: ParseLimits, rules: SplitRules = DEFAULT_RULES
+    filename: str, data: Input, limits: ParseLimits, rules: SplitRules = DEFAULT_RULES
 ) -> ParsedDocument:
-    """``parse_document`` of the file, cut by ``rules``, run in a child process under ``limits``;
-    every refusal is a ``DocumentRejected`` with a sentence. Cancelling this call kills the child."""
+    """``parse_document`` of the file (its bytes, or its pieces as they are read), cut by
+    ``rules``, run in a child process under ``limits``; every refusal is a ``DocumentRejected``
+    with a sentence. Cancelling this call kills the child."""
     argument = request_argument(filename, limits, rules)
+    return _parsed(filename, await run_confined(PARSER, argument, filename, limits, data))
+
+
+async def run_confined(module: str, argument: str, filename: str, limits: ParseLimits, data: Input | None) -> bytes:
+    """``python -m module argument``, a child that confines itself to ``limits`` (``child.confine``)
+    and works on ``filename``, fed ``data`` when given; its output, or the ``DocumentRejected``
+    (or RuntimeError: not the file's fault) its end means. Cancelling this call kills the child."""
     child = await start_child(
-        [sys.executable, "-m", "services.retrieval.ingestion.parsing.child", argument],
+        [sys.executable, "-m", module, argument],
         cwd=_PROJECT_ROOT,
         # A Rust abort says why in one line; a crash in C leaves the Python stack in the log.
         env={**os.environ, "RUST_BACKTRACE": "0", "PYTHONFAULTHANDLER": "1"},
-        with_input=True,
+        with_input=data is not None,
     )
     try:
-        output, errors = await asyncio.wait_for(_exchange(child, data), _WALL_FACTOR * limits.cpu_seconds)
+        # A child that neither finishes nor uses its CPU time (the machine is busy) is still ended.
+        output, errors = await asyncio.wait_for(_exchange(child, data), limits.wall_seconds)
     except TimeoutError:
         log.warning("parsing %r ran past its wall-clock bound; the child was killed", filename)
-        raise _refusal(filename, -signal.SIGKILL, limits) from None
+        raise DocumentRejected(PAST_WALL_CLOCK.format(filename=filename, seconds=limits.wall_seconds)) from None
     finally:
         if child.returncode is None:  # cancelled, or timed out: the child goes with the call
             child.kill()
@@ -98,4 +116,4 @@ async def parse_in_child(
         said = said if len(said) <= 2000 else f"{said[:1000]} … {said[-1000:]}"
         log.warning("parsing %r ended with exit status %s: %s", filename, child.returncode, said)
         raise _refusal(filename, child.returncode or 0, limits)
-    return _parsed(filename, output)
+    return output
