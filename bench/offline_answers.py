@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.kb_fixture import load_sample_kb
 from kbcore.models.base import ChatMessage, EvidenceMatcher, EvidenceParagraph, GenerationRequest, PartSupport
-from kbcore.models.offline.answer_text import unverified_parts
+from kbcore.models.offline.answer_text import NO_EVIDENCE, NOTHING_RELEVANT, unverified_parts
 from kbcore.models.offline.model import OfflineExtractiveModel, compose_answer
 from kbcore.models.offline.terms import load_dictionaries
 from kbcore.vocabulary import STOP_REASON
@@ -42,6 +42,7 @@ SETS = {
     "dev": ROOT / "samples" / "kb" / "questions.jsonl",
     "dev-hard": ROOT / "samples" / "kb" / "questions-hard.jsonl",
     "dev-shift": ROOT / "samples" / "kb" / "questions-shift.jsonl",
+    "dev-short": ROOT / "samples" / "kb" / "questions-short.jsonl",
 }
 ABSENT_PARTS = ROOT / "tests" / "services" / "absent_parts.jsonl"
 SETTINGS = SearchSettings(top_n=5, mode=SearchMode.HYBRID)
@@ -105,7 +106,11 @@ class CaseOutcome:
     answer: str = ""
     facts_verified: int = 0  # facts quoted under a part whose verdict is verified
     hedged: bool = False  # the answer says some part is unverified or only the nearest evidence
+    shifted: bool = False  # the second question changes the subject (it has words it must not borrow)
+    elliptical: bool = False  # the second question leaves its subject out (it has words it must borrow)
     glued: bool = False  # the searched question carries a word of the earlier turn the new one lacks
+    lost: bool = False  # an elliptical question searched without any of the earlier turn's subject words
+    absent_but_found: bool = False  # "nothing relevant" said while the evidence held an unquoted expected fact
     id: str = ""
     kind: str = ""
 
@@ -184,9 +189,19 @@ def graded(case: dict[str, Any], result: LoopResult, answer: str, model_ms: floa
         facts_verified=sum(any(f in q.sentence for s in result.support if s.verified for q in s.quotes) for f in facts),
         hedged=any(not s.verified for s in result.support) or not result.support,
         glued=any(t in result.problem_text and t not in turn["question"] for t in turn.get("foreign_terms", [])),
+        shifted=bool(turn.get("foreign_terms")),
+        elliptical=bool(turn.get("needs_terms")),
+        lost=bool(turn.get("needs_terms")) and not any(t in result.problem_text for t in turn["needs_terms"]),
+        absent_but_found=says_nothing_found(answer)
+        and any(f not in answer and any(f in e.hit.content for e in result.evidence) for f in facts),
         id=str(case.get("id", "")),
         kind=str(case.get("kind", "")),
     )
+
+
+def says_nothing_found(answer: str) -> bool:
+    """Whether the answer says, of the whole question or of a part, that nothing relevant was found."""
+    return NO_EVIDENCE in answer or NOTHING_RELEVANT in answer
 
 
 def offline_search(store: Any, embedder: Any, dataset_id: str) -> tuple[SearchFn, EmbeddingMatcher]:
@@ -256,7 +271,11 @@ def figures(cases: Sequence[CaseOutcome]) -> dict[str, str]:
         "facts stated as verified (all cases)": f"{sum(c.facts_verified for c in cases)}/{facts_all}",
         "confident misses (no hedge, an expected fact missing)": str(sum(c.confident_miss for c in cases)),
         "follow-ups: all gold": f"{sum(c.all_gold for c in followups)}/{len(followups)}",
-        "second questions glued to the first": f"{sum(c.glued for c in cases)}/{len(cases)}",
+        "second questions glued to the first": f"{sum(c.glued for c in cases)}/{sum(c.shifted for c in cases)}",
+        "elliptical second questions that lost their subject": f"{sum(c.lost for c in cases)}/{sum(c.elliptical for c in cases)}",
+        "'nothing relevant' while the evidence held an expected fact (must be 0)": str(
+            sum(c.absent_but_found for c in cases)
+        ),
         "stop reasons": ", ".join(f"{r} {n}" for r, n in reasons),
         "`sufficient` among cases with all gold": f"{reasons_complete.get('sufficient', 0)}/{len(complete)}",
         "rounds used": ", ".join(f"{r} round(s) {n}" for r, n in rounds),

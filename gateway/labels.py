@@ -111,7 +111,13 @@ def progress_line(status: dict[str, Any], language: Language = DEFAULT_LANGUAGE)
     if phase == "assessed":
         if status.get("sufficient"):
             return words["assessed_sufficient"]
-        return words["assessed_missing" if status.get("missing") else "assessed_unnamed_gap"].format(**status)
+        # "Still looking" only when another round runs (a payload without the field, from an
+        # earlier build, said so every time).
+        looking = "assessed" if status.get("continues", True) else "assessed_stopped"
+        return words[f"{looking}_missing" if status.get("missing") else f"{looking}_unnamed_gap"].format(**status)
+    if phase == "retrieving" and status.get("queries"):
+        # One line per round: its queries side by side, as they are searched.
+        status = {**status, "query": words["query_separator"].join(status["queries"])}
     template = words.get(str(phase))
     if template is None:
         return None

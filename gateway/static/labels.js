@@ -49,7 +49,13 @@ export function progressLine(status) {
   const words = LABELS.progress;
   if (s.phase === "assessed") {
     if (s.sufficient) return { template: words.assessed_sufficient, values: s };
-    return { template: s.missing ? words.assessed_missing : words.assessed_unnamed_gap, values: s };
+    // "Still looking" only when another round runs (a payload without the field: as before).
+    const looking = s.continues === false ? "assessed_stopped" : "assessed";
+    return { template: words[s.missing ? `${looking}_missing` : `${looking}_unnamed_gap`], values: s };
+  }
+  if (s.phase === "retrieving" && Array.isArray(s.queries) && s.queries.length) {
+    // One line per round: its queries side by side.
+    return { template: words.retrieving, values: { ...s, query: s.queries.join(words.query_separator) } };
   }
   return { template: words[s.phase] || words.generating, values: s };
 }

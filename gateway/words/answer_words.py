@@ -192,8 +192,19 @@ PROGRESS: dict[str, Word] = {
     "context": ("正在读取会话上下文…", "Reading the conversation so far…"),
     "compacting": ("上下文 token 超出预算，正在压缩…", "The conversation is over its token budget: compacting it…"),
     "retrieving": ("第 {round} 轮检索：{query}", "Search round {round}: {query}"),
+    # Between a round's queries on its one line.
+    "query_separator": ("；", "; "),
     "assessed_sufficient": ("资料已充分，准备回答…", "Enough evidence found, preparing the answer…"),
     "assessed_missing": ("继续查找资料：{missing}", "Still looking for: {missing}"),
     "assessed_unnamed_gap": ("继续查找资料…", "Still looking for evidence…"),
+    # The last round: nothing more is searched, the answer is written from what was found.
+    "assessed_stopped_missing": (
+        "未找到全部资料（{missing}），按已找到的资料回答…",
+        "Not everything was found ({missing}); answering from what was found…",
+    ),
+    "assessed_stopped_unnamed_gap": (
+        "资料未能覆盖整个问题，按已找到的资料回答…",
+        "The evidence does not cover the whole question; answering from what was found…",
+    ),
     "generating": ("正在根据检索资料生成回答…", "Writing the answer from the evidence found…"),
 }

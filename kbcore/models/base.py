@@ -156,6 +156,11 @@ class EvidenceJudge(Protocol):
         """Each part of the standalone question as a query of its own (one for a simple question)."""
         ...
 
+    async def reading(self, question: str, rewrite: str, evidence: Sequence[EvidenceParagraph]) -> str:
+        """The standalone question the first round's evidence supports: ``rewrite``, ``question``
+        as asked, or the question with only the lent words the evidence holds."""
+        ...
+
     async def verdict(
         self,
         question: str,

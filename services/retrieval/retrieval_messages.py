@@ -55,9 +55,12 @@ def paragraph(hit: Hit, round_no: int = 0, rerank_score: float | None = None) ->
 
 def progress(event: Retrieving | Assessed) -> pb.RetrieveResponse:
     if isinstance(event, Retrieving):
-        message = common_pb2.Progress(retrieving=common_pb2.Retrieving(round=event.round, query=event.query))
+        searching = common_pb2.Retrieving(round=event.round, query=event.query, queries=event.queries or (event.query,))
+        message = common_pb2.Progress(retrieving=searching)
     else:
-        assessed = common_pb2.Assessed(round=event.round, sufficient=event.sufficient, missing=event.missing)
+        assessed = common_pb2.Assessed(
+            round=event.round, sufficient=event.sufficient, missing=event.missing, continues=event.continues
+        )
         message = common_pb2.Progress(assessed=assessed)
     return pb.RetrieveResponse(progress=message)
 

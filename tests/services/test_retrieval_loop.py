@@ -144,7 +144,7 @@ async def test_the_evidence_budget_stops_the_loop(model, fake, search) -> None:
 async def test_two_follow_up_queries_are_searched_in_one_round(model, fake, search) -> None:
     fake.enqueue(verdict(False, "缺两项", [EXPENSE_Q, "云岭县图书馆成人读者证借期", "第三个被丢弃"]), verdict(True))
     events, result = await run(RetrievalLoop(model, search, LoopLimits()), BUDGET_Q)
-    round_two = [e.query for e in events if isinstance(e, Retrieving) and e.round == 2]
+    round_two = [q for e in events if isinstance(e, Retrieving) and e.round == 2 for q in e.queries]
     assert round_two == [EXPENSE_Q, "云岭县图书馆成人读者证借期"]
     assert result.rounds[1].queries == round_two
     assert any(isinstance(e, Assessed) and e.round == 2 and e.sufficient for e in events)

@@ -33,3 +33,12 @@ def test_a_sufficient_record_has_no_gap() -> None:
     sufficient.sufficient = True
     sufficient.part_support.add(part="图书馆几点开门？", verified=False)
     assert gap_parts(sufficient) == []
+
+
+def test_a_part_with_words_a_rewrite_lent_it_is_counted_as_the_visitor_asked_it() -> None:
+    judged = result()
+    judged.part_support.add(part="押金 充电宝 租借：押金怎么退？", verified=False)
+    assert gap_parts(judged, "押金怎么退？") == ["押金怎么退？"]
+    own = result()
+    own.part_support.add(part="押金怎么退？", verified=False)
+    assert gap_parts(own, "押金怎么退？") == ["押金怎么退？"]

@@ -96,6 +96,9 @@ class ScriptedJudge:
     async def part_queries(self, question: str, history: Sequence[ChatMessage]) -> list[str]:
         return list(PARTS)
 
+    async def reading(self, question: str, rewrite: str, evidence: Sequence[EvidenceParagraph]) -> str:
+        return rewrite
+
     async def verdict(
         self,
         question: str,

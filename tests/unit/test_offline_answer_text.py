@@ -81,7 +81,7 @@ def test_nearest_evidence_says_so_in_one_line_and_shows_at_most_two_quotes() -> 
     answer = text(supports)
     second = answer.split("\n\n")[2].splitlines()
     assert second[0] == "2. 申请要带什么材料？"
-    assert second[1].startswith("无法根据资料核实") and "最接近" in second[1]
+    assert second[1].startswith("未能确认资料回答了") and "最接近" in second[1], "not said to be missing"
     assert second[2:] == [f"> {q.sentence} ——《{ALLOWANCE}》" for q in nearest[:2]]
     assert "申请要带什么材料" in unverified_parts(answer) and "每月能领多少" not in unverified_parts(answer)
 

@@ -85,7 +85,12 @@ async def test_one_part_covered_asks_for_the_other_part() -> None:
 
 
 async def test_a_query_already_searched_is_not_proposed_again() -> None:
-    searched = (C01, "星澜科技规定员工应当在费用发生后多少日内提交报销申请")  # no question mark: same query
+    # No question mark: same query; the part's content words alone are the last way to look.
+    searched = (
+        C01,
+        "星澜科技规定员工应当在费用发生后多少日内提交报销申请",
+        "星澜 科技 员工 费用 发生 日内 提交 报销 申请",
+    )
     decision = await assess(C01, [paragraph(*QINGHE_PROJECTS)], searched=searched)
     assert decision["sufficient"] is False
     assert decision["queries"] == []

@@ -45,18 +45,20 @@ def test_maxkb_search_mode_spellings_are_accepted() -> None:
             PROGRESS["compacting"],
         ),
         (
-            common_pb2.Progress(retrieving=common_pb2.Retrieving(round=2, query="年假")),
-            {"phase": "retrieving", "round": 2, "query": "年假"},
+            common_pb2.Progress(retrieving=common_pb2.Retrieving(round=2, query="年假", queries=["年假"])),
+            {"phase": "retrieving", "round": 2, "query": "年假", "queries": ["年假"]},
             "第 2 轮检索：年假",
         ),
         (
-            common_pb2.Progress(assessed=common_pb2.Assessed(round=1, sufficient=False, missing="缺少年假天数")),
-            {"phase": "assessed", "round": 1, "sufficient": False, "missing": "缺少年假天数"},
+            common_pb2.Progress(
+                assessed=common_pb2.Assessed(round=1, sufficient=False, missing="缺少年假天数", continues=True)
+            ),
+            {"phase": "assessed", "round": 1, "sufficient": False, "missing": "缺少年假天数", "continues": True},
             "继续查找资料：缺少年假天数",
         ),
         (
             common_pb2.Progress(assessed=common_pb2.Assessed(round=1, sufficient=True)),
-            {"phase": "assessed", "round": 1, "sufficient": True, "missing": ""},
+            {"phase": "assessed", "round": 1, "sufficient": True, "missing": "", "continues": False},
             PROGRESS["assessed_sufficient"],
         ),
         (

@@ -22,7 +22,9 @@ class AnswerKind(Enum):
     AMOUNT_OR_SHARE = "amount or share"  # "能报多少": a sum or a percentage both answer it
     PERCENT = "percent"
     DURATION = "duration"
-    TIME = "time"
+    TIME = "time"  # a clock time: "几点", "开门"
+    DATE = "date"  # a day: "几号", "哪天"
+    WHEN = "when"  # any point in time: "什么时候"
     COUNT = "count"
     MEASURE = "measure"
     PHONE = "phone"
@@ -40,15 +42,15 @@ _ASKS: dict[AnswerKind, re.Pattern[str]] = {
     AnswerKind.AMOUNT_OR_SHARE: re.compile(r"报多少(?!钱)|报销多少(?!钱)|给报多少|优惠|减免|打折|便宜"),
     AnswerKind.MONEY: re.compile(
         r"多少钱|几块|几元|多少元|花多少|花钱|要钱|收钱|收多少|交多少|赔多少|罚多少|领多少|掏多少|留了多少|安排了多少|多少经费"
-        r"|费用?(?:是|要|为)?多少|价格|价钱|收费|收钱|怎么收|押金|补助|补贴|津贴|工资|罚款|预算"
+        r"|费用?(?:是|要|为)?多少|收钱|怎么收"
     ),
     AnswerKind.DURATION: re.compile(
         r"多久|多长时间|几天|几个?小时|几个?钟头|几分钟|几个月|几年|多少天|多少个?工作日|几个工作日|多少年"
         r"|期限|质保期|保修期|有效期|借期|拖几天|挂多久|充多久"
     ),
-    AnswerKind.TIME: re.compile(
-        r"几点|什么时候|何时|哪天|几号|哪一天|哪几天|什么时间|哪段时间|开门|关门|之前得|最晚哪"
-    ),
+    AnswerKind.TIME: re.compile(r"几点|开门|关门"),
+    AnswerKind.DATE: re.compile(r"哪天|几号|哪一天|哪几天|最晚哪|几月几"),
+    AnswerKind.WHEN: re.compile(r"什么时候|何时|什么时间|哪段时间|之前得"),
     AnswerKind.COUNT: re.compile(
         r"几个(?!月|小时|工作日|钟头)|几名|多少人|多少号人|多少名|几本|几册|几台|几次|几张|几辆|几口|多少个(?!工作日)"
         r"|几类|第几|几档|多少张|多少辆|多少台|多少本"
@@ -61,7 +63,27 @@ _ASKS: dict[AnswerKind, re.Pattern[str]] = {
     AnswerKind.YES_NO: re.compile(r"吗[？?]?$|能不能|可不可以|是否|有没有|行不行|开门不|[^不]不[？?]$|没有[？?]$"),
 }
 
+# Things whose value is a sum ("押金", "津贴"): naming one asks for money only when the part
+# asks for no other kind of value ("每月津贴，几号发？" asks a day, "押金多少？" a sum).
+_MONEY_THINGS = re.compile(r"价格|价钱|收费|押金|补助|补贴|津贴|工资|罚款|预算")
+# Kinds that are a value of their own; a part asking one of them is not asking for the sum a
+# thing it names is worth.
+_VALUE_KINDS = frozenset(
+    {
+        AnswerKind.PERCENT,
+        AnswerKind.AMOUNT_OR_SHARE,
+        AnswerKind.DURATION,
+        AnswerKind.TIME,
+        AnswerKind.DATE,
+        AnswerKind.WHEN,
+        AnswerKind.COUNT,
+        AnswerKind.MEASURE,
+        AnswerKind.PHONE,
+    }
+)
+
 _NUMBER = r"(?<![\d.])\d+(?:\.\d+)?"
+_WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]"
 _CARRIES: dict[AnswerKind, re.Pattern[str]] = {
     AnswerKind.MONEY: re.compile(rf"{_NUMBER}\s*(?:万元|元|块|万)|免费|免收|不收费|不予报销|原价"),
     AnswerKind.PERCENT: re.compile(rf"{_NUMBER}\s*%|百分之|减半|{_NUMBER}成|倍"),
@@ -69,8 +91,15 @@ _CARRIES: dict[AnswerKind, re.Pattern[str]] = {
     AnswerKind.DURATION: re.compile(
         rf"{_NUMBER}\s*{_DURATION_UNIT}|当日|当天|即时|当场|[一二三四五六七八九十两半]+{_DURATION_UNIT}"
     ),
-    AnswerKind.TIME: re.compile(
-        rf"\d{{1,2}}[:：]\d{{2}}|\d+月\d+日|\d+年\d+月|周[一二三四五六日天]|每(?:日|天|周|月|季度|年)|前|{_NUMBER}\s*{_DURATION_UNIT}"
+    # A clock time, or the days it applies on ("周一闭馆" answers "开门不"), or round the clock.
+    AnswerKind.TIME: re.compile(rf"\d{{1,2}}[:：]\d{{2}}|\d{{1,2}}点|{_WEEKDAY}|24小时|全天"),
+    # A day: of the month or the calendar, a weekday, or a deadline counted in days ("60日内").
+    AnswerKind.DATE: re.compile(
+        rf"\d+月\d+[日号]|{_NUMBER}\s*(?:日|号)|{_WEEKDAY}|[月年季](?:底|初|末)|当日|当天|次日|{_NUMBER}\s*个?工作日"
+    ),
+    # Any point in time, a period ("每月") or a deadline ("…前") included.
+    AnswerKind.WHEN: re.compile(
+        rf"\d{{1,2}}[:：]\d{{2}}|\d+月\d+日|\d+年\d+月|{_WEEKDAY}|每(?:日|天|周|月|季度|年)|前|{_NUMBER}\s*{_DURATION_UNIT}"
     ),
     # "一个月" is a span and "第一个" an ordinal; "一名未成年人" is a count.
     AnswerKind.COUNT: re.compile(
@@ -89,6 +118,11 @@ def asked_kinds(part: str) -> frozenset[AnswerKind]:
     """The kinds of value ``part`` asks for; empty when it asks "what" or "which" in general."""
     text = part.strip()
     kinds = {kind for kind, pattern in _ASKS.items() if pattern.search(text)}
+    if not kinds & _VALUE_KINDS and _MONEY_THINGS.search(text):
+        kinds.add(AnswerKind.MONEY)
+    # "最晚哪天之前" asks a day: the narrower kind says what answers it.
+    if kinds & {AnswerKind.TIME, AnswerKind.DATE}:
+        kinds.discard(AnswerKind.WHEN)
     # "报几成" asks a share, not an amount; "费用…多少" with a rate asked ("比例") likewise.
     if AnswerKind.PERCENT in kinds or AnswerKind.AMOUNT_OR_SHARE in kinds:
         kinds.discard(AnswerKind.MONEY)
@@ -125,7 +159,7 @@ _QUESTION_WORDS = re.compile(
 def without_kind_words(text: str) -> str:
     """``text`` without the words that say what kind of value is asked ("花钱", "电话", "优惠"):
     they name the answer's form, not what it is about."""
-    for pattern in _ASKS.values():
+    for pattern in (*_ASKS.values(), _MONEY_THINGS):
         text = pattern.sub(" ", text)
     return text
 

@@ -15,10 +15,17 @@ quote on its own line as a block quote, its document after it in a lighter form:
     > 90周岁至99周岁的，每人每月150元。 ——《青禾乡高龄津贴发放办法》
 
     2. 申请需要什么材料？
-    无法根据资料核实这一问，以下只是资料中最接近的内容：
+    未能确认资料回答了这一问，以下是资料中最接近的内容：
     > …… ——《……》
 
-A quoted sentence is never altered: facts are found verbatim in the answer.
+Three verdicts, worded apart: a verified part has its quotes and no line; a part whose quotes
+are only the closest passages says they are not confirmed, without claiming the documents lack
+it (they may well hold it); only a part no retrieved paragraph shares a word with, after the
+loop looked, says the documents have nothing on it (``UNVERIFIED_LEAD``, with no quote).
+
+A quoted sentence is never altered: facts are found verbatim in the answer. A comparison the
+question asks ("哪个贵？贵多少？") gets one more line after the quotes, worked out from two
+quoted values and citing both (``comparison``), or saying what could not be compared.
 """
 
 from __future__ import annotations
@@ -28,18 +35,27 @@ from collections.abc import Sequence
 
 from kbcore.answer_notice import FORMER_LABELS, OFFLINE_LABEL
 from kbcore.models.base import PartSupport, PartVerdict
+from kbcore.models.offline.comparison import Comparison, Value, compare
 
 QUOTE_MARK = "> "
-UNVERIFIED_LEAD = "无法根据资料核实"
+UNVERIFIED_LEAD = "无法根据资料核实"  # not in the documents: nothing retrieved shares its words
+UNCONFIRMED_LEAD = "未能确认资料回答了"  # the closest passages, shown as such
 NEAREST_AT_MOST = 2  # nearest evidence: enough to judge by, not a wall of quotes
 NO_EVIDENCE = "未检索到与问题相关的资料，无法根据知识库回答："
 _THIS_PART = "这一问"
-_NEAREST_TAIL = "，以下只是资料中最接近的内容："
-_UNVERIFIABLE_TAIL = "：检索到的资料中没有相关内容，本回答不作推测。"
+_NEAREST_TAIL = "，以下是资料中最接近的内容："
+NOTHING_RELEVANT = "检索到的资料中没有相关内容"
+_UNVERIFIABLE_TAIL = f"：{NOTHING_RELEVANT}，本回答不作推测。"
 _TRAILING_PUNCTUATION = "？?。！!；;，, "
 _PART_HEADER = re.compile(r"^\d+\. ")
 _POINTER = "见第{index}部分所引资料"
 _POINTER_LINE = re.compile(r"^见第\d+部分所引资料")
+_LEADS = (UNVERIFIED_LEAD, UNCONFIRMED_LEAD)
+# A comparison asked, worked out from two quoted values (``comparison``), or why it was not.
+COMPARED_LEAD = "按所引资料计算："
+COMPARE_UNPAIRED = (
+    "无法比较：所引资料中没有能分别对应所比两项的同类数值。"  # the lines naming a part that is not verified
+)
 
 
 def _bare(part: str) -> str:
@@ -60,7 +76,7 @@ def _verdict_line(support: PartSupport, several: bool) -> str:
     there is no header, so the line names the part itself."""
     subject = _THIS_PART if several else f"“{_bare(support.part)}”"
     if support.verdict is PartVerdict.NEAREST:
-        return UNVERIFIED_LEAD + subject + _NEAREST_TAIL
+        return UNCONFIRMED_LEAD + subject + _NEAREST_TAIL
     if support.verdict is PartVerdict.UNVERIFIABLE:
         return UNVERIFIED_LEAD + subject + _UNVERIFIABLE_TAIL
     return ""
@@ -86,6 +102,26 @@ def _part_block(support: PartSupport, quoted: dict[str, int], index: int, severa
     return lines + pointers + shown
 
 
+def _value_cited(value: Value) -> str:
+    name = value.quote.document_name.strip().removeprefix("《").removesuffix("》")
+    return f"{value.thing}（{value.written}，《{name}》）"
+
+
+def comparison_line(compared: Comparison | None) -> str:
+    """The comparison the question asks, worked out from the quotes, or what could not be
+    compared; "" when it asks none."""
+    if compared is None:
+        return ""
+    larger, smaller = compared.larger, compared.smaller
+    if larger is None or smaller is None:
+        return COMPARE_UNPAIRED
+    if compared.reason == "units":
+        return f"无法比较：所引资料中{_value_cited(larger)}与{_value_cited(smaller)}的单位不同。"
+    if compared.reason == "equal":
+        return f"{COMPARED_LEAD}{_value_cited(larger)}与{_value_cited(smaller)}相同。"
+    return f"{COMPARED_LEAD}{_value_cited(larger)}比{_value_cited(smaller)}多{compared.difference}。"
+
+
 def answer_pieces(question: str, has_evidence: bool, supports: Sequence[PartSupport]) -> list[str]:
     """The answer as stream chunks, a line each: the notice, then one block per part."""
     if not has_evidence:
@@ -95,6 +131,9 @@ def answer_pieces(question: str, has_evidence: bool, supports: Sequence[PartSupp
     several = len(supports) > 1
     quoted: dict[str, int] = {}
     blocks = [_part_block(s, quoted, i, several) for i, s in enumerate(supports, start=1)]
+    compared = comparison_line(compare(question, supports))
+    if compared:
+        blocks.append([compared])
     lines: list[str] = []
     for block in (b for b in blocks if b):
         if lines:
@@ -125,15 +164,17 @@ def summary_lines(answer: str) -> list[str]:
             continue
         if not line or _POINTER_LINE.match(line):
             continue
-        if part and line.startswith(UNVERIFIED_LEAD + _THIS_PART):
-            line = f"{UNVERIFIED_LEAD}“{_bare(part)}”{line.removeprefix(UNVERIFIED_LEAD + _THIS_PART)}"
+        for lead in _LEADS:
+            if part and line.startswith(lead + _THIS_PART):
+                line = f"{lead}“{_bare(part)}”{line.removeprefix(lead + _THIS_PART)}"
         lines.append(line.removeprefix(QUOTE_MARK.strip()).strip())
     return lines
 
 
 def unverified_parts(answer: str) -> str:
-    """The lines of an offline answer that name the parts it could not verify, each part's header
-    with its verdict ("" if every part was verified)."""
+    """The lines of an offline answer that name the parts it could not verify (only the closest
+    passages, or nothing in the documents), each part's header with its verdict ("" if every
+    part was verified)."""
     named: list[str] = []
     header = ""
     for line in answer.splitlines():
@@ -141,6 +182,6 @@ def unverified_parts(answer: str) -> str:
             header = line
         elif not line.strip():
             header = ""
-        elif line.startswith(UNVERIFIED_LEAD):
+        elif line.startswith(_LEADS):
             named.append(f"{header}\n{line}" if header else line)
     return "\n".join(named)

@@ -101,6 +101,7 @@ def answering_sentences(
     numbers = _numbers(own)
     codes = _codes(own)
     days = _weekdays(own)
+    hours = _hours_named(own)
     names = _name_characters(own)
     asked = _distinguishing(asking, weights, names)
     whole = _distinguishing(own, weights, names)
@@ -115,7 +116,12 @@ def answering_sentences(
             if not held or is_instruction(sentence):
                 continue
             present = characters(sentence)
-            in_band = _in_band(numbers, sentence) or _holds_code(codes, sentence) or _same_day(days, sentence)
+            in_band = (
+                _in_band(numbers, sentence)
+                or _holds_code(codes, sentence)
+                or _same_day(days, sentence)
+                or _spans_hours(hours, sentence)
+            )
             share = FOCUS_SHARE * (WEAK_KIND_FACTOR if held <= WEAK_KINDS else 1.0)
             asked_share = _weighted(asked_here, present, weights)
             whole_share = _weighted(whole_here, present, weights)
@@ -211,6 +217,43 @@ def _weekdays(text: str) -> set[str]:
 
 def _same_day(days: set[str], sentence: str) -> bool:
     return bool(days & _weekdays(sentence))
+
+
+# A time of day a question names, as the hour it surely includes: a rule states it as a clock
+# span ("每日20:00至次日7:30" is the evening and the night), never in the question's word.
+_TIME_OF_DAY = {
+    "早上": 7,
+    "早晨": 7,
+    "上午": 10,
+    "中午": 12,
+    "白天": 12,
+    "下午": 15,
+    "傍晚": 18,
+    "晚上": 21,
+    "夜间": 23,
+    "夜里": 23,
+    "半夜": 1,
+    "凌晨": 3,
+}
+_CLOCK_SPAN = re.compile(r"(\d{1,2})[:：](\d{2})\s*(?:至|到|-|—|~|～)\s*(次日|翌日)?(\d{1,2})[:：](\d{2})")
+
+
+def _hours_named(text: str) -> list[int]:
+    """The hours the times of day ``text`` names stand for (晚上 → 21)."""
+    return [hour for word, hour in _TIME_OF_DAY.items() if word in text]
+
+
+def _spans_hours(hours: Sequence[int], sentence: str) -> bool:
+    """Whether a clock span of ``sentence`` covers an hour the question names: "那晚上呢？" is
+    answered by "每日20:00至次日7:30…", not by "7:30至20:00…" (a span past midnight wraps)."""
+    if not hours:
+        return False
+    for start_h, start_m, next_day, end_h, end_m in _CLOCK_SPAN.findall(sentence):
+        start, end = int(start_h) + int(start_m) / 60, int(end_h) + int(end_m) / 60
+        wraps = bool(next_day) or end <= start
+        if any((start <= h < end) if not wraps else (h >= start or h < end) for h in hours):
+            return True
+    return False
 
 
 def _holds_code(codes: Sequence[str], sentence: str) -> bool:

@@ -143,6 +143,17 @@ def paragraph_share(wanted: Need, passage: Passage) -> float:
     return _content_share(wanted.terms, passage.body, passage.heading)
 
 
+def words_shared(wanted: Need, passage: Passage) -> float:
+    """Weighted share of the part's words (its names and numbers too) that the paragraph or its
+    heading holds, a shortened word counting half, whatever the hard conditions say: above 0,
+    the paragraph is about something the part asks, and its absence cannot be concluded."""
+    total = sum(t.weight for t in wanted.terms)
+    if total == 0:
+        return 0.0
+    text = f"{passage.heading}\n{passage.body}"
+    return sum(t.weight * match_credit(text, t) for t in wanted.terms) / total
+
+
 def is_instruction(sentence: str) -> bool:
     """Text inside a document that addresses the model: data, never a quote."""
     return _INSTRUCTION.search(sentence) is not None

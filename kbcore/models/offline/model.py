@@ -28,12 +28,13 @@ from kbcore.models.base import (
 )
 from kbcore.models.offline.answer_text import answer_pieces, summary_lines
 from kbcore.models.offline.answering import unplaced_things
+from kbcore.models.offline.borrowing import supported_reading
 from kbcore.models.offline.evidence import Need, Passage, need, prepare, sentences
 from kbcore.models.offline.followup import query_by_example
 from kbcore.models.offline.question_parts import normalise_query, split_question
 from kbcore.models.offline.rewrite import lent_context, standalone_question, with_subject_of
 from kbcore.models.offline.support import judge_parts
-from kbcore.models.offline.terms import has_names, leading_name, subject_terms, terms_of
+from kbcore.models.offline.terms import has_names, leading_name, subject_terms, surface, terms_of
 from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_QUESTION
 from kbcore.models.usage_estimate import estimate_usage
 
@@ -86,6 +87,14 @@ class OfflineExtractiveModel:
         """Each part of the standalone question in the user's words, as the judgement compares it."""
         _, _, queries = await asyncio.to_thread(_parts_of, question, history)
         return queries
+
+    async def reading(self, question: str, rewrite: str, evidence: Sequence[EvidenceParagraph]) -> str:
+        """The reading the evidence supports (``borrowing``), counting as the question's own
+        evidence the paragraphs this judge finds answering it as asked."""
+        supports = await self.support(question, [], evidence)
+        answered = {q.paragraph_id for s in supports if s.verified for q in s.quotes}
+        nearest = {s.quotes[0].paragraph_id for s in supports if s.quotes}
+        return await asyncio.to_thread(supported_reading, question, rewrite, prepare(evidence), answered, nearest)
 
     async def _judge(
         self, question: str, history: Sequence[ChatMessage], evidence: Sequence[EvidenceParagraph]
@@ -225,6 +234,13 @@ def _matching_query(query: str, problem: str, question: str) -> str:
     return f"{' '.join(subject)} {own}".strip()
 
 
+def _words_query(query: str) -> str:
+    """The query's content words alone ("年假有几天？" → "年假"): the last way of looking for a
+    part before its absence is concluded, once every wording of it was searched. Without the
+    asking words, the search weighs what the part is about, not how it asks."""
+    return " ".join(surface(t.text, query) for t in terms_of(query))
+
+
 def assess_evidence(
     question: str,
     history: Sequence[ChatMessage],
@@ -262,7 +278,7 @@ def assessment_json(
         # The part as the user typed it (with its subject's name) before the part with the topic
         # a rewrite lent it: the first round already searched the latter, in the whole question.
         query = _query(part, parts[0])
-        for candidate in (example, _matching_query(query, problem, question), query):
+        for candidate in (example, _matching_query(query, problem, question), query, _words_query(query)):
             key = normalise_query(candidate)
             if key and key not in done:
                 done.add(key)

@@ -15,11 +15,11 @@ import re
 from collections.abc import Sequence
 
 from kbcore.models.base import ChatMessage
-from kbcore.models.offline.terms import has_names, has_own_noun, leading_name, proper_subject, terms_of
+from kbcore.models.offline.answer_kinds import asked_kinds
+from kbcore.models.offline.terms import has_names, leading_name, proper_subject, terms_of
 from kbcore.models.prompts import SUMMARY_ANSWER, SUMMARY_MARKER, SUMMARY_QUESTION
 
 FOLLOWUP_DEPTH = 3  # how many earlier questions may lend a subject to an elliptical follow-up
-ELLIPTICAL_TERMS = 3  # a question with fewer content words leans on the one before
 TOPIC_TERMS = 2  # a clause with a name or this many content words says what a question is about
 _CLAUSE = re.compile(r"[^，,、；;：:？?。！!]+")
 _TRAILING = "？?。！!；;，,、 "
@@ -30,6 +30,14 @@ _CONTINUES = re.compile(r"^(?:那|那么|要是|如果|假如|万一|若是|还�
 # Words that point back at something named earlier ("这个期限", "那些材料"), or add to it
 # ("…之前还得先弄点啥").
 _POINTS_BACK = re.compile(r"这个|那个|这些|那些|这种|那种|这项|那项|该项|上述|它们|它的|这样的话|还得|还要|还需")
+
+
+# "那晚上呢？": a condition and 呢, nothing asked (a hypothetical, "那要是…呢", is a new question).
+_SWAPS = re.compile(r"^(?!(?:那么|那)?(?:要是|如果|假如|万一|若是))(?:那么|那)?([^，,、；;。？?！!]+?)呢[？?。]?$")
+
+
+# What may stand beside a name in a question that is only that name: "那边", "呢", "怎么样".
+_ONLY_POINTING = frozenset("那这边里儿的呢吗啊呀吧么怎样如何又也还再")
 
 
 def earlier_questions(history: Sequence[ChatMessage]) -> list[str]:
@@ -68,6 +76,27 @@ def topic_clause(question: str) -> str:
     return _before_asking(question.strip().rstrip(_TRAILING))
 
 
+def asked_clause(question: str) -> str:
+    """``question``'s clauses up to and with the first that asks ("县城中心商圈路边停车怎么收费"):
+    what a follow-up that only changes a condition asks again."""
+    clauses = [m.group(0).strip() for m in _CLAUSE.finditer(question)]
+    for end, clause in enumerate(clauses, 1):
+        if _ASKING.search(clause):
+            return "，".join(c for c in clauses[:end] if c)
+    return question.strip().rstrip(_TRAILING)
+
+
+def only_swaps_condition(question: str) -> bool:
+    """Whether ``question`` asks nothing of its own and only names another condition for the
+    question before ("那晚上呢？", "那二类区域呢？"): no asking word, no kind of value asked, no
+    hypothetical ("那要是…呢？" asks what happens then, not the earlier question again)."""
+    found = _SWAPS.match(question.strip())
+    if found is None:
+        return False
+    condition = found.group(1)
+    return bool(terms_of(condition)) and not _ASKING.search(condition) and not asked_kinds(condition)
+
+
 def _before_asking(clause: str) -> str:
     """``clause`` up to its first question word, without the verb left dangling; the whole
     clause when that would leave no content word."""
@@ -101,26 +130,32 @@ def lent_context(history: Sequence[ChatMessage], question: str) -> str:
 
 
 def stands_alone(question: str) -> bool:
-    """Whether ``question`` is complete without the chat before it: it names its own subject,
-    or it has enough content words, a noun of its own, and nothing that says it continues or
-    points back. A complete question borrowed from would be glued to an unrelated one ("青禾乡
-    政府今年公车要花，在县城中心商圈路边停车怎么收费？"), so only the incomplete ones borrow."""
+    """Whether ``question`` is surely complete without the chat before it: it names its own
+    subject (and is not only that name, "白石镇呢？", which asks the earlier question again of
+    it). Any other question may leave its subject out, however many words it has ("押金多少？"
+    right after a question about a rental) or may not ("摄像头保修多久？" after a question about
+    a trip): it is rewritten with the earlier subject, and the first round's evidence decides
+    whether the lent words stay (``borrowing.supported_reading``)."""
     if not any(ch.isalnum() for ch in question):
         return True  # emoji or punctuation only: nothing to complete, nothing to glue it to
-    elliptical = len(terms_of(question)) < ELLIPTICAL_TERMS
-    if elliptical:
-        return False
-    if proper_subject(question) or _names_a_subject(question):
-        return True
+    # Only a name the tagger knows or an administrative suffix marks counts: jieba glues
+    # colloquial pieces (输错) into words that look coined, and those name nothing.
+    return bool(proper_subject(question)) and not only_a_name(question)
+
+
+def only_a_name(question: str) -> bool:
+    """Whether ``question`` is a name and nothing else of content ("白石镇呢？", "青禾乡那边呢？"):
+    it asks the earlier question again, of that subject."""
+    name = proper_subject(question)
+    rest = question.replace(name, "") if name else ""
+    return bool(name) and all(not ch.isalnum() or ch in _ONLY_POINTING for ch in rest)
+
+
+def says_it_continues(question: str) -> bool:
+    """Whether ``question`` says it goes on from the chat before it: it starts by continuing
+    ("那周末呢？", "如果…", "和上一年相比…") or points back ("这个期限", "还得…")."""
     text = question.strip()
-    if _CONTINUES.match(text) or _POINTS_BACK.search(text):
-        return False
-    return has_own_noun(text)
-
-
-def _names_a_subject(question: str) -> bool:
-    """A name that is not a latin code: "E05" names a fault of something said before."""
-    return any(t.anchor and not t.numeric and not t.text.isascii() for t in terms_of(question))
+    return bool(_CONTINUES.match(text) or _POINTS_BACK.search(text))
 
 
 def standalone_question(history: Sequence[ChatMessage], question: str) -> str:
@@ -136,9 +171,11 @@ def standalone_question(history: Sequence[ChatMessage], question: str) -> str:
     if stands_alone(question):
         return question
     source = subject_source(earlier)
-    if len(terms_of(question)) < ELLIPTICAL_TERMS and proper_subject(question):
+    if only_a_name(question):
         return with_subject_of(source, question)
-    topic = topic_clause(source)
+    # A question that only changes a condition asks the earlier question again under it, so it
+    # keeps that question's asking words ("…停车怎么收费，那晚上呢？"); any other keeps its topic.
+    topic = asked_clause(source) if only_swaps_condition(question) else topic_clause(source)
     if not topic or topic in question:
         return question
     return f"{topic}，{question.strip()}"

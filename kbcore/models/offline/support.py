@@ -25,8 +25,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from kbcore.models.base import PartSupport, SupportQuote
-from kbcore.models.offline.answer_kinds import AnswerKind, asked_kinds, carries_any
-from kbcore.models.offline.answering import Affinity, about_what_is_asked, answering_sentences, characters, rarity
+from kbcore.models.offline.answer_kinds import AnswerKind, asked_kinds, carries, carries_any
+from kbcore.models.offline.answering import (
+    Affinity,
+    about_what_is_asked,
+    answering_sentences,
+    characters,
+    decisive,
+    rarity,
+)
 from kbcore.models.offline.evidence import (
     COVER_THRESHOLD,
     Need,
@@ -36,10 +43,11 @@ from kbcore.models.offline.evidence import (
     plausible,
     sentence_score,
     sentences,
+    words_shared,
 )
 from kbcore.models.offline.followup import sibling
 from kbcore.models.offline.question_parts import asks_each
-from kbcore.models.offline.terms import contains, leading_name
+from kbcore.models.offline.terms import contains, leading_name, match_credit, normalise
 
 # Margin over the median score of its document's other paragraphs that verifies a paragraph by
 # meaning: above the nearest paragraph of every absent part in tests/services/absent_parts.jsonl
@@ -106,12 +114,54 @@ def judge_parts(
                     q for q in ranked if q.paragraph_id in places and (q.paragraph_id, q.sentence) not in shown
                 ]
         quotes = ranked[: VERIFIED_QUOTES if verified else MAX_QUOTES]
+        if not quotes:
+            quotes, verified = _sharing_quotes(own, wanted, passages), False
+        if not verified and kinds:
+            stated = _stated_in_full(own, part, wanted, quotes, kinds, passages, affinity)
+            if stated is not None:
+                quotes, verified = [stated, *(q for q in quotes if q != stated)][:VERIFIED_QUOTES], True
         # A part still asking "each" of several subjects (its split failed) needs more than one
         # document behind it: one subject's answer does not verify the other's.
         if asks_each(part) and len({q.document_name for q in quotes}) < 2:
             verified = False
         supports.append(PartSupport(part, tuple(quotes), verified and bool(quotes)))
     return _parallel(supports)
+
+
+def _stated_in_full(
+    own: str,
+    part: str,
+    wanted: Need,
+    quotes: Sequence[SupportQuote],
+    kinds: frozenset[AnswerKind],
+    passages: Sequence[Passage],
+    affinity: Affinity | None,
+) -> SupportQuote | None:
+    """The first quote that answers the part although no rule above verified it: it holds the
+    kind of value the part asks for, its document is about what the part asks about, and it
+    (with its heading) names every word of the part, a shortened word ("年假" of "年休假")
+    included. Such a quote is the answer; calling it only the nearest evidence would contradict it."""
+    by_id = {p.paragraph.id: p for p in passages}
+    needed = decisive(kinds)
+    for quote in quotes:
+        passage = by_id.get(quote.paragraph_id)
+        if passage is None or not any(carries(kind, quote.sentence) for kind in needed):
+            continue
+        text = f"{passage.heading}\n{normalise(quote.sentence)}"
+        named = bool(wanted.terms) and all(match_credit(text, t) > 0 for t in wanted.terms)
+        if named and about_what_is_asked(own, part, passage, passages, affinity):
+            return quote
+    return None
+
+
+def _sharing_quotes(own: str, wanted: Need, passages: Sequence[Passage]) -> list[SupportQuote]:
+    """The nearest evidence of a part no paragraph answers or comes near by the rules above (a
+    "多少" part and paragraphs without a number, a shortened word the cover share half counts):
+    the best sentences of the paragraphs sharing most of its words. A part that shares a word
+    with a retrieved paragraph is never said to have nothing in the documents."""
+    shares = [words_shared(wanted, p) for p in passages]
+    sharing = sorted((j for j, share in enumerate(shares) if share > 0), key=lambda j: -shares[j])
+    return _best_sentences(own, wanted, [passages[j] for j in sharing[:MAX_PARAGRAPHS]])[:MAX_QUOTES]
 
 
 def _parallel(supports: list[PartSupport]) -> list[PartSupport]:

@@ -124,14 +124,43 @@ def is_informative(word: str) -> bool:
 
 @functools.lru_cache(maxsize=8192)
 def terms_of(text: str) -> tuple[Term, ...]:
-    """The informative terms of ``text`` in order of appearance, each with its weight and anchor flag."""
+    """The informative terms of ``text`` in order of appearance, each with its weight and anchor
+    flag; with them the words jieba left in single characters (``_split_words``)."""
     names = _proper_nouns(text)
     result: list[Term] = []
     for word in key_terms(text):
         if not is_informative(word):
             continue
         result.append(Term(word, term_weight(word), _is_anchor(word, names), bool(_DIGITS.match(word))))
+    known = {t.text for t in result}
+    for word in _split_words(text):
+        if word not in known:
+            result.append(Term(word, term_weight(word), anchor=False, numeric=False))
     return tuple(result)
+
+
+# Characters that are no part of a content word: particles, auxiliaries, pronouns, question words.
+_NOT_CONTENT = _FUNCTION_CHARS | frozenset("几多少么什怎咋啥哪吗呢啊吧呀你我他她它这那和与及或想请问给让对从向到")
+_CJK = re.compile(r"^[\u4e00-\u9fff]$")
+
+
+def _split_words(text: str) -> list[str]:
+    """Words jieba cut into single characters ("年假有几天" → 年/假/有/几天): runs of two or more
+    one-character pieces that are no particle or question word. Without them such a question
+    has no content word at all, and nothing to search or verify by."""
+    import jieba
+
+    warm_up()
+    found: list[str] = []
+    run: list[str] = []
+    for piece in [*jieba.lcut(normalise(text)), ""]:
+        if _CJK.match(piece) and piece not in _NOT_CONTENT:
+            run.append(piece)
+            continue
+        if len(run) >= 2:
+            found.append("".join(run))
+        run = []
+    return found
 
 
 @functools.lru_cache(maxsize=1024)
@@ -155,12 +184,30 @@ def _sub_words(word: str) -> tuple[str, ...]:
 
 
 def match_credit(normalised_text: str, term: Term) -> float:
-    """1 for the term itself, 0.5 when only a part of a compound word occurs (工作日内 → 工作日), else 0."""
+    """1 for the term itself, 0.5 when only a part of a compound word occurs (工作日内 → 工作日)
+    or the term is the text's word shortened (年假 for 年休假, 医保 for 医疗保险), else 0."""
     if contains(normalised_text, term):
         return 1.0
     if term.numeric or term.anchor:
         return 0.0
-    return 0.5 if any(sub in normalised_text for sub in _sub_words(term.text)) else 0.0
+    if any(sub in normalised_text for sub in _sub_words(term.text)):
+        return 0.5
+    shortened = _shortened(term.text)
+    return 0.5 if shortened is not None and shortened.search(normalised_text) else 0.0
+
+
+# A Chinese word is shortened by keeping some of its characters in order: 年休假 → 年假,
+# 医疗保险 → 医保, 公务用车 → 公车. At most this many characters left out between two kept ones.
+_SHORTENED_GAP = 2
+
+
+@functools.lru_cache(maxsize=4096)
+def _shortened(word: str) -> re.Pattern[str] | None:
+    """The longer words ``word`` may be short for: its characters in order, a few between each."""
+    if not 2 <= len(word) <= 4 or not all(_CJK.match(ch) for ch in word):
+        return None
+    gap = f"[\u4e00-\u9fff]{{0,{_SHORTENED_GAP}}}"
+    return re.compile(gap.join(re.escape(ch) for ch in word))
 
 
 def surface(term: str, source: str) -> str:

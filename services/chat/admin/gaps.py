@@ -3,7 +3,8 @@ without sufficient evidence, grouped by meaning and ranked by how many records s
 
 Grouping is the retrieval service's (``GroupTexts``, where the embedder is); this module picks
 the texts and turns index groups back into gaps, examples and record links. A record's gaps
-are the parts of its question the offline model could not verify, as the visitor asked them;
+are the parts of its question the offline model could not verify, as the visitor asked them
+(a part carrying words a rewrite lent it, from an earlier question, is the visitor's question);
 for another model, the parts the assessment quoted ("缺少“A”、“B”的资料" names two things,
 often from two documents). Each part joins its own group. A record without a usable gap — no evidence at
 all, no datasets, a failed assessment — is grouped by its question: the whole question is then
@@ -13,6 +14,7 @@ what the knowledge base lacked.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,20 +51,35 @@ class GapItem:
         return (self.gap or self.record.question)[:MAX_TEXT_CHARS]
 
 
-def gap_parts(result: common_pb2.RetrievalResult) -> list[str]:
+def gap_parts(result: common_pb2.RetrievalResult, question: str = "") -> list[str]:
     """The parts of a record's question its evidence did not verify, as the visitor asked them
     (the offline model judges each part); otherwise the things the final assessment said were
-    missing; [] when it named nothing usable."""
+    missing; [] when it named nothing usable. With the visitor's ``question``, a gap holding
+    words the visitor never typed (a rewrite lent it the earlier question's subject, or the
+    assessment paraphrased it) is that question: the report counts what visitors asked."""
     if result.sufficient or not result.paragraphs or result.stop_reason in WITHOUT_FINDING:
         return []
     judged = [support.part.strip() for support in result.part_support if not support.verified]
     if any(judged):
-        return list(dict.fromkeys(part for part in judged if part))
+        return _as_asked([part for part in judged if part], question)
     missing = result.missing.strip()
     if not missing:
         return []
     quoted = [part.strip() for part in QUOTED.findall(missing) if part.strip()]
-    return list(dict.fromkeys(quoted)) or [missing]
+    return _as_asked(quoted or [missing], question)
+
+
+def _as_asked(gaps: Sequence[str], question: str) -> list[str]:
+    """Each gap in the visitor's words: itself when every letter of it is the visitor's, else
+    the visitor's whole question; each once."""
+    asked = _letters(question)
+    if not asked:
+        return list(dict.fromkeys(gaps))
+    return list(dict.fromkeys(gap if _letters(gap) <= asked else question.strip() for gap in gaps))
+
+
+def _letters(text: str) -> set[str]:
+    return {ch for ch in unicodedata.normalize("NFKC", text).lower() if ch.isalnum()}
 
 
 def insufficient(record: ChatRecord) -> common_pb2.RetrievalResult | None:
@@ -85,7 +102,7 @@ def gap_items(records: Sequence[ChatRecord]) -> tuple[list[GapItem], int]:
         result = insufficient(record)
         if result is None:
             continue
-        parts = gap_parts(result)
+        parts = gap_parts(result, record.question)
         found = [GapItem(record, part) for part in parts] if parts else [GapItem(record, "")]
         if len(items) + len(found) > MAX_TEXTS:
             break

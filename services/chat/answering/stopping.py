@@ -77,7 +77,7 @@ class PartialRounds:
     def note(self, progress: common_pb2.Progress) -> None:
         if progress.HasField("retrieving"):
             step = self._round(progress.retrieving.round)
-            step.queries.append(progress.retrieving.query)
+            step.queries.extend(progress.retrieving.queries or [progress.retrieving.query])
         elif progress.HasField("assessed"):
             step = self._round(progress.assessed.round)
             step.sufficient, step.missing = progress.assessed.sufficient, progress.assessed.missing

@@ -27,6 +27,8 @@ from typing import cast
 import kbcore.telemetry.tracing as tracing
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.models.base import ChatMessage, EvidenceJudge, EvidenceParagraph, ModelClient, ModelError, PartSupport
+from kbcore.models.offline.borrowing import supported_reading
+from kbcore.models.offline.evidence import prepare
 from kbcore.models.offline.question_parts import normalise_query
 from kbcore.text.tokens import count_tokens, token_bound
 from services.retrieval.search.assessment import InvalidAssessment, parse_assessment
@@ -58,15 +60,22 @@ class LoopLimits:
 
 @dataclass(frozen=True)
 class Retrieving:
+    """A round starts searching: one event per round, so progress reads one line per round."""
+
     round: int
-    query: str
+    query: str  # the round's first query
+    queries: tuple[str, ...] = ()  # every query of the round
 
 
 @dataclass(frozen=True)
 class Assessed:
+    """A round's verdict; ``continues`` says whether another round will look for what is
+    missing, so progress never says "still looking" when the answer is written next."""
+
     round: int
     sufficient: bool
     missing: str
+    continues: bool = False
 
 
 @dataclass
@@ -146,6 +155,16 @@ def as_model_evidence(evidence: Sequence[Evidence]) -> list[EvidenceParagraph]:
     return [EvidenceParagraph(e.hit.id, e.hit.document_name, e.hit.title, e.hit.content) for e in evidence]
 
 
+@dataclass(frozen=True)
+class Reading:
+    """The standalone question searched and judged (``problem_text``), and what the judge and
+    the model are given for it: the question and the history it is read with."""
+
+    problem_text: str
+    question: str
+    history: Sequence[ChatMessage]
+
+
 @dataclass
 class _Gathered:
     """What the loop has gathered so far: each step adds to it, and ``run`` reports it."""
@@ -157,14 +176,20 @@ class _Gathered:
     stop: common_pb2.StopReason = common_pb2.STOP_REASON_MAX_ROUNDS
     sufficient: bool = False
     missing: str = NOT_ASSESSED
+    # The question every round is judged as, and the chat it is read with: the rewrite and the
+    # history, or, when the first round's evidence says it stands alone, the question (or the
+    # part of the rewrite the evidence supports) with no history (``Reading``).
+    reading: Reading = field(default_factory=lambda: Reading("", "", ()))
 
-    def fresh(self, queries: Sequence[str]) -> list[str]:
-        """The queries never searched before (compared normalised), now recorded as searched."""
+    def fresh(self, queries: Sequence[str], record: bool = True) -> list[str]:
+        """The queries never searched before (compared normalised), now recorded as searched
+        (``record`` False: only looked up, to know whether a next round would search anything)."""
         fresh: list[str] = []
+        seen = dict(self.searched) if not record else self.searched
         for query in queries:
             key = normalise_query(query)
-            if key and key not in self.searched:
-                self.searched[key] = query
+            if key and key not in seen:
+                seen[key] = query
                 fresh.append(query)
         return fresh
 
@@ -245,19 +270,21 @@ class RetrievalLoop:
         """Progress events of each round, then the LoopResult (always last, whatever stopped the loop)."""
         started = time.monotonic()
         gathered = _Gathered(TokenBudget(self._limits.evidence_tokens))
-        problem_text, rewrite_error = question, ""
+        rewrite_error = ""
+        gathered.reading = Reading(question, question, history)
         if not has_datasets:
             # No knowledge to search: no rewrite, no assessment, no model call at all.
             gathered.stop, gathered.missing = common_pb2.STOP_REASON_NO_DATASETS, NO_DATASETS
         else:
             problem_text, rewrite_error = await self._rewrite(history, question)
+            gathered.reading = Reading(problem_text, question, history)
             # Closed with this generator, so a consumer leaving early cancels the searches at once.
-            async with contextlib.aclosing(self._rounds(question, history, problem_text, gathered)) as rounds:
+            async with contextlib.aclosing(self._rounds(question, gathered)) as rounds:
                 async for event in rounds:
                     yield event
-        support = await self._support(question, history, gathered)
+        support = await self._support(gathered)
         yield LoopResult(
-            problem_text=problem_text,
+            problem_text=gathered.reading.problem_text,
             evidence=list(gathered.evidence.values()),
             rounds=gathered.rounds,
             stop_reason=gathered.stop,
@@ -268,12 +295,14 @@ class RetrievalLoop:
             support=support,
         )
 
-    async def _support(self, question: str, history: Sequence[ChatMessage], gathered: _Gathered) -> list[PartSupport]:
+    async def _support(self, gathered: _Gathered) -> list[PartSupport]:
         """The offline model's verdict on the final evidence, for its answer in the chat service
         (which has no embedder); nothing for a remote model, which reads the evidence itself."""
         if not isinstance(self._model, EvidenceJudge) or not gathered.evidence:
             return []
-        return await self._judged(self._model, question, history, as_model_evidence(list(gathered.evidence.values())))
+        reading = gathered.reading
+        evidence = as_model_evidence(list(gathered.evidence.values()))
+        return await self._judged(self._model, reading.question, reading.history, evidence)
 
     async def _judged(
         self,
@@ -291,10 +320,14 @@ class RetrievalLoop:
             return []
 
     async def _first_queries(self, question: str, history: Sequence[ChatMessage], problem_text: str) -> list[str]:
-        """The standalone question, and beside it each of its parts when it has several (the
-        judge splits it): a part's own wording finds its paragraph where the whole question's
-        mixed meaning ranks it too low, without waiting an assessment for a follow-up query."""
+        """The standalone question, the question as asked when a rewrite lent it words (whether
+        it keeps them is decided by what the two find, ``_read``), and beside them each of its
+        parts when it has several (the judge splits it): a part's own wording finds its
+        paragraph where the whole question's mixed meaning ranks it too low, without waiting an
+        assessment for a follow-up query."""
         queries = [problem_text[:FIRST_QUERY_CHARS]]
+        if problem_text != question:
+            queries.append(question[:FIRST_QUERY_CHARS])
         if self._judge is None:
             return queries
         try:
@@ -303,6 +336,28 @@ class RetrievalLoop:
             log.warning("splitting the question failed, searching it whole: %s", exc)
             return queries
         return queries + [p[:FIRST_QUERY_CHARS] for p in parts[:MAX_FIRST_ROUND_PARTS]] if len(parts) > 1 else queries
+
+    async def _read(self, gathered: _Gathered) -> None:
+        """After the first round, the standalone question its evidence supports: a rewrite keeps
+        the words it lent the question only where the evidence says the question needs them
+        (``kbcore.models.offline.borrowing``); the same rule for every model, with the judge's
+        view of what answers the question as asked when there is a judge."""
+        reading = gathered.reading
+        if reading.problem_text == reading.question:
+            return
+        evidence = as_model_evidence(list(gathered.evidence.values()))
+        try:
+            if self._judge is not None:
+                chosen = await self._judge.reading(reading.question, reading.problem_text, evidence)
+            else:
+                chosen = await asyncio.to_thread(
+                    supported_reading, reading.question, reading.problem_text, prepare(evidence)
+                )
+        except ModelError as exc:
+            log.warning("judging the rewrite by its evidence failed, keeping it: %s", exc)
+            return
+        if chosen != reading.problem_text:
+            gathered.reading = Reading(chosen, chosen, ())
 
     async def _decided_by_judge(
         self, question: str, history: Sequence[ChatMessage], gathered: _Gathered, step: RoundTrace, last: bool
@@ -335,14 +390,14 @@ class RetrievalLoop:
         step.sufficient, step.missing, step.next_queries, step.assessed_by = False, decision.missing, queries, BY_JUDGE
         return True
 
-    async def _rounds(
-        self, question: str, history: Sequence[ChatMessage], problem_text: str, gathered: _Gathered
-    ) -> AsyncGenerator[Retrieving | Assessed, None]:
+    async def _rounds(self, asked: str, gathered: _Gathered) -> AsyncGenerator[Retrieving | Assessed, None]:
         """Search, then assess, round after round until a stop reason holds (``gathered.stop``).
 
-        The first round searches the standalone question (and its parts); later ones the
-        assessment's follow-up queries."""
-        queries = await self._first_queries(question, history, problem_text)
+        The first round searches the standalone question (the question as asked beside a
+        rewrite, and its parts), and its evidence settles which reading the rounds judge; later
+        ones search the assessment's follow-up queries."""
+        first = gathered.reading
+        queries = await self._first_queries(asked, first.history, first.problem_text)
         for round_no in range(1, self._limits.max_rounds + 1):
             fresh = gathered.fresh(queries)
             if not fresh:
@@ -357,8 +412,7 @@ class RetrievalLoop:
                 with tracing.current(round_span):
                     searches = [asyncio.ensure_future(self._search(q)) for q in fresh]
                 try:
-                    for query in fresh:
-                        yield Retrieving(round_no, query)
+                    yield Retrieving(round_no, fresh[0], tuple(fresh))
                     results = await asyncio.gather(*searches)
                 except BaseException:
                     for search in searches:
@@ -366,6 +420,9 @@ class RetrievalLoop:
                     raise
                 with tracing.current(round_span):
                     step, exhausted = await self._merge_round(round_no, fresh, results, gathered)
+                    if round_no == 1:
+                        await self._read(gathered)
+                    question, history = gathered.reading.question, gathered.reading.history
                     round_span.set_attribute("kb.hits", sum(len(hits) for hits in results))
                     round_span.set_attribute("kb.new_paragraphs", len(step.new_paragraph_ids))
                     next_queries: list[str] | None = []
@@ -382,9 +439,13 @@ class RetrievalLoop:
             if next_queries is None:
                 return
             queries = next_queries
-            if not step.assessment_skipped:
-                yield Assessed(round_no, gathered.sufficient, gathered.missing)
             stop = _stop_after(round_no, gathered.sufficient, exhausted, step.new_paragraph_ids, queries)
+            if stop is None and round_no >= self._limits.max_rounds:
+                stop = common_pb2.STOP_REASON_MAX_ROUNDS
+            if stop is None and not gathered.fresh(queries, record=False):
+                stop = common_pb2.STOP_REASON_DUPLICATE_QUERY
+            if not step.assessment_skipped:
+                yield Assessed(round_no, gathered.sufficient, gathered.missing, continues=stop is None)
             if stop is not None:
                 gathered.stop = stop
                 return
