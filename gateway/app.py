@@ -84,33 +84,9 @@ def _allow_origins(app: FastAPI, settings: Settings) -> None:
         )
 
 
-def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.backends = backends or Backends.connect(settings)
-        try:
-            yield
-        finally:
-            await app.state.backends.close()
-
-    # /docs and /redoc load their scripts from a CDN, outside the pages' content security
-    # policy: off unless KB_HTTP_DOCS asks; /openapi.json (what tools read) is always served.
-    docs = "/docs" if settings.http_docs else None
-    app = FastAPI(
-        title="Multi-round retrieval knowledge-base chat",
-        version="0.1.0",
-        lifespan=lifespan,
-        docs_url=docs,
-        redoc_url=None,
-        # Every route, whichever router brings it: its entry in the permission table, checked
-        # before the route's own parameters and body (docs/access.md, People and roles).
-        dependencies=[Depends(permitted)],
-    )
-    app.state.settings = settings
-    app.state.operator_token = operator_token(settings)
-    app.state.signin_limiter = SignInLimiter(settings.signins_per_ip)
-    if backends is not None:
-        app.state.backends = backends
+def _answer_errors(app: FastAPI) -> None:
+    """How each kind of failure reaches the caller: in the route's wire shape (envelope or OpenAI
+    error) and the reader's language; a fault of the gateway's own with an error id only."""
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -142,6 +118,36 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
             exc.status_code, routing_words(exc.status_code, str(exc.detail)), request_language(request)
         )
 
+
+def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.backends = backends or Backends.connect(settings)
+        try:
+            yield
+        finally:
+            await app.state.backends.close()
+
+    # /docs and /redoc load their scripts from a CDN, outside the pages' content security
+    # policy: off unless KB_HTTP_DOCS asks; /openapi.json (what tools read) is always served.
+    docs = "/docs" if settings.http_docs else None
+    app = FastAPI(
+        title="Multi-round retrieval knowledge-base chat",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=docs,
+        redoc_url=None,
+        # Every route, whichever router brings it: its entry in the permission table, checked
+        # before the route's own parameters and body (docs/access.md, People and roles).
+        dependencies=[Depends(permitted)],
+    )
+    app.state.settings = settings
+    app.state.operator_token = operator_token(settings)
+    app.state.signin_limiter = SignInLimiter(settings.signins_per_ip)
+    if backends is not None:
+        app.state.backends = backends
+
+    _answer_errors(app)
     _allow_origins(app, settings)
     # Outermost, before CORS and routing: the edge rules, then the body limit.
     app.add_middleware(BodyLimit)

@@ -123,6 +123,21 @@ def upload_intake(settings: Settings, deps: RetrievalDeps) -> UploadIntake:
     return UploadIntake.from_settings(settings, budget, spool)
 
 
+def _search_rpcs(settings: Settings, deps: RetrievalDeps, catalog: Catalog, spaces: EmbeddingSpaces) -> SearchRpcs:
+    """Search and the loop: the default model with its matcher, the endpoints and reranks the
+    operator configured, and the local evidence judge when it is on."""
+    return SearchRpcs(
+        catalog=catalog,
+        searcher=Searcher(deps.store, deps.embedder, spaces),
+        model=with_matcher(deps.model, deps.embedder, deps.store),
+        limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
+        embedder=deps.embedder,
+        endpoints=deps.endpoints,  # remote endpoints only: the offline matcher wraps the default alone
+        reranks=deps.reranks,
+        judge=local_judge(deps.embedder, deps.store) if settings.agent_evidence_judge else None,
+    )
+
+
 async def create_server(settings: Settings, deps: RetrievalDeps, port: int | None = None) -> RunningServer:
     """The server and its ingestion worker (every replica runs one; they share the SQL queue)."""
     catalog = Catalog(deps.sessions)
@@ -146,16 +161,7 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     schedule = SyncSchedule(deps.sessions, web_sync, settings.web_sync_poll_seconds)
     deps.endpoints = EndpointClients(deps.sessions, settings)
     deps.reranks = RerankEndpoints(deps.sessions, settings)
-    search = SearchRpcs(
-        catalog=catalog,
-        searcher=Searcher(deps.store, deps.embedder, spaces),
-        model=with_matcher(deps.model, deps.embedder, deps.store),
-        limits=LoopLimits(max_rounds=settings.agent_max_rounds, evidence_tokens=settings.agent_evidence_tokens),
-        embedder=deps.embedder,
-        endpoints=deps.endpoints,  # remote endpoints only: the offline matcher wraps the default alone
-        reranks=deps.reranks,
-        judge=local_judge(deps.embedder, deps.store) if settings.agent_evidence_judge else None,
-    )
+    search = _search_rpcs(settings, deps, catalog, spaces)
     datasets = DatasetRpcs(DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake), desk)
     documents = DocumentRpcs(desk, web_sync)
     paragraphs = ParagraphRpcs(
