@@ -17,7 +17,7 @@ from kbcore.models.base import ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.models.factory import model_client_for
 from kbcore.models.rerank import RerankEndpoints
-from kbcore.process.disk_space import DiskSpace
+from kbcore.process.disk_space import DiskSpace, MiB
 from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
@@ -40,7 +40,7 @@ from services.retrieval.ingestion.jobs.intake import UploadIntake
 from services.retrieval.ingestion.jobs.queue import JobQueue
 from services.retrieval.ingestion.jobs.sources import job_parser
 from services.retrieval.ingestion.jobs.spool import UploadSpool
-from services.retrieval.ingestion.jobs.upload_budget import MiB, Shares, UploadBudget
+from services.retrieval.ingestion.jobs.upload_budget import Shares, UploadBudget
 from services.retrieval.ingestion.jobs.worker import IngestWorker
 from services.retrieval.ingestion.parsing import ParseLimits
 from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from kbcore.errors import InvalidRequest, TooLong
 from kbcore.permissions.roles import Principal
+from kbcore.process.disk_space import MiB
 from kbcore.settings import Settings
 from services.retrieval.caller_check import current_principal
 from services.retrieval.ingestion.jobs.spool import UploadSpool
-from services.retrieval.ingestion.jobs.upload_budget import MiB, UploadBudget
+from services.retrieval.ingestion.jobs.upload_budget import UploadBudget
 
 FRAMING_BYTES = MiB  # what an HTTP upload's body brings besides its file (boundaries, fields)
 STORE_SECONDS = 120.0  # beyond the body's time: checking a file and writing it to SQL

@@ -27,10 +27,9 @@ from pathlib import Path
 
 from kbcore.errors import StorageFull, TooLong
 from kbcore.process import identity
-from kbcore.process.disk_space import DiskSpace
+from kbcore.process.disk_space import DiskSpace, MiB
 
 log = logging.getLogger(__name__)
-MiB = 1024 * 1024
 
 
 def _process_folder_name() -> str:

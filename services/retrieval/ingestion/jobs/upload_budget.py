@@ -29,10 +29,10 @@ from sqlalchemy.orm import Session
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import UploadReservation, utcnow
 from kbcore.errors import Busy
+from kbcore.process.disk_space import MiB
 
 log = logging.getLogger(__name__)
 
-MiB = 1024 * 1024
 RETRY_SECONDS = 5  # what a refused uploader is told to wait: a 50 MiB upload is stored in seconds
 _LOCK_KEY = 0x6B62_7570  # the advisory lock reservers take turns on (PostgreSQL): "kbup"
 UPLOADS_FULL = (
