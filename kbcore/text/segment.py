@@ -49,11 +49,19 @@ def segment(text: str) -> list[str]:
     return [w for w in (w.strip() for w in words) if w and not _PUNCT_OR_SPACE.match(w) and w not in STOPWORDS]
 
 
-def key_terms(text: str) -> list[str]:
-    """Distinct content-bearing words of ``text`` in order: longer than one character, or digits/latin."""
+def words(text: str) -> list[str]:
+    """jieba's words of ``text`` as read (not search mode), normalised, punctuation included: the
+    one cut that ``key_terms`` and the offline model's finer readings of the same text share."""
     _ready()
+    cut: list[str] = jieba.lcut(_normalise(text))
+    return cut
+
+
+def key_terms(text: str, cut: list[str] | None = None) -> list[str]:
+    """Distinct content-bearing words of ``text`` in order: longer than one character, or
+    digits/latin. ``cut``: ``words(text)``, when the caller has it already."""
     seen: dict[str, None] = {}
-    for word in jieba.lcut(_normalise(text)):
+    for word in words(text) if cut is None else cut:
         word = word.strip()
         if not word or _PUNCT_OR_SPACE.match(word) or word in STOPWORDS:
             continue

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from kbcore.text.segment import key_terms, warm_up
+from kbcore.text.segment import key_terms, warm_up, words
 
 # Question words and filler that never occur in an answer: matching them only adds noise.
 _QUESTION_WORD = re.compile(
@@ -127,13 +127,14 @@ def terms_of(text: str) -> tuple[Term, ...]:
     """The informative terms of ``text`` in order of appearance, each with its weight and anchor
     flag; with them the words jieba left in single characters (``_split_words``)."""
     names = _proper_nouns(text)
+    cut = words(text)
     result: list[Term] = []
-    for word in key_terms(text):
+    for word in key_terms(text, cut):
         if not is_informative(word):
             continue
         result.append(Term(word, term_weight(word), _is_anchor(word, names), bool(_DIGITS.match(word))))
     known = {t.text for t in result}
-    for word in _split_words(text):
+    for word in _split_words(cut):
         if word not in known:
             result.append(Term(word, term_weight(word), anchor=False, numeric=False))
     return tuple(result)
@@ -144,16 +145,13 @@ _NOT_CONTENT = _FUNCTION_CHARS | frozenset("几多少么什怎咋啥哪吗呢啊
 _CJK = re.compile(r"^[\u4e00-\u9fff]$")
 
 
-def _split_words(text: str) -> list[str]:
-    """Words jieba cut into single characters ("年假有几天" → 年/假/有/几天): runs of two or more
-    one-character pieces that are no particle or question word. Without them such a question
-    has no content word at all, and nothing to search or verify by."""
-    import jieba
-
-    warm_up()
+def _split_words(cut: list[str]) -> list[str]:
+    """Words jieba cut into single characters ("年假有几天" → 年/假/有/几天), from the text's
+    ``cut``: runs of two or more one-character pieces that are no particle or question word.
+    Without them such a question has no content word at all, and nothing to search or verify by."""
     found: list[str] = []
     run: list[str] = []
-    for piece in [*jieba.lcut(normalise(text)), ""]:
+    for piece in [*cut, ""]:
         if _CJK.match(piece) and piece not in _NOT_CONTENT:
             run.append(piece)
             continue
