@@ -17,11 +17,11 @@ from sqlalchemy.orm import Session
 from kbcore.db.engine import run_write
 from kbcore.db.tables import UploadReservation, utcnow
 from kbcore.errors import Busy
+from kbcore.process.disk_space import MiB
 from services.retrieval.ingestion.jobs.upload_budget import (
     CALLER_UPLOADS_FULL,
     RETRY_SECONDS,
     UPLOADS_FULL,
-    MiB,
     Shares,
     UploadBudget,
 )
