@@ -26,10 +26,13 @@ _RUN_TIME = re.compile(rb'"run_time":\s?[0-9.e-]+')
 _MESSAGE_TOKENS = re.compile(rb'"message_tokens":\d+')
 # A question's trace id is drawn per question.
 _TRACE_ID = re.compile(rb'"trace_id":"[0-9a-f]{32}"')
+# A hybrid score fuses ranks of cosines whose last digits can differ from one machine to another
+# (the embedder's float kernels): the wire holds a number there, not a byte-exact one.
+_SIMILARITY = re.compile(rb'"similarity":[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?')
 
 
 def normalise(raw: bytes, record_ids: list[str]) -> bytes:
-    """Ids become <id-N> in order of first appearance; times and run times become placeholders."""
+    """Ids become <id-N> in order of first appearance; times, run times and scores become placeholders."""
     seen: dict[bytes, bytes] = {}
 
     def uuid(match: re.Match[bytes]) -> bytes:
@@ -47,6 +50,7 @@ def normalise(raw: bytes, record_ids: list[str]) -> bytes:
     text = _RUN_TIME.sub(b'"run_time":<seconds>', text)
     text = _MESSAGE_TOKENS.sub(b'"message_tokens":<tokens>', text)
     text = _TRACE_ID.sub(b'"trace_id":"<trace>"', text)
+    text = _SIMILARITY.sub(b'"similarity":<score>', text)
     return text
 
 

@@ -36,7 +36,7 @@ from tests.fixtures.documents import big_pdf
 
 READY, FAILED, PARSING = pb.DOCUMENT_STATUS_READY, pb.DOCUMENT_STATUS_FAILED, pb.DOCUMENT_STATUS_PARSING
 CANCELLED, QUEUED = pb.DOCUMENT_STATUS_CANCELLED, pb.DOCUMENT_STATUS_QUEUED
-PAST_WALL_CLOCK = r"took more than 3 seconds of wall-clock time to take in: .* raise KB_INGEST_JOB_SECONDS"
+PAST_WALL_CLOCK = r"took more than \d+ seconds of wall-clock time to take in: .* raise KB_INGEST_JOB_SECONDS"
 
 
 @dataclasses.dataclass
@@ -203,16 +203,18 @@ async def test_a_job_parsing_past_its_wall_clock_bound_fails_with_a_sentence_nam
 async def test_a_job_embedding_past_its_wall_clock_bound_fails_and_leaves_no_points(
     start_node: NodeStarter, own_store: VectorStore, sessions, unique: str
 ) -> None:
-    node = await start_node(pause=0.3, ingest_job_seconds=3)  # 16 paragraphs a batch, 0.3 s each
+    # 16 paragraphs a batch, 0.3 s each: 15 s of embedding against a bound of 8 s, so the bound
+    # falls inside the embedding even when a busy machine takes seconds to parse.
+    node = await start_node(pause=0.3, ingest_job_seconds=8)
     dataset_id = await dataset(node.stub, f"wall-embed-{unique}")
-    document_id = await submit_paragraphs(node.stub, dataset_id, "长文", 400)
-    failed = await wait_for(node.stub, dataset_id, document_id, finished, timeout=30)
+    document_id = await submit_paragraphs(node.stub, dataset_id, "长文", 800)
+    failed = await wait_for(node.stub, dataset_id, document_id, finished, timeout=40)
     assert failed.status == FAILED, failed
     assert re.search(PAST_WALL_CLOCK, failed.error), failed.error
     [job] = await run_read(
         sessions, lambda s: s.scalars(select(IngestJob).where(IngestJob.document_id == document_id)).all()
     )
-    assert 0 < job.done < 400, "stopped while embedding, not before it began"
+    assert 0 < job.done < 800, "stopped while embedding, not before it began"
     assert await own_store.count(dataset_id, document_id) == 0, "what it staged was dropped"
 
 
