@@ -57,21 +57,15 @@ stubs: grpc_stubs/.generated
 run: $(RUNTIME) grpc_stubs/.generated
 	$(PY) -m tools.stack
 
-# The suite on SQLite, then again on PostgreSQL when KB_TEST_DATABASE_URL names one: there every
-# test but those whose database is a SQLite file of their own (marker own_database). First the
-# system packages the browser tests need (Debian's chromium and a CJK font), installed with apt
-# when missing, so this passes by itself on a fresh machine.
-# Each pass ends with its slowest steps: what to look at when the suite's time grows, and how far
-# the slowest stays from the per-test timeout (pyproject.toml).
-TEST_REPORT = --durations=12
-
+# The suite on SQLite and, when KB_TEST_DATABASE_URL names one, on PostgreSQL at the same time
+# (scripts/run_suite.sh): there every test but those whose database is a SQLite file of their own
+# (marker own_database). First the system packages the browser tests need (Debian's chromium and
+# a CJK font), installed with apt when missing, so this passes by itself on a fresh machine.
+# Each pass ends with its slowest steps and refreshes its record of where the time went
+# (tests/durations/): what to look at when the suite's time grows.
 test: $(DEV) grpc_stubs/.generated
 	scripts/test-deps.sh
-	$(PY) -m pytest -q $(TEST_REPORT)
-	@if [ -n "$$KB_TEST_DATABASE_URL" ]; then \
-		echo "== the suite again on $$KB_TEST_DATABASE_URL =="; \
-		KB_DATABASE_URL="$$KB_TEST_DATABASE_URL" $(PY) -m pytest -q $(TEST_REPORT) -m "not own_database"; \
-	fi
+	PY=$(PY) scripts/run_suite.sh
 
 lint: $(DEV) grpc_stubs/.generated
 	$(VENV)/bin/ruff check .

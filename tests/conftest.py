@@ -34,6 +34,8 @@ SAMPLE_QUESTIONS = REPO / "samples" / "kb" / "questions.jsonl"
 # through these fixtures (the stacks build on them): the others there are marked ``own_database``,
 # so the PostgreSQL pass of `make test` does not run them a second time for nothing.
 OWN_DATABASE_FOLDERS = ("unit", "contract")
+# Where the suite's time goes, written when `make test` asks for it (tests/durations/).
+pytest_plugins = ["tests.durations_record"]
 SUITE_DATABASE_FIXTURES = frozenset({"database_url", "sessions", "settings"})
 
 

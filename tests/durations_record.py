@@ -1,0 +1,62 @@
+"""A record of where the suite's time goes, kept in the repository and refreshed by `make test`.
+
+pytest's ``--durations`` prints the slowest tests of one run and forgets them; a suite that
+grows every week needs a record a reviewer can diff: which files got slower, how long the whole
+run took, how many tests passed. When ``KB_DURATIONS_RECORD`` names a file (``make test`` sets
+it, one file per database: ``tests/durations/``), the run writes there its wall time, its
+outcome counts and every test file's time (setup, call and teardown of its tests), slowest first.
+A run of a few files (no ``KB_DURATIONS_RECORD``) writes nothing, so it cannot overwrite the
+record with a partial one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+RECORD_VARIABLE = "KB_DURATIONS_RECORD"
+
+
+class DurationsRecord:
+    """Adds up each test file's time and the outcomes, and writes them when the session ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.started = time.monotonic()
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.tests: Counter[str] = Counter()
+        self.outcomes: Counter[str] = Counter()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        file = report.nodeid.split("::", 1)[0]
+        self.seconds[file] += report.duration
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self.tests[file] += 1
+            self.outcomes[report.outcome] += 1
+        elif report.when == "teardown" and report.outcome == "failed":
+            self.outcomes["error"] += 1
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        wall = time.monotonic() - self.started
+        lines = [
+            "# Written by `make test` (tests/durations_record.py): wall time, outcomes, then each test",
+            "# file's time (setup, call and teardown of its tests) and number of tests, slowest first.",
+            f"wall seconds\t{wall:.0f}",
+            "outcomes\t" + ", ".join(f"{name} {count}" for name, count in sorted(self.outcomes.items())),
+            f"exit status\t{exitstatus}",
+            "",
+        ]
+        for file, seconds in sorted(self.seconds.items(), key=lambda item: (-item[1], item[0])):
+            lines.append(f"{seconds:8.1f}\t{self.tests[file]:4d}\t{file}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    target = os.environ.get(RECORD_VARIABLE, "")
+    if target:
+        config.pluginmanager.register(DurationsRecord(Path(target)), "durations-record")
