@@ -2,8 +2,8 @@
 refusal is shown in (``reader_language``).
 
 The HTTP status and the words for a status that came without any are the catalogue's
-(``kbcore.error_catalogue``). A gRPC code shared by two refusals is told apart by the reason the
-service put in the call's trailing metadata (``kbcore.rpc.reasons``): RESOURCE_EXHAUSTED is a
+(``kbcore.refusals.error_catalogue``). A gRPC code shared by two refusals is told apart by the reason the
+service put in the call's trailing metadata (``kbcore.refusals.reasons``): RESOURCE_EXHAUSTED is a
 quota (429) unless it says the disk is full (507, Insufficient Storage). A refusal that knows
 when to try again (a throttled sign-in; an upload over the budget) carries the seconds in the
 trailing metadata too, and its 429 or 503 says them in ``Retry-After``.
@@ -27,9 +27,9 @@ import grpc
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 
-from kbcore.error_catalogue import Refusal, refusal_for_status, words_for_http_status
+from kbcore.refusals.error_catalogue import Refusal, refusal_for_status, words_for_http_status
+from kbcore.refusals.reasons import reason_in, retry_after_in
 from kbcore.rpc.own_words import said_by_us, transport_words, withheld
-from kbcore.rpc.reasons import reason_in, retry_after_in
 from kbcore.words.language import Language, chosen_language
 from kbcore.words.translate import refusal_in
 

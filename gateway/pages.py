@@ -29,10 +29,10 @@ from starlette.types import Scope
 
 from gateway.backends import AnonymousBackend, Backend
 from gateway.errors import ApiError
+from gateway.filled_pages import admin_page as filled_admin_page
+from gateway.filled_pages import chat_page as filled_chat_page
+from gateway.filled_pages import embed_script as filled_embed_script
 from gateway.labels import labels_json
-from gateway.words.filled_pages import admin_page as filled_admin_page
-from gateway.words.filled_pages import chat_page as filled_chat_page
-from gateway.words.filled_pages import embed_script as filled_embed_script
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.words.language import Language, chosen_language
 

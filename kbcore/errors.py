@@ -1,6 +1,6 @@
 """Domain errors: what went wrong in words a person understands, with no transport attached.
 
-Services raise these; the catalogue (``kbcore.error_catalogue``) gives each, once, its gRPC status,
+Services raise these; the catalogue (``kbcore.refusals.error_catalogue``) gives each, once, its gRPC status,
 HTTP status, OpenAI error and default words, and every surface reads it from there. A fault that
 is not one of these (a crashed embedder, a broken store) is an internal error, never the
 caller's mistake.

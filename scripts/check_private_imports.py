@@ -1,27 +1,30 @@
-"""Lint: product code calls third-party libraries through their public API only.
+"""Lint: product code reaches other code only through its public API.
 
-A library's private names (``_``-prefixed) change in any release without notice, so code that
-reaches them breaks on a minor upgrade. Product code is ``kbcore``, ``services``, ``gateway``,
-``cli`` and ``tools``; tests, benchmarks and the generated ``grpc_stubs`` are not checked. A
-module is third-party unless it is one of the project's top-level packages, a relative import,
-or in the standard library (whose ``_``-names, such as ``os._exit``, are documented API).
+A private name (``_``-prefixed, not a dunder such as ``__version__``) is its owner's to change:
+a library renames its private names in any release without notice, and a class's private
+attributes are its invariants, kept by its own methods. Code that reaches them breaks on a minor
+upgrade or a refactoring of the other side, and nothing warns it. Product code is ``kbcore``,
+``services``, ``gateway``, ``cli`` and ``tools``; tests, benchmarks and the generated
+``grpc_stubs`` are not checked.
 
-What is flagged (a "private" name starts with ``_`` and is not a dunder such as ``__version__``):
+What is flagged:
 
-- ``import x._y`` and ``from x._y import z``: a private module of a third-party package;
-- ``from x import _y``: a private name of one;
-- ``m._y`` (and ``m.a._y``, ``getattr(m, "_y")``) where ``m`` is a name an import of a
-  third-party package bound in the same file, module or object alike (``openai._models``,
-  ``httpx2.Client._send``);
-- ``obj._y`` for the private attributes of third-party clients known to have been reached
-  for (``_client``, ``_should_retry``, ``_transport``… in ``CLIENT_PRIVATES``) on any object
-  but ``self`` or ``cls`` themselves (``self._client._should_retry`` is flagged): what an
-  object holds is unknown to a syntax check, but these names on someone else's object are a
-  client's insides. A parameter annotated with one of the project's own classes (imported from
-  a first-party module or defined in the file) is taken at its word and let through.
+- ``import x._y``, ``from x._y import z`` and ``from x import _y`` of a third-party package (one
+  that is none of the project's top-level packages, no relative import and not in the standard
+  library);
+- ``m._y`` (and ``m.a._y``) where ``m`` is a name an import of a third-party package bound;
+- ``obj._y`` and ``getattr(obj, "_y")`` (``setattr``, ``hasattr``, ``delattr`` alike) on any
+  object but the current class's own: ``self``, ``cls``, ``super()``, the class by its name, a
+  parameter annotated as the class (or ``Self``), or a name the function bound to ``cls(...)``
+  or ``TheClass(...)`` (an alternative constructor finishing the instance it built). So
+  ``self._client._should_retry``, ``paragraph._p`` and ``other_store._client`` are flagged,
+  whichever class or library the object belongs to; a module's own ``_helper`` functions and
+  constants, used by their bare name, never are.
 
-Prints ``path:line what`` for each offender and exits 1 when there is any. A line ending in
-``# private-ok: <why>`` is let through (a documented shim for an upstream bug, say).
+Underscored names that are documented public API are let through by ``PUBLIC_UNDERSCORE``, each
+with its reason; everything else is flagged, the standard library's internals (``sys._getframe``)
+included. A line ending in ``# private-ok: <why>`` is let through (a documented shim for an
+upstream bug, say). Prints ``path:line what`` for each offender and exits 1 when there is any.
 
 Usage: ``python scripts/check_private_imports.py [ROOT]`` (ROOT defaults to the repository).
 """
@@ -37,23 +40,17 @@ import tree_check
 
 CHECKED = ("kbcore", "services", "gateway", "cli", "tools")
 FIRST_PARTY = frozenset({*CHECKED, "grpc_stubs", "tests", "bench", "scripts"})
-# Private attributes of the HTTP and model clients we use that code has reached into before.
-CLIENT_PRIVATES = frozenset(
-    {
-        "_client",
-        "_should_retry",
-        "_make_status_error_from_response",
-        "_calculate_retry_timeout",
-        "_transport",
-        "_transport_for_url",
-        "_build_redirect_request",
-        "_send_single_request",
-        "_pool",
-        "_session",
-        "_connector",
-    }
-)
 ALLOW_MARK = "# private-ok:"
+ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+# Underscored names that are public API, on any object (None) or on one module; why each is.
+PUBLIC_UNDERSCORE: dict[tuple[str | None, str], str] = {
+    (None, "_replace"): "namedtuple's documented API: the underscore only keeps it clear of field names",
+    (None, "_asdict"): "namedtuple's documented API, as _replace",
+    (None, "_fields"): "namedtuple's documented API, as _replace",
+    (None, "_make"): "namedtuple's documented API, as _replace",
+    (None, "_field_defaults"): "namedtuple's documented API, as _replace",
+    ("os", "_exit"): "documented in the os module: leave a forked child without running cleanup",
+}
 
 
 def python_files(root: Path) -> Iterator[Path]:
@@ -73,12 +70,12 @@ def is_third_party(module: str) -> bool:
 
 
 class _Finder(ast.NodeVisitor):
-    """Walks one file, knowing which names its imports of third-party packages bound."""
+    """Walks one file, knowing its third-party import names and, in a method, which names are its class's own."""
 
     def __init__(self) -> None:
         self.third_party_names: set[str] = set()
-        self.own_types: set[str] = set()  # classes of the project: defined here or imported from it
-        self.own_objects: list[set[str]] = [set()]  # per enclosing function: parameters of those types
+        self.classes: list[str] = []  # the enclosing classes' names, innermost last
+        self.own: list[set[str]] = [set()]  # per enclosing function: names that are its class's own objects
         self.found: list[tuple[int, str]] = []
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -92,8 +89,6 @@ class _Finder(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         if node.level or not is_third_party(module):
-            if node.level or module.split(".")[0] in FIRST_PARTY:
-                self.own_types.update(alias.asname or alias.name for alias in node.names)
             return
         if any(is_private(part) for part in module.split(".")):
             self.found.append((node.lineno, f"from {module} import ..."))
@@ -103,41 +98,68 @@ class _Finder(ast.NodeVisitor):
             self.third_party_names.add(alias.asname or alias.name)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.own_types.add(node.name)
+        self.classes.append(node.name)
+        self.own.append(set())  # a class body does not see the enclosing function's names
         self.generic_visit(node)
+        self.own.pop()
+        self.classes.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
-        own = {a.arg for a in arguments if _annotation_names(a.annotation) & self.own_types}
-        self.own_objects.append(own)
+        self.own.append(self.own[-1] | _own_names(node, self.classes[-1] if self.classes else None))
         self.generic_visit(node)
-        self.own_objects.pop()
+        self.own.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         root, chain = _chain(node)
-        receiver = node.value.id if isinstance(node.value, ast.Name) else None
         if root in self.third_party_names and any(is_private(part) for part in chain):
             self.found.append((node.lineno, f"{root}.{'.'.join(chain)}"))
-        elif node.attr in CLIENT_PRIVATES and receiver not in ("self", "cls", *self.own_objects[-1]):
-            self.found.append((node.lineno, f"{root or '<expression>'}.{'.'.join(chain)}"))
+        elif is_private(node.attr) and not self._may_reach(node.value, node.attr):
+            self.found.append((node.lineno, ast.unparse(node)))
         else:
             self.generic_visit(node)  # a private part inside a longer chain is found further in
 
     def visit_Call(self, node: ast.Call) -> None:
         function, args = node.func, node.args
-        if isinstance(function, ast.Name) and function.id == "getattr" and len(args) >= 2:
-            target, name = args[0], args[1]
-            if (
-                isinstance(target, ast.Name)
-                and target.id in self.third_party_names
-                and isinstance(name, ast.Constant)
-                and isinstance(name.value, str)
-                and is_private(name.value)
-            ):
-                self.found.append((node.lineno, f"getattr({target.id}, {name.value!r})"))
+        if isinstance(function, ast.Name) and function.id in ATTRIBUTE_FUNCTIONS and len(args) >= 2:
+            target, name = args[0], _private_constant(args[1])
+            if name is not None and not self._may_reach(target, name):
+                self.found.append((node.lineno, f"{function.id}({ast.unparse(target)}, {name!r})"))
         self.generic_visit(node)
+
+    def _may_reach(self, receiver: ast.expr, name: str) -> bool:
+        """Whether ``receiver.name`` is public API or the current class's own object."""
+        root = _chain_root(receiver)
+        if (None, name) in PUBLIC_UNDERSCORE or (ast.unparse(receiver), name) in PUBLIC_UNDERSCORE:
+            return True
+        if root in self.third_party_names:
+            return False
+        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
+            return True
+        own = {"self", "cls", *self.own[-1], *self.classes[-1:]}
+        return isinstance(receiver, ast.Name) and receiver.id in own
+
+
+def _own_names(function: ast.FunctionDef | ast.AsyncFunctionDef, owner: str | None) -> set[str]:
+    """The names a method holds its own class's objects by: parameters annotated as the class
+    (or ``Self``), and names it bound to ``cls(...)`` or ``Owner(...)``."""
+    if owner is None:
+        return set()
+    makers = {"cls", owner}
+    arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    names = {a.arg for a in arguments if _annotation_names(a.annotation) & {owner, "Self"}}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _chain_root(node.value.func) in makers:
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    return names
+
+
+def _private_constant(node: ast.expr) -> str | None:
+    """The private name a string literal spells (``getattr(x, "_y")``), else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and is_private(node.value):
+        return node.value
+    return None
 
 
 def _annotation_names(annotation: ast.expr | None) -> set[str]:
@@ -150,6 +172,13 @@ def _annotation_names(annotation: ast.expr | None) -> set[str]:
         except SyntaxError:
             return set()
     return {node.id for node in ast.walk(annotation) if isinstance(node, ast.Name)}
+
+
+def _chain_root(node: ast.expr) -> str | None:
+    """The plain name an attribute chain starts from (``a`` of ``a.b.c``); None for an expression."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _chain(node: ast.Attribute) -> tuple[str | None, list[str]]:
@@ -166,12 +195,10 @@ def offenders_in(path: Path, root: Path) -> Iterator[str]:
     source = path.read_text(encoding="utf-8")
     finder = _Finder()
     tree = ast.parse(source, filename=str(path))
-    # Imports and classes first, wherever they are in the file, so a name is known before its first use.
+    # Imports first, wherever they are in the file, so a name is known before its first use.
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             finder.visit(node)
-        elif isinstance(node, ast.ClassDef):
-            finder.own_types.add(node.name)
     import_hits, finder.found = finder.found, []
     finder.visit(tree)
     lines = source.splitlines()
@@ -190,7 +217,7 @@ def main(argv: list[str]) -> int:
     # run as a script, the checks import their sibling by its bare name, which mypy (run from
     # the repository) does not resolve: the annotation keeps the result typed.
     status: int = tree_check.run(
-        argv, offenders, lambda n: f"{n} use(s) of a library's private names: use its public API"
+        argv, offenders, lambda n: f"{n} use(s) of another class's or a library's private names: use its public API"
     )
     return status
 

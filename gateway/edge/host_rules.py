@@ -20,7 +20,7 @@ from gateway.openai.wire import OpenAIError
 
 NOSNIFF = (b"x-content-type-options", b"nosniff")
 # The HTTP request's own refusals, answered before any route or service: no domain error stands
-# behind them, so they are not in the catalogue (``kbcore.error_catalogue``), whose 413 is a
+# behind them, so they are not in the catalogue (``kbcore.refusals.error_catalogue``), whose 413 is a
 # question over the token limit, not a body over the size limit. Their type is still the
 # catalogue's for their status (``OpenAIError.body``).
 OPENAI_ERROR_CODES = {413: "request_too_large", 415: "unsupported_media_type"}

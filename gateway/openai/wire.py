@@ -25,7 +25,7 @@ from gateway.shapes.validation_words import described
 from gateway.words.answer_words import REFERENCES_HEADING
 from gateway.words.catalogue import said
 from grpc_stubs.common.v1 import common_pb2
-from kbcore.error_catalogue import openai_code, openai_type
+from kbcore.refusals.error_catalogue import openai_code, openai_type
 from kbcore.words.language import Language
 
 MAX_MESSAGES = 1000
@@ -52,7 +52,7 @@ WHY_UNSUPPORTED = {
 
 class OpenAIError(Exception):
     """A refusal in OpenAI's error shape: its type is the catalogue's for its HTTP status
-    (``kbcore.error_catalogue``), its code the one given (none unless the refusal has one)."""
+    (``kbcore.refusals.error_catalogue``), its code the one given (none unless the refusal has one)."""
 
     def __init__(
         self,

@@ -10,12 +10,12 @@ from pydantic import BaseModel, Field
 
 from gateway.backends import CallerBackend
 from gateway.errors import ok
+from gateway.filled_pages import embed_script
 from gateway.pages import EMBED_SCRIPT_HEADERS, JAVASCRIPT
 from gateway.presenter import application_json, search_mode
 from gateway.progress_forms import ProgressForm, progress_mode
 from gateway.shapes.applications import ApplicationOut, VisitorApplicationOut
 from gateway.shapes.envelope import REFUSALS, Envelope, download
-from gateway.words.filled_pages import embed_script
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.limits import (

@@ -103,8 +103,7 @@ class _WriteTransaction:
     async def __aenter__(self) -> AsyncSession:
         await self._lock.acquire()
         try:
-            session = self._maker(execution_options={WRITE_OPTION: True})
-            self._inner = session._maker_context_manager()
+            self._inner = self._maker.write_sessions.begin()
             return await self._inner.__aenter__()
         except BaseException:
             self._lock.release()
@@ -135,6 +134,8 @@ class SqliteSessions(async_sessionmaker[AsyncSession]):
 
     def __init__(self, engine: AsyncEngine) -> None:
         super().__init__(engine, expire_on_commit=False)
+        # The writers' sessions: their transactions begin IMMEDIATE (the "begin" hook reads the option).
+        self.write_sessions = async_sessionmaker(engine, expire_on_commit=False, execution_options={WRITE_OPTION: True})
         self._write_lock: asyncio.Lock | None = None
         url = engine.url.set(drivername="sqlite")
         self.database_path = sqlite_path(url.render_as_string(hide_password=False))

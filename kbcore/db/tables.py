@@ -22,7 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy import false as sa_false
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS
@@ -117,22 +117,19 @@ class Document(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
 
-class IngestJob(Base):
-    """One upload of one document: the version it builds, and who works on it until when (a
-    lease, like ``chat_lock``). Its original bytes are ``IngestSourceChunk`` rows while it runs."""
+class LeasedJobColumns:
+    """The columns every table of leased jobs has, declared once so that the two tables
+    (``ingest_job``, ``embedding_job``) cannot drift apart: what the lease contract of
+    ``services.retrieval.ingestion.jobs.leased`` reads and writes. Each table adds what its job
+    is about, and its ``dataset_id`` (whose foreign key differs between the two)."""
 
-    __tablename__ = "ingest_job"
-    __table_args__ = (Index("ix_ingest_job_state_created", "state", "created_at"),)
+    __tablename__: str  # each table's own
+
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
-    dataset_id: Mapped[str] = mapped_column(String(36))
     # The vector store the job writes into: only processes using that store claim it, so a
     # process with a store of its own (a mistake, or a test) never takes another store's job.
     store_key: Mapped[str] = mapped_column(String(300))
-    version: Mapped[int] = mapped_column(Integer)
-    state: Mapped[str] = mapped_column(String(16))
-    filename: Mapped[str] = mapped_column(String(300))
-    source_type: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16))  # queued, a running state, or how it ended
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int] = mapped_column(Integer, default=0)
     holder: Mapped[str | None] = mapped_column(String(80), nullable=True)
@@ -142,6 +139,23 @@ class IngestJob(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[Any, ...]:
+        """The index claims read the queue by: unfinished jobs, oldest first."""
+        return (Index(f"ix_{cls.__tablename__}_state_created", "state", "created_at"),)
+
+
+class IngestJob(LeasedJobColumns, Base):
+    """One upload of one document: the version it builds, and who works on it until when (a
+    lease, like ``chat_lock``). Its original bytes are ``IngestSourceChunk`` rows while it runs."""
+
+    __tablename__ = "ingest_job"
+    document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
+    dataset_id: Mapped[str] = mapped_column(String(36))
+    version: Mapped[int] = mapped_column(Integer)
+    filename: Mapped[str] = mapped_column(String(300))
+    source_type: Mapped[str] = mapped_column(String(16))
 
 
 class IngestSourceChunk(Base):
@@ -171,31 +185,18 @@ class UploadReservation(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
-class EmbeddingJob(Base):
+class EmbeddingJob(LeasedJobColumns, Base):
     """One change of a dataset's embedding model: every served paragraph embedded
     again by the new model into the new model's vector store, staged, then published and the
     dataset flipped in one transaction. Leased like ``IngestJob``; the newest row per dataset
-    is what the dataset shows of its switch."""
+    is what the dataset shows of its switch. Its states: queued, embedding, ready, failed, cancelled."""
 
     __tablename__ = "embedding_job"
-    __table_args__ = (Index("ix_embedding_job_state_created", "state", "created_at"),)
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     dataset_id: Mapped[str] = mapped_column(ForeignKey("dataset.id", ondelete="CASCADE"), index=True)
     from_model_id: Mapped[str] = mapped_column(String(36), default="")
     from_dimension: Mapped[int] = mapped_column(Integer, default=0)
     to_model_id: Mapped[str] = mapped_column(String(36), default="")
     to_dimension: Mapped[int] = mapped_column(Integer, default=0)
-    store_key: Mapped[str] = mapped_column(String(300))
-    state: Mapped[str] = mapped_column(String(16))  # queued, embedding, ready, failed, cancelled
-    done: Mapped[int] = mapped_column(Integer, default=0)
-    total: Mapped[int] = mapped_column(Integer, default=0)
-    holder: Mapped[str | None] = mapped_column(String(80), nullable=True)
-    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    error: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
-    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
 
 class Application(Base):
@@ -380,7 +381,7 @@ class VisitorDailyUsage(Base):
 
 
 class RateWindow(Base):
-    """A fixed-window counter shared by every process (``services.chat.access.windows``): hits of ``key``
+    """A fixed-window counter shared by every process (``services.chat.callers.rate_windows``): hits of ``key``
     in ``window`` (a UTC minute or day), raised only while under the limit, in one statement."""
 
     __tablename__ = "rate_window"

@@ -16,9 +16,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from kbcore.metrics.grpc_interceptor import metrics_interceptors
 from kbcore.rpc.credential_check import RequireServiceCredential
 from kbcore.rpc.guard import EntryGuard
+from kbcore.rpc.metrics_interceptor import metrics_interceptors
 from kbcore.rpc.running import MAX_MESSAGE_BYTES, RunningServer
 
 __all__ = ["Registrar", "RunningServer", "build_server"]

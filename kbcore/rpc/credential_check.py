@@ -9,12 +9,12 @@ and it tells nothing but SERVING.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health
 
+from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, refusing
 from kbcore.rpc.own_words import OWN_WORDS
 from kbcore.rpc.service_credential import METADATA_KEY, presents
 
@@ -22,7 +22,7 @@ REFUSED = "this port serves only the knowledge-base's own processes: the call ca
 OPEN_PREFIXES = (f"/{health.SERVICE_NAME}/",)
 
 
-class RequireServiceCredential(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class RequireServiceCredential(MethodInterceptor):
     """Ends every call without the service credential with UNAUTHENTICATED before any other
     layer's behaviour runs (an unauthenticated caller learns nothing about its request). The
     refusal keeps the method's kind, so the metrics outside it count it under its method; an
@@ -31,30 +31,14 @@ class RequireServiceCredential(grpc.aio.ServerInterceptor):  # type: ignore[misc
     def __init__(self, credential: str) -> None:
         self._credential = credential
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[Any], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        method: str = details.method
-        if method.startswith(OPEN_PREFIXES) or presents(details.invocation_metadata, self._credential):
-            return await continuation(details)
-        handler = await continuation(details)
-        return None if handler is None else _refusal(handler)
+    def intercepted(self, handler: grpc.RpcMethodHandler, method: str, metadata: CallMetadata) -> grpc.RpcMethodHandler:
+        if method.startswith(OPEN_PREFIXES) or presents(metadata, self._credential):
+            return handler
+        return refusing(handler, _refuse)
 
 
 async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
     await context.abort(grpc.StatusCode.UNAUTHENTICATED, REFUSED, trailing_metadata=(OWN_WORDS,))
-
-
-def _refusal(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-    """A handler of ``handler``'s kind that refuses at once. It reads the request as raw bytes:
-    a refused caller's message is never parsed."""
-    if handler.request_streaming:
-        return grpc.stream_stream_rpc_method_handler(_refuse)
-    if handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(_refuse)
-    return grpc.unary_unary_rpc_method_handler(_refuse)
 
 
 class _Presenting:

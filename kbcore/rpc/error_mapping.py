@@ -2,7 +2,7 @@
 passing an upstream service's refusal on.
 
 A servicer method raises a domain error (``kbcore.errors``); the decorator ends the call with
-the code the catalogue (``kbcore.error_catalogue``) gives it and the error's message (the
+the code the catalogue (``kbcore.refusals.error_catalogue``) gives it and the error's message (the
 catalogue's words when it has none). A database outage (``kbcore.db.faults``) is the
 domain's Unavailable, with a message that names no server. Anything else is a fault of ours: it
 is logged with its traceback under a short error id, and the caller gets INTERNAL with a
@@ -11,7 +11,7 @@ Every status ends the call marked as our words (``kbcore.rpc.own_words``); an up
 so marked is grpc's own text, which ``from_upstream`` never passes on.
 
 A full disk (StorageFull) shares RESOURCE_EXHAUSTED with the quotas, as gRPC means that code
-to be; the call's trailing metadata then carries the reason (``kbcore.rpc.reasons``), so the
+to be; the call's trailing metadata then carries the reason (``kbcore.refusals.reasons``), so the
 gateway answers 507 rather than 429, and a service passing an upstream refusal on keeps it. A
 refusal that knows when to try again (``RateLimited.retry_after``) carries the seconds there too.
 """
@@ -27,11 +27,11 @@ from typing import Any, TypeAlias
 import grpc
 
 from kbcore.db.faults import as_unavailable, is_disk_full, is_outage
-from kbcore.error_catalogue import INTERNAL_MESSAGE, refusal_for_status, refusal_of
 from kbcore.error_ids import internal_message, new_error_id, with_error_id
 from kbcore.errors import Busy, RateLimited
+from kbcore.refusals.error_catalogue import INTERNAL_MESSAGE, refusal_for_status, refusal_of
+from kbcore.refusals.reasons import REASON_KEY, RETRY_AFTER_KEY, reason_in, retry_after_in
 from kbcore.rpc.own_words import OWN_WORDS, said_by_us, withheld
-from kbcore.rpc.reasons import REASON_KEY, RETRY_AFTER_KEY, reason_in, retry_after_in
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 
 from kbcore.errors import InvalidRequest
 from kbcore.rpc.error_mapping import abort_for
-from kbcore.rpc.handlers import rewrapped
+from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, rewrapped
 
 NUL = "\x00"
 
@@ -55,21 +55,13 @@ def _check_value(field: FieldDescriptor, value: Any, name: str) -> None:
         refuse_nul(value, f"{name}.")
 
 
-class EntryGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class EntryGuard(MethodInterceptor):
     """Refuses NUL text and maps escaped errors, for every method (a stream of requests: in each
     request, as the method reads it).
     ``build_server`` installs it on every server, after the credential check and before the
     service's own interceptors, so it sees what they raise."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[Any], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
-        if handler is None:
-            return handler
-        method: str = details.method
+    def intercepted(self, handler: grpc.RpcMethodHandler, method: str, metadata: CallMetadata) -> grpc.RpcMethodHandler:
         return rewrapped(
             handler,
             lambda b: _guarded_unary(b, method),

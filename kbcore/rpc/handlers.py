@@ -1,18 +1,53 @@
-"""Rebuilding a gRPC method handler around new behaviour, for server interceptors: the one
-place that knows how a handler's unary, server-streaming and bidirectional halves are put back
+"""Server interceptors' common ground: the opening every one of them shares
+(``MethodInterceptor``), and rebuilding a gRPC method handler around new behaviour, the one place
+that knows how a handler's unary, server-streaming and bidirectional halves are put back
 together."""
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import grpc
 
 Behaviour = Any  # grpc ships no types for handler behaviours
+CallMetadata = Iterable[tuple[str, str | bytes]] | None  # a call's invocation metadata
 T = TypeVar("T")
+
+
+class MethodInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """A server interceptor that works on the handler grpc found for a call's method. grpc looks
+    the method up first; an unknown one has no handler and is left to grpc, which answers
+    UNIMPLEMENTED: its name is the caller's to make up, so nothing is counted, checked or
+    refused by it. ``intercepted`` sees only a known method's handler."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[Any], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        return self.intercepted(handler, details.method, details.invocation_metadata)
+
+    @abc.abstractmethod
+    def intercepted(self, handler: grpc.RpcMethodHandler, method: str, metadata: CallMetadata) -> grpc.RpcMethodHandler:
+        """What the call to ``method`` (``/package.Service/Method``, with the call's ``metadata``)
+        runs: ``handler`` wrapped, or left as it is, or a refusal of its kind (``refusing``)."""
+
+
+def refusing(handler: grpc.RpcMethodHandler, refuse: Behaviour) -> grpc.RpcMethodHandler:
+    """A handler of ``handler``'s kind whose behaviour is ``refuse``, which ends the call at once.
+    It reads the request as raw bytes: a refused caller's message is never parsed."""
+    if handler.request_streaming:  # the reflection service
+        return grpc.stream_stream_rpc_method_handler(refuse)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(refuse)
+    return grpc.unary_unary_rpc_method_handler(refuse)
 
 
 def rewrapped(

@@ -520,7 +520,7 @@ CHINESE: dict[str, str] = {
     "the page is the same as the served version": "网页与正在使用的版本相同",
     "the page changed: its new version is being ingested": "网页有改动：正在导入新版本",
     "{exc}; the document keeps serving its last version": "{exc}；文档继续使用上一个版本",
-    # What a change of embedding model ended with (services/retrieval/embedding/reembed_worker.py).
+    # What a change of embedding model ended with (services/retrieval/ingestion/jobs/reembed_worker.py).
     "it stopped {job_attempts_1} times without finishing (the service restarted)": "更换向量模型中断了 {job_attempts_1} 次仍未完成（服务重启了）",
     "an internal error stopped it; the service log has the details": "内部错误中止了向量模型的更换，详情见服务日志",
     # {phrase} stays English: the HTTP status's reason phrase (Not Found reads in Chinese, being
@@ -588,7 +588,7 @@ CHINESE: dict[str, str] = {
     "the model endpoint refused the request": "模型端点拒绝了这次请求",
     "the model endpoint took too long": "模型端点响应超时",
     "the model endpoint's answer could not be used": "模型端点返回的结果无法使用",
-    # == General words: a refusal that carries none of its own (kbcore.error_catalogue), and faults
+    # == General words: a refusal that carries none of its own (kbcore.refusals.error_catalogue), and faults
     # of the service. ==
     "a service it depends on failed; try again later": "依赖的服务出错，请稍后再试",
     "internal error (error id {error_id}); the service log has the details": "内部错误（错误 ID {error_id}），详情见服务日志",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from functools import cache
 
-from kbcore.error_catalogue import words_for_http_status
+from kbcore.refusals.error_catalogue import words_for_http_status
 from kbcore.words.language import Language
 from kbcore.words.placeholders import Pattern
 from kbcore.words.refusal_words import CHINESE

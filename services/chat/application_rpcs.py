@@ -14,7 +14,6 @@ from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE
 from kbcore.permissions.roles import Need, Role
 from kbcore.rpc.error_mapping import Context, unary_errors
 from kbcore.rpc.stubs import RetrievalStubs
-from services.chat.access.identity import Caller, CallerKind, current_caller
 from services.chat.access.rules import (
     hiding_absence,
     require,
@@ -23,6 +22,7 @@ from services.chat.access.rules import (
     visible_chat,
 )
 from services.chat.admin.model_admin import ModelAdmin
+from services.chat.callers.chat_caller import Caller, CallerKind, current_caller
 from services.chat.chat_list import ChatList, chat_title
 from services.chat.chat_messages import application_fields, application_message, chat_summary, public_application
 from services.chat.store import ChatStore

@@ -19,9 +19,8 @@ from kbcore.limits import (
 from kbcore.models.base import PartSupport, SupportQuote
 from kbcore.settings import clamp
 from kbcore.vocabulary import PART_VERDICT, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
-from services.chat.answering.details import loaded
-from services.chat.answering.prompt import DEFAULT_SYSTEM
 from services.chat.chat_list import ChatEntry
+from services.chat.record_details import loaded
 from services.chat.share_page import page_fields, page_message
 
 
@@ -171,16 +170,3 @@ def fill_verdicts(result: common_pb2.RetrievalResult) -> None:
     for message, support in zip(result.part_support, part_support(result), strict=True):
         if message.verdict == common_pb2.PART_VERDICT_UNSPECIFIED:
             message.verdict = PART_VERDICT.value(support.verdict)
-
-
-def with_system_addendum(row: Application, addendum: str) -> Application:
-    """The application as one question sees it: a client's system message follows the
-    application's own system prompt (or the default one), never replacing it. A detached copy:
-    the stored application is not touched."""
-    if not addendum.strip():
-        return row
-    model = dict(row.model_setting or {})
-    model["system"] = (str(model.get("system", "")).strip() or DEFAULT_SYSTEM) + "\n\n" + addendum.strip()
-    copy = Application(**{column.key: getattr(row, column.key) for column in Application.__table__.columns})
-    copy.model_setting = model
-    return copy

@@ -19,7 +19,8 @@ from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord, RecordSour
 from kbcore.errors import NotFound
 from services.chat.accounts.grants import APPLICATION
 from services.chat.accounts.refusals import already_exists
-from services.chat.answering.record_statements import (
+from services.chat.audit_words import changed_fields, detail_of
+from services.chat.record_statements import (
     ANY_EARLIER,
     CHAT_AND_APPLICATION,
     CLOSE_UNSAVED,
@@ -28,7 +29,22 @@ from services.chat.answering.record_statements import (
     INSERT_RECORD,
     INTERRUPT_RUNNING,
 )
-from services.chat.audit_words import changed_fields, detail_of
+
+
+@dataclass(frozen=True)
+class NewQuestion:
+    """A question's record as it is first written (``running``): the fields both ways of starting
+    a question take, ``ChatStore.begin_question`` (which takes the chat's lease with it) and
+    ``ChatStore.record_question`` (whose caller holds the lease already), so that the two are
+    always given the same ones."""
+
+    chat_id: str
+    question: str
+    holder: str  # the lease holder that runs it
+    re_chat: bool  # the previous answer leaves the history
+    source: str = RecordSource.CHAT
+    origin: Mapping[str, str] | None = None  # the log's columns for who asked and through what
+    counted: Executable | None = None  # counts the question against its credential, in the same transaction
 
 
 @dataclass(frozen=True)
@@ -115,44 +131,23 @@ class ChatStore:
         return row[0], row[1]
 
     # records
-    async def record_question(
-        self,
-        chat_id: str,
-        question: str,
-        holder: str,
-        re_chat: bool,
-        source: str = RecordSource.CHAT,
-        origin: Mapping[str, str] | None = None,
-        counted: Executable | None = None,
-    ) -> StartedQuestion:
+    async def record_question(self, asked: NewQuestion) -> StartedQuestion:
         """Insert the question as ``running`` before anything else runs, so nothing is lost; the
         caller already holds the chat's lease.
 
         Taking the lease proved that any earlier holder is gone, so records it left running are
         marked ``interrupted`` here; a re-chat takes the previous answer out of the history.
         """
-        return await run_write(
-            self._sessions, lambda session: _start(session, chat_id, question, holder, re_chat, source, origin, counted)
-        )
+        return await run_write(self._sessions, lambda session: _start(session, asked))
 
-    async def begin_question(
-        self,
-        leases: LeaseStore,
-        chat_id: str,
-        question: str,
-        holder: str,
-        re_chat: bool,
-        source: str = RecordSource.CHAT,
-        origin: Mapping[str, str] | None = None,
-        counted: Executable | None = None,
-    ) -> StartedQuestion:
+    async def begin_question(self, leases: LeaseStore, asked: NewQuestion) -> StartedQuestion:
         """Take the chat's lease and insert the record in one transaction (ChatBusy when the
         chat is held): one commit instead of two before the answer can start."""
 
         def work(session: Session) -> StartedQuestion:
-            if not leases.acquire(session, chat_id, holder, "question"):
-                raise ChatBusy(chat_id)
-            return _start(session, chat_id, question, holder, re_chat, source, origin, counted)
+            if not leases.acquire(session, asked.chat_id, asked.holder, "question"):
+                raise ChatBusy(asked.chat_id)
+            return _start(session, asked)
 
         return await run_write(self._sessions, work)
 
@@ -236,21 +231,13 @@ class ChatStore:
             return list(rows.all()), int(total or 0)
 
 
-def _start(
-    session: Session,
-    chat_id: str,
-    question: str,
-    holder: str,
-    re_chat: bool,
-    source: str,
-    origin: Mapping[str, str] | None = None,
-    counted: Executable | None = None,
-) -> StartedQuestion:
+def _start(session: Session, asked: NewQuestion) -> StartedQuestion:
+    chat_id, question = asked.chat_id, asked.question
     connection = session.connection()
     chat = {"b_chat_id": chat_id}
     connection.execute(INTERRUPT_RUNNING, chat)
     earlier = connection.execute(ANY_EARLIER, chat).scalar()
-    if re_chat:
+    if asked.re_chat:
         last = session.scalar(
             select(ChatRecord.id)
             .where(ChatRecord.chat_id == chat_id, ChatRecord.in_history.is_(True))
@@ -262,14 +249,14 @@ def _start(
     values = {
         "chat_id": chat_id,
         "question": question,
-        "holder": holder,
+        "holder": asked.holder,
         "status": RecordStatus.RUNNING,
-        "source": source,
-        **(origin or {}),
+        "source": asked.source,
+        **(asked.origin or {}),
     }
     record_id = connection.execute(INSERT_RECORD, values).scalar_one()
-    if counted is not None:  # the asking credential's use count, in the same transaction
-        session.execute(counted)
+    if asked.counted is not None:  # the asking credential's use count, in the same transaction
+        session.execute(asked.counted)
     connection.execute(FIRST_QUESTION_AS_ABSTRACT, {**chat, "b_abstract": question[:200]})
     # The flow reads the record's id and holder; a transient object saves a reload.
     return StartedQuestion(ChatRecord(id=record_id, **values), earlier is None)

@@ -14,7 +14,7 @@ from kbcore.errors import CorruptData, NotFound
 from services.context.assemble import Turn
 
 # Every question reads its chat's watermark and turns: statements built once (see
-# ``services/chat/answering/record_statements.py`` for why), the chat's existence checked by the same query.
+# ``services/chat/record_statements.py`` for why), the chat's existence checked by the same query.
 _CHAT_AND_STATE = (
     select(Chat.id, ChatContextState)
     .outerjoin(ChatContextState, ChatContextState.chat_id == Chat.id)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,7 @@ from kbcore.permissions.table import Requirement, requirements_for_rpc
 from kbcore.permissions.wire import address_in, principal_in
 from kbcore.rpc.credential_check import OPEN_PREFIXES
 from kbcore.rpc.error_mapping import abort_for
-from kbcore.rpc.handlers import holding, scoped
+from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, holding, refusing, scoped
 
 UNLISTED = "this method is not open to accounts: the permission table does not list it"
 
@@ -44,27 +43,21 @@ def current_principal() -> Principal | None:
     return _PRINCIPAL.get()
 
 
-class CallerCheck(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class CallerCheck(MethodInterceptor):
     """Checks every call that carries a principal against ``RPCS`` before its method runs, and
     keeps the principal for the method. Health checks stay open, as the credential check keeps
     them; any other method the table does not list is refused to a principal."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[Any], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
-        method: str = details.method
-        if handler is None or method.startswith(OPEN_PREFIXES):
+    def intercepted(self, handler: grpc.RpcMethodHandler, method: str, metadata: CallMetadata) -> grpc.RpcMethodHandler:
+        if method.startswith(OPEN_PREFIXES):
             return handler
-        principal = principal_in(details.invocation_metadata)
+        principal = principal_in(metadata)
         if principal is None:
             return handler
         requirements = requirements_for_rpc(method)
         if requirements is None:
-            return _refusal(handler)
-        call = _Call(method, principal, requirements, actor_of(principal, address_in(details.invocation_metadata)))
+            return refusing(handler, _refuse)
+        call = _Call(method, principal, requirements, actor_of(principal, address_in(metadata)))
         return scoped(handler, call.enter)
 
 
@@ -91,12 +84,3 @@ class _Call:
 
 async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
     await abort_for(context, "the permission check", PermissionDenied(UNLISTED))
-
-
-def _refusal(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-    """A handler of ``handler``'s kind that refuses at once, without parsing the request."""
-    if handler.request_streaming:  # the reflection service
-        return grpc.stream_stream_rpc_method_handler(_refuse)
-    if handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(_refuse)
-    return grpc.unary_unary_rpc_method_handler(_refuse)

@@ -32,18 +32,18 @@ from services.retrieval.catalog.paragraph_editor import ParagraphEditor
 from services.retrieval.catalog.paragraph_rpcs import ParagraphRpcs
 from services.retrieval.catalog.question_desk import QuestionDesk
 from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder, create_embedder
-from services.retrieval.embedding.reembed_queue import SwitchQueue
-from services.retrieval.embedding.reembed_worker import SwitchWorker
-from services.retrieval.embedding.space_builder import SpaceBuilder
 from services.retrieval.embedding.spaces import EmbeddingSpaces, default_spaces
 from services.retrieval.ingestion.jobs.intake import UploadIntake
 from services.retrieval.ingestion.jobs.queue import JobQueue
+from services.retrieval.ingestion.jobs.reembed_queue import SwitchQueue
+from services.retrieval.ingestion.jobs.reembed_worker import SwitchWorker
 from services.retrieval.ingestion.jobs.sources import job_parser
 from services.retrieval.ingestion.jobs.spool import UploadSpool
 from services.retrieval.ingestion.jobs.upload_budget import Shares, UploadBudget
 from services.retrieval.ingestion.jobs.worker import IngestWorker
 from services.retrieval.ingestion.parsing import ParseLimits
 from services.retrieval.ingestion.parsing.web_fetch import FetchPolicy
+from services.retrieval.ingestion.space_builder import SpaceBuilder
 from services.retrieval.ingestion.web_sync import SyncSchedule, WebSync
 from services.retrieval.search.evidence_matcher import local_judge, with_matcher
 from services.retrieval.search.loop import LoopLimits

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from kbcore.answer_notice import OFFLINE_LABEL
 from kbcore.db.tables import RecordVote, Visitor
-from services.chat.access.visitors import digest
+from services.chat.callers.secret_digest import digest
 from tests.browser.conftest import OperatorPage
 from tests.harness import Stack
 from tests.sse_client import ask

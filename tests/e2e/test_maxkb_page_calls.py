@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import insert, select
 
 from kbcore.db.tables import Chat, ChatRecord, Visitor, utcnow
-from services.chat.access.visitors import digest
+from services.chat.callers.secret_digest import digest
 from tests.harness import MAXKB_PAGE_LANGUAGE, Stack
 from tools.seed_demo import DEMO_APPLICATION_ID
 

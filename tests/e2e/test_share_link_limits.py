@@ -20,7 +20,7 @@ from gateway.app import create_app
 from gateway.backends import Backends
 from kbcore.db.tables import AccessToken, Visitor
 from kbcore.rpc.caller_token import bearer
-from services.chat.access.visitors import digest
+from services.chat.callers.secret_digest import digest
 from tests.harness import READS_ENGLISH, Stack
 from tests.sse_client import ask
 

@@ -19,8 +19,8 @@ from kbcore.db.tables import ChatRecord, RecordStatus
 from kbcore.errors import PermissionDenied
 from kbcore.rpc.caller_token import bearer
 from kbcore.rpc.stubs import ChatStubs
-from services.chat.access.identity import Caller, CallerKind
 from services.chat.access.rules import NOT_VISIBLE, UNLISTED, check_call
+from services.chat.callers.chat_caller import Caller, CallerKind
 from tests.grpc_status import outcome_of, status_of
 from tools.seed_demo import DEMO_DATASET_ID
 

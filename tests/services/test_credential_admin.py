@@ -15,9 +15,9 @@ from sqlalchemy import update
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from kbcore.db.tables import AccessToken, ApiKey
 from kbcore.rpc.caller_token import bearer
-from services.chat.access.credential_admin import parse_expiry
 from services.chat.access.credentials import API_KEY_EXPIRED, API_KEY_REVOKED, VISITOR_GONE
 from services.chat.access.visitors import SHARE_LINK_EXPIRED, SHARE_LINK_OFF
+from services.chat.callers.credential_expiry import parse_expiry
 from tests.grpc_status import outcome_of, status_of
 
 Metadata = tuple[tuple[str, str], ...]

@@ -24,7 +24,7 @@ import kbcore.process.identity as process_identity
 from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, holder_is_dead, new_holder
 from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord
 from kbcore.process.identity import ProcessIdentity
-from services.chat.store import ChatStore
+from services.chat.store import ChatStore, NewQuestion
 from tests.eventually import eventually_sync
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -131,7 +131,9 @@ async def running_question(sessions: Sessions, leases: LeaseStore, holder: str) 
         await session.flush()
         chat = Chat(application_id=application.id)
         session.add(chat)
-    record = (await ChatStore(sessions).begin_question(leases, chat.id, "问题", holder, re_chat=False)).record
+    record = (
+        await ChatStore(sessions).begin_question(leases, NewQuestion(chat.id, "问题", holder, re_chat=False))
+    ).record
     async with sessions.begin() as session:
         await session.execute(update(ChatRecord).where(ChatRecord.id == record.id).values(answer="部分回答"))
     return chat.id, record.id
@@ -164,11 +166,11 @@ async def test_a_live_holder_keeps_its_chat_and_a_dead_one_loses_it_at_once(sess
 
     assert not await leases.try_acquire(chat_id, successor, "question"), "the holder in the other process lives"
     with pytest.raises(ChatBusy):
-        await ChatStore(sessions).begin_question(leases, chat_id, "又一问", successor, re_chat=False)
+        await ChatStore(sessions).begin_question(leases, NewQuestion(chat_id, "又一问", successor, re_chat=False))
     assert await record_state(sessions, record_id) == ("running", "部分回答", "")
 
     child.kill()
-    started = await ChatStore(sessions).begin_question(leases, chat_id, "又一问", successor, re_chat=False)
+    started = await ChatStore(sessions).begin_question(leases, NewQuestion(chat_id, "又一问", successor, re_chat=False))
 
     assert await lease_holder(sessions, chat_id) == successor, "taken over long before the 30 s TTL"
     assert await record_state(sessions, record_id) == ("interrupted", "部分回答", INTERRUPTED_ERROR)

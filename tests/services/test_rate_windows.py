@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import RateWindow
-from services.chat.access.windows import prune_earlier_windows, take
+from services.chat.callers.rate_windows import prune_earlier_windows, take
 
 Sessions = async_sessionmaker[AsyncSession]
 OLD, NEW = "2026-12-01T03:26", "2026-12-01T03:27"

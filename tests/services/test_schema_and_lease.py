@@ -79,7 +79,7 @@ async def test_a_record_taken_over_is_not_overwritten_by_its_old_holder(
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:
     from kbcore.db.tables import Application, Chat, ChatRecord
-    from services.chat.store import ChatStore
+    from services.chat.store import ChatStore, NewQuestion
 
     store = ChatStore(sessions)
     async with sessions.begin() as session:
@@ -88,8 +88,9 @@ async def test_a_record_taken_over_is_not_overwritten_by_its_old_holder(
         await session.flush()
         chat = Chat(application_id=application.id)
         session.add(chat)
-    old = (await store.record_question(chat.id, "问题", "old-holder", re_chat=False)).record
-    await store.record_question(chat.id, "新问题", "new-holder", re_chat=False)  # marks the old one interrupted
+    old = (await store.record_question(NewQuestion(chat.id, "问题", "old-holder", re_chat=False))).record
+    # The new holder's question marks the old one interrupted.
+    await store.record_question(NewQuestion(chat.id, "新问题", "new-holder", re_chat=False))
     assert await store.finish_record(old.id, answer="迟到的回答", status="answered") is False
     async with sessions() as session:
         saved = await session.get(ChatRecord, old.id)

@@ -33,8 +33,8 @@ from kbcore.db.engine import create_engine as create_async_db_engine
 from kbcore.db.engine import session_factory
 from kbcore.db.tables import UserAccount, UserToken, utcnow
 from kbcore.errors import Unauthenticated
+from kbcore.refusals.reasons import retry_after_in
 from kbcore.rpc.caller_token import bearer
-from kbcore.rpc.reasons import retry_after_in
 from kbcore.rpc.stubs import ChatStubs
 from kbcore.settings import Settings
 from services.chat.accounts.first_admin import ensure_first_admin

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.words.filled_pages import admin_page, chat_page, embed_script
+from gateway.filled_pages import admin_page, chat_page, embed_script
 from tests.page_words import CJK, english_words
 
 STATIC = Path(__file__).resolve().parents[2] / "gateway" / "static"

@@ -1,5 +1,6 @@
 """The private-names lint passes on the project's product code and catches each kind of reach
-into a library's insides, while letting the project's own names and the standard library's be."""
+into a library's or another class's insides, while letting a class's own, a module's own and
+documented underscored names be."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "check_private_imports.py"
 
 BAD = """
+import sys
+
 import httpx2._exceptions
 from openai._models import FinalRequestOptions
 from openai import _legacy_response
 import openai
 import openai as sdk
+
+from services.retrieval.store.qdrant_server import QdrantServerStore
 
 
 class Post:
@@ -27,11 +32,16 @@ class Post:
         if self._client._should_retry(response):
             return sdk._base_client.SyncHttpxClientWrapper
         return getattr(openai, "_exceptions")
+
+
+def sibling(store: QdrantServerStore, paragraph: object) -> object:
+    sys._getframe()
+    return store._client, paragraph._p, getattr(store, "_collection")
 """
 
 GOOD = """
+import collections
 import os
-import sys
 
 import openai
 
@@ -44,13 +54,26 @@ class Store:
     def __init__(self, client: openai.AsyncOpenAI) -> None:
         self._client = client
 
+    @classmethod
+    def open(cls, client: openai.AsyncOpenAI) -> Store:
+        store = cls(client)
+        store._client.timeout = 1
+        return store
+
     def sibling(self, other: QdrantServerStore, peer: Store) -> object:
-        return other._client, peer._client, self._client, openai.__version__
+        return peer._client, self._client, super()._client, Store._client, openai.__version__, other.collection
 
 
-def leave() -> None:
-    sys._getframe()
+Point = collections.namedtuple("Point", "x y")
+
+
+def leave(point: Point) -> None:
+    _helper(point._replace(x=1)._asdict(), Point._fields)
     os._exit(0)
+
+
+def _helper(*values: object) -> None:
+    pass
 """
 
 
@@ -79,6 +102,10 @@ def test_each_kind_of_private_use_is_reported(tmp_path: Path) -> None:
         "self._client._should_retry",
         "sdk._base_client.SyncHttpxClientWrapper",
         "getattr(openai, '_exceptions')",
+        "sys._getframe",
+        "getattr(store, '_collection')",
+        "paragraph._p",
+        "store._client",
     ]
     assert "tests/" not in result.stdout
 

@@ -17,9 +17,9 @@ import pytest
 from gateway.errors import error_response, from_grpc
 from gateway.openai.wire import as_openai_error
 from kbcore import errors
-from kbcore.error_catalogue import CATALOGUE, INTERNAL_MESSAGE, Refusal, refusal_for_status, refusal_of
+from kbcore.refusals.error_catalogue import CATALOGUE, INTERNAL_MESSAGE, Refusal, refusal_for_status, refusal_of
+from kbcore.refusals.reasons import reason_in
 from kbcore.rpc.error_mapping import CALLERS_OWN, from_upstream, stream_errors, unary_errors
-from kbcore.rpc.reasons import reason_in
 
 SERVICE = "kbtest.Catalogue"
 DOMAIN_ERRORS = [

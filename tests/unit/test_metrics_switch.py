@@ -13,10 +13,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.app import create_app
 from gateway.backends import Backends
-from kbcore.metrics.grpc_interceptor import MetricsInterceptor, metrics_interceptors
 from kbcore.metrics.http_server import serve_metrics
 from kbcore.metrics.registry import set_enabled
 from kbcore.rpc.caller_token import operator_token
+from kbcore.rpc.metrics_interceptor import MetricsInterceptor, metrics_interceptors
 from kbcore.settings import Settings
 
 

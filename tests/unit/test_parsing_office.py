@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits, parse_document
@@ -19,6 +21,25 @@ def test_docx_headings_become_titles_and_tables_stay_whole() -> None:
     table = next(p for p in parsed.paragraphs if documents.DOCX_TABLE_VALUE in p.content)
     assert table.title == "第二章 保养"
     assert table.content == "| 部件 | 保养周期 |\n| --- | --- |\n| 主刷 | 每周清理 |\n| 滤网 | 每季度一次 |"
+
+
+def test_a_docx_paragraph_with_its_own_outline_level_is_a_heading() -> None:
+    """A heading in a style Word does not name "Heading n" is known by the outline level set on it."""
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    heading = document.add_paragraph("第三章 故障排除")
+    level = OxmlElement("w:outlineLvl")
+    level.set(qn("w:val"), "0")
+    heading.paragraph_format.element.get_or_add_pPr().append(level)
+    document.add_paragraph("机器人无法启动时，请先检查电源开关是否打开。")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    parsed = parse_document("手册.docx", buffer.getvalue(), LIMITS)
+    body = next(p for p in parsed.paragraphs if "电源开关" in p.content)
+    assert body.title == "第三章 故障排除"
 
 
 def test_a_corrupt_docx_is_refused_as_damaged() -> None:

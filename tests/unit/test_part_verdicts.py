@@ -13,7 +13,7 @@ from grpc_stubs.common.v1 import common_pb2
 from kbcore.models.base import PartSupport, PartVerdict, SupportQuote
 from kbcore.vocabulary import PART_VERDICT
 from services.chat.chat_messages import fill_verdicts
-from services.retrieval.retrieval_messages import part_support
+from services.retrieval.search.search_messages import part_support
 
 
 def quote(paragraph_id: str) -> SupportQuote:

@@ -71,7 +71,7 @@ BUILT_AT_RUN_TIME = frozenset(
         "services/retrieval/ingestion/jobs/leased.py: error",
         "services/retrieval/ingestion/jobs/queue.py: failure",
         "services/retrieval/ingestion/web_sync.py: note",
-        "services/retrieval/embedding/reembed_worker.py: str(exc)",
+        "services/retrieval/ingestion/jobs/reembed_worker.py: str(exc)",
     }
 )
 # Words stored or answered for a person to read later, which the gateway shows in the reader's

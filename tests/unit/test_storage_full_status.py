@@ -18,8 +18,8 @@ from gateway.errors import ApiError, from_grpc
 from gateway.openai.wire import as_openai_error
 from kbcore.db.faults import DATABASE_UNAVAILABLE, as_unavailable, is_disk_full, is_outage
 from kbcore.errors import DISK_FULL, QuotaExhausted, StorageFull, Unavailable
+from kbcore.refusals.reasons import STORAGE_FULL, reason_in
 from kbcore.rpc.error_mapping import RpcError, stream_errors, unary_errors
-from kbcore.rpc.reasons import STORAGE_FULL, reason_in
 
 SERVICE = "kbtest.Disk"
 SQLITE_FULL = OperationalError("INSERT INTO chat_record", {}, sqlite3.OperationalError("database or disk is full"))

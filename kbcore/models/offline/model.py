@@ -241,18 +241,6 @@ def _words_query(query: str) -> str:
     return " ".join(surface(t.text, query) for t in terms_of(query))
 
 
-def assess_evidence(
-    question: str,
-    history: Sequence[ChatMessage],
-    evidence: Sequence[EvidenceParagraph],
-    searched: Sequence[str],
-) -> str:
-    """The assessment JSON by shared words alone (no matcher): as ``assessment_json``."""
-    parts, needs, _ = _parts_of(question, history)
-    supports = judge_parts(parts, needs, prepare(evidence))
-    return assessment_json(question, history, evidence, supports, searched)
-
-
 def assessment_json(
     question: str,
     history: Sequence[ChatMessage],

@@ -12,7 +12,7 @@ from kbcore.db.tables import AccessToken, ApiKey
 from kbcore.errors import InvalidRequest
 from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, unary_errors
-from services.chat.access.credential_admin import CredentialAdmin, KeyChange, LinkChange, masked, parse_expiry
+from services.chat.access.credential_admin import CredentialAdmin, KeyChange, LinkChange, masked
 from services.chat.access.credentials import (
     DEFAULT_ACCESS_NUM,
     DEFAULT_DAILY_CAP,
@@ -21,10 +21,11 @@ from services.chat.access.credentials import (
     Credentials,
 )
 from services.chat.access.framing_sites import framing_sites, read_sites
-from services.chat.access.identity import CallerKind, current_caller
 from services.chat.access.rules import require
 from services.chat.accounts.user_messages import user_info
 from services.chat.accounts.user_store import UserStore
+from services.chat.callers.chat_caller import CallerKind, current_caller
+from services.chat.callers.credential_expiry import parse_expiry
 from services.chat.chat_messages import _timestamp
 from services.chat.store import ChatStore
 

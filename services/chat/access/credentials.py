@@ -20,10 +20,10 @@ from services.chat.access.visitors import (
     ShareLinkVisitors,
     UnknownAccessToken,
     VisitorPolicy,
-    digest,
     has_expired,
     refuse_unusable,
 )
+from services.chat.callers.secret_digest import digest
 
 __all__ = ["DEFAULT_ACCESS_NUM", "DEFAULT_DAILY_CAP", "MAX_ACCESS_NUM", "MAX_DAILY_CAP", "UnknownAccessToken"]
 

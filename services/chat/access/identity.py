@@ -5,84 +5,35 @@ API key or a visitor token arrive as ``authorization: Bearer …``; the intercep
 before the servicer method runs and refuses the call (UNAUTHENTICATED) when they are missing or
 unknown, then checks the call against the permission table (``kbcore.permissions.table``) with
 the check the server gives it (``services.chat.access.rules.check_call``). Methods read the
-result with ``current_caller()``; its ``principal`` is what the permission rule reads. Only
-the public methods (visitor and user sign-in) run without credentials.
+result with ``current_caller()`` (``services.chat.callers.chat_caller``); its ``principal`` is
+what the permission rule reads. Only the public methods (visitor and user sign-in) run without
+credentials.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hmac
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Callable
 from typing import Any
 
 import grpc
 
 from kbcore.db.audit import acting, actor_of
 from kbcore.errors import Unauthenticated
-from kbcore.permissions.roles import ANONYMOUS, Kind, Principal
+from kbcore.permissions.roles import ANONYMOUS
 from kbcore.permissions.wire import address_in
 from kbcore.rpc.caller_token import token_in
 from kbcore.rpc.error_mapping import abort_for
-from kbcore.rpc.handlers import holding, scoped
+from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, scoped
 from services.chat.access.credentials import Credentials
 from services.chat.accounts.grants import principal_of
 from services.chat.accounts.user_tokens import UNKNOWN_TOKEN, UserTokens, is_user_token
-
-
-class CallerKind(Enum):
-    OPERATOR = "operator"  # the break-glass token: may do everything
-    APPLICATION = "application"  # an application API key: that application's chats
-    VISITOR = "visitor"  # a share-link visitor: only its own chats
-    USER = "user"  # a signed-in person: what their role and grants allow
-
-
-_PRINCIPAL_KINDS = {
-    CallerKind.OPERATOR: Kind.OPERATOR,
-    CallerKind.APPLICATION: Kind.APPLICATION,
-    CallerKind.VISITOR: Kind.VISITOR,
-}
-
-
-@dataclass(frozen=True)
-class Caller:
-    kind: CallerKind
-    application_id: str = ""
-    visitor_id: str = ""
-    key_id: str = ""  # an application caller's API key
-    user: Principal | None = None  # a user caller: role, grants (``kbcore.permissions``)
-    token_id: str = ""  # a user caller's token (``user_token.id``): sign-out ends it
-    token_kind: str = ""  # a user caller's: "session" or "personal"
-
-    @property
-    def principal(self) -> Principal:
-        """Who the caller is as the permission rule (``kbcore.permissions.roles``) reads it."""
-        if self.user is not None:
-            return self.user
-        return Principal(_PRINCIPAL_KINDS[self.kind], application_id=self.application_id)
-
-    @property
-    def user_id(self) -> str:
-        return self.user.user_id if self.user is not None else ""
-
+from services.chat.callers.chat_caller import Caller, CallerKind, calling_as
 
 # What the interceptor runs once the caller is known: raises the refusal when the call is not
 # the caller's to make (the server passes ``services.chat.access.rules.check_call``).
 CallCheck = Callable[[Caller, str, Any], None]
-
-
-_CALLER: contextvars.ContextVar[Caller] = contextvars.ContextVar("caller")
-
-
-def current_caller() -> Caller:
-    """The caller of the call being served (set by ``CallerInterceptor``)."""
-    try:
-        return _CALLER.get()
-    except LookupError as exc:
-        raise Unauthenticated("the caller is not identified") from exc
 
 
 class CallerResolver:
@@ -110,7 +61,7 @@ class CallerResolver:
         return Caller(kind, identity.application_id, identity.visitor_id, identity.key_id)
 
 
-class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class CallerInterceptor(MethodInterceptor):
     """Resolves the caller of every call to the chat service's proto services except the public
     methods, once, before the method, and checks that the call is the caller's to make; the
     method then acts as that caller in the audit trail (the public ones as an anonymous caller)."""
@@ -127,16 +78,10 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._public = frozenset(prefix + m for prefix in self._prefixes for m in public_methods)
         self._check = check
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[Any], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
-        method: str = details.method
-        if handler is None or not method.startswith(self._prefixes):
+    def intercepted(self, handler: grpc.RpcMethodHandler, method: str, metadata: CallMetadata) -> grpc.RpcMethodHandler:
+        if not method.startswith(self._prefixes):
             return handler
-        address = address_in(details.invocation_metadata)
+        address = address_in(metadata)
         if method in self._public:
             anonymous = actor_of(ANONYMOUS, address)
 
@@ -146,12 +91,12 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 return acting(anonymous)
 
             return scoped(handler, as_anonymous)
-        token = token_in(details.invocation_metadata)
+        token = token_in(metadata)
 
         async def identified(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> contextlib.ExitStack:
             caller = await self._identify(token, method, request, context)
             scope = contextlib.ExitStack()
-            scope.enter_context(holding(_CALLER, caller))
+            scope.enter_context(calling_as(caller))
             scope.enter_context(acting(actor_of(caller.principal, address)))
             return scope
 

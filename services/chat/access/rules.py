@@ -24,7 +24,7 @@ from kbcore.errors import InvalidRequest, NotFound, PermissionDenied
 from kbcore.permissions.check import first_refused, objects_named, refusal_text
 from kbcore.permissions.roles import Kind, Need, Principal, allows, sees_everything
 from kbcore.permissions.table import Requirement, requirements_for_rpc
-from services.chat.access.identity import Caller, CallerKind, current_caller
+from services.chat.callers.chat_caller import Caller, CallerKind, current_caller
 from services.chat.store import ChatStore
 
 # One text for every application, chat or record a caller may not see, whether it is missing

@@ -2,7 +2,7 @@
 link keeps a bounded number of visitors; tokens expire; and a link's questions per day are
 capped for all its visitors together, since each fresh visitor token gets a quota of its own.
 
-Both limits live in the database (``services.chat.access.windows``), so they hold across every
+Both limits live in the database (``services.chat.callers.rate_windows``), so they hold across every
 chat-service process and gateway replica. The per-client-address sign-in limit is the
 gateway's (``gateway.signin_limit``): only the gateway sees the client's address.
 """
@@ -10,7 +10,6 @@ gateway's (``gateway.signin_limit``): only the gateway sees the client's address
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,15 +21,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.tables import AccessToken, Visitor, VisitorDailyUsage, utcnow
 from kbcore.errors import NotFound, QuotaExhausted, RateLimited, Unauthenticated
 from kbcore.settings import Settings
-from services.chat.access.windows import day_window, minute_window, prune_earlier_windows, take
+from services.chat.callers.rate_windows import day_window, minute_window, prune_earlier_windows, take
+from services.chat.callers.secret_digest import digest
 
 VISITOR_PREFIX = "visitor-"
 DEFAULT_ACCESS_NUM = 100
 DEFAULT_DAILY_CAP = 1000
-
-
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 class UnknownAccessToken(NotFound):

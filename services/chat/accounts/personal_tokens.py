@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import UserToken, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
-from services.chat.access.visitors import digest
 from services.chat.accounts.account_audit import record_personal_token
 from services.chat.accounts.user_tokens import PERSONAL, PERSONAL_PREFIX, REVOKED, SHOWN_PREFIX, new_secret
+from services.chat.callers.secret_digest import digest
 
 MAX_NAME = 100  # the width of ``user_token.name``
 

@@ -1,5 +1,5 @@
 """Failed password sign-ins, counted in 15-minute windows in the database's rate windows
-(``services.chat.access.windows``), so the limits hold across every chat-service process:
+(``services.chat.callers.rate_windows``), so the limits hold across every chat-service process:
 
 - per username *from one client address* (``KB_SIGNIN_FAILURES``): guesses at one account from
   one place;
@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.addresses.client_address import address_key
 from kbcore.db.tables import RateWindow
 from kbcore.errors import RateLimited
-from services.chat.access.windows import minute_window, prune_earlier_windows, take
+from services.chat.callers.rate_windows import minute_window, prune_earlier_windows, take
 
 WINDOW_MINUTES = 15
 ACCOUNT_FROM_ADDRESS = "user-at"

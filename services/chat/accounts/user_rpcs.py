@@ -13,8 +13,6 @@ from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kbcore.db.audit import current_actor
 from kbcore.errors import InvalidRequest, PermissionDenied
 from kbcore.rpc.error_mapping import Context, unary_errors
-from services.chat.access.credential_admin import parse_expiry
-from services.chat.access.identity import Caller, CallerKind, current_caller
 from services.chat.accounts.account_audit import from_address
 from services.chat.accounts.passwords import checked_password, checked_username, hash_password
 from services.chat.accounts.personal_tokens import PersonalTokens
@@ -22,6 +20,8 @@ from services.chat.accounts.signin import SignedIn, SignIn
 from services.chat.accounts.user_messages import grants_of, role_of, timestamp, token_info, user_info
 from services.chat.accounts.user_store import UserChange, UserStore
 from services.chat.accounts.user_tokens import SESSION, UserTokens
+from services.chat.callers.chat_caller import Caller, CallerKind, current_caller
+from services.chat.callers.credential_expiry import parse_expiry
 
 NO_ACCOUNT = (
     "the break-glass operator token belongs to no user account: sign in as a user for sessions,"

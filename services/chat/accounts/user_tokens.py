@@ -22,9 +22,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.tables import UserAccount, UserGrant, UserToken, utcnow
 from kbcore.errors import Unauthenticated
 from kbcore.settings import Settings
-from services.chat.access.visitors import digest
 from services.chat.accounts.account_audit import record_user
 from services.chat.accounts.grants import GrantSpec, specs_of
+from services.chat.callers.secret_digest import digest
 
 SESSION_PREFIX = "kbs_"
 PERSONAL_PREFIX = "kbp_"

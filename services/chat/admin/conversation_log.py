@@ -25,9 +25,9 @@ from kbcore.db.engine import run_read
 from kbcore.db.tables import Chat, ChatRecord, RecordSource, RecordVote
 from kbcore.errors import InvalidRequest
 from kbcore.vocabulary import LOG_SOURCE, RECORD_STATUS, STOP_REASON, VOTE, EnumNames
-from services.chat.access.identity import Caller, CallerKind
 from services.chat.admin.days import parse_day
 from services.chat.admin.votes import DOWN, UP
+from services.chat.callers.chat_caller import Caller, CallerKind
 from services.chat.chat_messages import record_message
 
 MAX_TEXT_CHARS = 200  # a search string longer than this is refused, not cut silently

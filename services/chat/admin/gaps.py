@@ -27,7 +27,7 @@ from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.db.tables import Chat, ChatRecord
 from services.chat.admin.days import DayRange
-from services.chat.answering.details import loaded
+from services.chat.record_details import loaded
 
 # GroupTexts's own bounds: at most this many texts, each clipped to this length.
 MAX_TEXTS = 2000

@@ -12,9 +12,9 @@ from kbcore.db.tables import Application, ModelEndpoint
 from kbcore.models.check import check_endpoint
 from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, unary_errors
-from services.chat.access.identity import current_caller
 from services.chat.access.rules import require
 from services.chat.admin.model_admin import EndpointFields, ModelAdmin, users_of
+from services.chat.callers.chat_caller import current_caller
 from services.chat.chat_messages import _timestamp
 
 

@@ -15,7 +15,6 @@ from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, unary_errors
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.vocabulary import VOTE
-from services.chat.access.identity import current_caller
 from services.chat.access.rules import hiding_absence, is_chat_side, require, shown_applications, visible_chat
 from services.chat.admin.audit_trail import AuditTrail, audit_page, audit_query
 from services.chat.admin.conversation_log import ChatLog, LogQuery, log_query
@@ -24,6 +23,7 @@ from services.chat.admin.gaps import MAX_TEXTS, gap_items, grouping_request, ins
 from services.chat.admin.improvements import Improver, link_paragraph, on_behalf_of, paragraph_text
 from services.chat.admin.usage_report import UsageReport
 from services.chat.admin.votes import VoteBook, requested_vote, voter_of
+from services.chat.callers.chat_caller import current_caller
 from services.chat.chat_messages import record_id
 from services.chat.store import ChatStore
 

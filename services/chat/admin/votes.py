@@ -22,7 +22,7 @@ from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import ChatRecord, RecordStatus, RecordVote, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.vocabulary import VOTE
-from services.chat.access.identity import Caller, CallerKind
+from services.chat.callers.chat_caller import Caller, CallerKind
 
 MAX_REASON_CHARS = 500
 STILL_RUNNING = "this answer is still being written; vote once it has finished"

@@ -22,13 +22,14 @@ from kbcore.text.tokens import require_question_fits
 from kbcore.vocabulary import RECORD_SOURCE, VOTE
 from services.chat.access.credential_admin import counted_use
 from services.chat.access.credentials import Credentials
-from services.chat.access.identity import CallerKind, current_caller
 from services.chat.access.rules import hiding_absence, require_application_access, require_chat_access, visible_chat
 from services.chat.admin.conversation_log import record_origin
 from services.chat.admin.votes import VoteBook, voter_of
 from services.chat.answering.ask import AskFlow, Question
+from services.chat.answering.prompt import with_system_addendum
 from services.chat.answering.running import RunningQuestions
-from services.chat.chat_messages import record_id, record_message, with_system_addendum
+from services.chat.callers.chat_caller import CallerKind, current_caller
+from services.chat.chat_messages import record_id, record_message
 from services.chat.share_page import as_shown, hidden_from
 from services.chat.store import ChatStore
 

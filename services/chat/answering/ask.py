@@ -35,7 +35,6 @@ from kbcore.telemetry.log_context import bind_record, question_trace_id
 from kbcore.text.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.answering.delta_pump import DeltaPump, Pacing, has_text
-from services.chat.answering.details import log_columns, record_details, stored
 from services.chat.answering.failures import CLIENT_GONE, Ending, ending_for
 from services.chat.answering.prompt import build_messages
 from services.chat.answering.running import RunningQuestions
@@ -43,8 +42,9 @@ from services.chat.answering.saving import save_outcome
 from services.chat.answering.stop_listener import StopListener
 from services.chat.answering.stopping import PartialRounds, until_stopped
 from services.chat.chat_messages import application_message, part_support
+from services.chat.record_details import log_columns, record_details, stored
 from services.chat.share_page import page_message
-from services.chat.store import ChatStore, StartedQuestion
+from services.chat.store import ChatStore, NewQuestion, StartedQuestion
 
 log = logging.getLogger(__name__)
 ContextCall: TypeAlias = (
@@ -155,12 +155,12 @@ class AskFlow:
         """The chat's lease and the question's record: one transaction, unless a quota check
         has to run between the two (it must not count a question refused as busy)."""
         if admit is None:
-            return await self._store.begin_question(self._leases, chat_id, *_recorded(question, holder))
+            return await self._store.begin_question(self._leases, _new_question(chat_id, question, holder))
         if not await self._leases.try_acquire(chat_id, holder, "question"):
             raise ChatBusy(chat_id)
         try:
             await admit()
-            return await self._store.record_question(chat_id, *_recorded(question, holder))
+            return await self._store.record_question(_new_question(chat_id, question, holder))
         except BaseException:
             await asyncio.shield(self._leases.release(chat_id, holder))
             raise
@@ -492,9 +492,11 @@ def observe_ended(status: str, retrieval: common_pb2.RetrievalResult | None) -> 
     observe_question(status, STOP_REASON.name(retrieval.stop_reason), len(retrieval.rounds), len(retrieval.paragraphs))
 
 
-def _recorded(question: Question, holder: str) -> tuple[str, str, bool, str, Mapping[str, str], Executable | None]:
-    """The record's own fields, in the store's argument order."""
-    return question.text, holder, question.re_chat, question.source, question.origin, question.counted
+def _new_question(chat_id: str, question: Question, holder: str) -> NewQuestion:
+    """The record the question starts with, as either way of starting it takes it."""
+    return NewQuestion(
+        chat_id, question.text, holder, question.re_chat, question.source, question.origin, question.counted
+    )
 
 
 def _chosen_model(application: Application, slot: str) -> str:

@@ -25,9 +25,9 @@ import grpc
 
 from kbcore.db.faults import is_outage
 from kbcore.db.tables import RecordStatus
-from kbcore.error_catalogue import refusal_for_status, refusal_of
 from kbcore.error_ids import error_id_in, new_error_id, with_error_id
 from kbcore.models.base import ModelError
+from kbcore.refusals.error_catalogue import refusal_for_status, refusal_of
 from kbcore.rpc.error_mapping import RpcError, as_rpc_error, from_upstream
 
 log = logging.getLogger(__name__)

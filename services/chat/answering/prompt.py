@@ -1,11 +1,13 @@
 """The generation prompt: the application's prompts plus the evidence rules, the
-evidence rendered as XML with document names, the gaps, and history in its original order."""
+evidence rendered as XML with document names, the gaps, and history in its original order; and
+a client's own system message, added after the application's system prompt."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from kbcore.db.tables import Application
 from kbcore.models.base import ChatMessage, EvidenceParagraph
 from kbcore.text.tokens import clip_tokens
 
@@ -53,3 +55,16 @@ def build_messages(
         *history,
         ChatMessage("user", clip_tokens(user, USER_TOKENS)),
     ]
+
+
+def with_system_addendum(row: Application, addendum: str) -> Application:
+    """The application as one question sees it: a client's system message follows the
+    application's own system prompt (or the default one), never replacing it. A detached copy:
+    the stored application is not touched."""
+    if not addendum.strip():
+        return row
+    model = dict(row.model_setting or {})
+    model["system"] = (str(model.get("system", "")).strip() or DEFAULT_SYSTEM) + "\n\n" + addendum.strip()
+    copy = Application(**{column.key: getattr(row, column.key) for column in Application.__table__.columns})
+    copy.model_setting = model
+    return copy

@@ -1,6 +1,6 @@
 """Datasets with their embedding models: created on a registered embedding model or
 the deployment's default, renamed, moved to another model (a background re-embedding, see
-``reembed_queue``), and shown with their model and the newest change of it.
+``ingestion.jobs.reembed_queue``), and shown with their model and the newest change of it.
 
 A model is checked when it is chosen — registered, for embeddings, answering — and the size of
 its vectors recorded with the dataset, so a wrong choice is a clear 400 at once and never a
@@ -22,8 +22,9 @@ from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
 from kbcore.permissions.roles import Kind, Need, Principal, allows
 from services.retrieval.catalog.catalog_store import Catalog
-from services.retrieval.embedding.reembed_queue import Change, SwitchQueue, newest_switches
+from services.retrieval.embedding.model_switches import newest_switches
 from services.retrieval.embedding.spaces import EmbeddingSpaces
+from services.retrieval.ingestion.jobs.reembed_queue import Change, SwitchQueue
 from services.retrieval.ingestion.web_sync import check_sync_hours
 
 MAX_DESCRIPTION_CHARS = 5000

@@ -30,7 +30,7 @@ from kbcore.embedding_rule import DatasetModel, mixed_models
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.settings import Settings
 from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder
-from services.retrieval.embedding.reembed_queue import newest_switch
+from services.retrieval.embedding.model_switches import newest_switch
 from services.retrieval.embedding.registered import EmbeddingModels
 from services.retrieval.store.base import VectorStore
 from services.retrieval.store.siblings import open_sibling, slug

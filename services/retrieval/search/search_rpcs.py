@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
-import services.retrieval.retrieval_messages as convert
 import services.retrieval.search.evaluation as evaluation
+import services.retrieval.search.search_messages as convert
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, Self
 
 
 class SearchMode(enum.StrEnum):
@@ -14,15 +14,17 @@ class SearchMode(enum.StrEnum):
     HYBRID = "hybrid"
 
 
-@dataclass(frozen=True)
-class ParagraphPoint:
-    """One paragraph as stored: its text, where it came from, its dense vector, and its state.
+# The payload fields of a paragraph that hold text, as ``ParagraphPayload`` names them.
+_TEXT_FIELDS = ("dataset_id", "document_id", "document_name", "title", "content")
 
-    A document is written as a numbered ``version``: ingestion stores a new version *staged*
-    (``searchable=False``) and publishes it once complete, so a search never sees half of it.
-    ``enabled=False`` is an operator's decision that the paragraph must never be retrieved.
-    The defaults describe a published, enabled paragraph, what every point was before versions.
-    """
+
+@dataclass(frozen=True)
+class ParagraphPayload:
+    """A paragraph's own fields, as its point's payload stores them and every read of a point
+    gives them back. Declared once, so that writing a paragraph (``ParagraphPoint``), finding it
+    (``Hit``) and managing it (``StoredParagraph``) cannot disagree on one field; each adds what
+    only it has (a vector, a score, its version and states). The id is the point's own, not a
+    payload field."""
 
     id: str  # a UUID string, stable across re-ingestion of the same document
     dataset_id: str
@@ -31,6 +33,31 @@ class ParagraphPoint:
     title: str
     content: str
     position: int  # order of the paragraph inside its document
+
+    def to_payload(self) -> dict[str, Any]:
+        """These fields as a point's payload holds them (``layout.payload`` adds the states)."""
+        return {**{name: getattr(self, name) for name in _TEXT_FIELDS}, "position": self.position}
+
+    @classmethod
+    def from_payload(cls, raw_id: object, payload: Mapping[str, Any] | None, **own: Any) -> Self:
+        """``cls`` read from a stored point of any backend (its id comes back as a UUID object
+        from edge, a str from the client): these fields from ``payload``, empty where the point
+        has none, and ``own`` the fields only ``cls`` has."""
+        data = payload or {}
+        text = {name: str(data.get(name, "")) for name in _TEXT_FIELDS}
+        return cls(id=str(raw_id), position=int(data.get("position", 0)), **text, **own)
+
+
+@dataclass(frozen=True)
+class ParagraphPoint(ParagraphPayload):
+    """One paragraph as stored: its text, where it came from, its dense vector, and its state.
+
+    A document is written as a numbered ``version``: ingestion stores a new version *staged*
+    (``searchable=False``) and publishes it once complete, so a search never sees half of it.
+    ``enabled=False`` is an operator's decision that the paragraph must never be retrieved.
+    The defaults describe a published, enabled paragraph, what every point was before versions.
+    """
+
     vector: Sequence[float]  # normalised dense embedding
     version: int = 0  # ids must differ between versions, or staging one overwrites the live one
     searchable: bool = True  # False: staged, invisible to searches until ``publish_version``
@@ -38,30 +65,18 @@ class ParagraphPoint:
 
 
 @dataclass(frozen=True)
-class Hit:
-    id: str
-    dataset_id: str
-    document_id: str
-    document_name: str
-    title: str
-    content: str
-    position: int
+class Hit(ParagraphPayload):
+    """A paragraph a search found, with how well it matched."""
+
     score: float  # cosine for vector, BM25 for keyword, fused rank score for hybrid
     version: int = 0  # lets ``layout.ranked`` drop an older version seen while one is published
     matched_question: str = ""  # the attached question that brought it in (its score is that match's)
 
 
 @dataclass(frozen=True)
-class StoredParagraph:
+class StoredParagraph(ParagraphPayload):
     """A paragraph as an operator manages it: what is stored, without vectors or scores."""
 
-    id: str
-    dataset_id: str
-    document_id: str
-    document_name: str
-    title: str
-    content: str
-    position: int
     version: int
     enabled: bool
 

@@ -127,12 +127,7 @@ def searchable_in(dataset_id: str, published: bool, enabled: bool) -> str:
 
 def payload(point: ParagraphPoint) -> dict[str, Any]:
     return {
-        "dataset_id": point.dataset_id,
-        "document_id": point.document_id,
-        "document_name": point.document_name,
-        "title": point.title,
-        "content": point.content,
-        "position": point.position,
+        **point.to_payload(),
         "version": point.version,
         "published": flag(point.searchable),
         "enabled": flag(point.enabled),
@@ -230,35 +225,19 @@ def keyword_terms(point: ParagraphPoint) -> SparseTerms:
 
 
 def hit(raw_id: object, score: float, fields: Mapping[str, Any] | None) -> Hit:
-    """A search result from any backend; ids come back as UUID objects from edge, str from the client."""
-    data = fields or {}
-    return Hit(
-        id=str(raw_id),
-        dataset_id=str(data.get("dataset_id", "")),
-        document_id=str(data.get("document_id", "")),
-        document_name=str(data.get("document_name", "")),
-        title=str(data.get("title", "")),
-        content=str(data.get("content", "")),
-        position=int(data.get("position", 0)),
-        score=float(score),
-        version=int(data.get("version", 0)),
-    )
+    """A search result from any backend."""
+    return Hit.from_payload(raw_id, fields, score=float(score), version=stored_version(fields))
 
 
 def stored_paragraph(raw_id: object, fields: Mapping[str, Any] | None) -> StoredParagraph:
     """A retrieved or scrolled point of any backend, as an operator sees it."""
-    data = fields or {}
-    return StoredParagraph(
-        id=str(raw_id),
-        dataset_id=str(data.get("dataset_id", "")),
-        document_id=str(data.get("document_id", "")),
-        document_name=str(data.get("document_name", "")),
-        title=str(data.get("title", "")),
-        content=str(data.get("content", "")),
-        position=int(data.get("position", 0)),
-        version=int(data.get("version", 0)),
-        enabled=bool(data.get("enabled", YES)),
-    )
+    enabled = bool((fields or {}).get("enabled", YES))
+    return StoredParagraph.from_payload(raw_id, fields, version=stored_version(fields), enabled=enabled)
+
+
+def stored_version(fields: Mapping[str, Any] | None) -> int:
+    """The version a point's payload says wrote it (0: a point from before versions)."""
+    return int((fields or {}).get("version", 0))
 
 
 def in_order(paragraphs: Iterable[StoredParagraph]) -> list[StoredParagraph]:

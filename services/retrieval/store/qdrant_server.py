@@ -115,6 +115,16 @@ class QdrantServerStore:
             raise
         return store
 
+    @property
+    def collection(self) -> str:
+        """The collection this store reads and writes."""
+        return self._collection
+
+    def sharing_client(self, collection: str, dimension: int) -> QdrantServerStore:
+        """A store of ``collection`` on this store's client, for another embedding model's vectors
+        in the same Qdrant: the client stays this store's to close, so the new one's owner must not."""
+        return QdrantServerStore(self._client, dimension=dimension, collection=collection, where=self.identity)
+
     async def ensure_collection(self) -> None:
         """Create the collection and payload indexes if missing; check an existing one fits."""
         if self._ready:

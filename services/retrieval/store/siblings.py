@@ -32,12 +32,7 @@ async def open_sibling(default: VectorStore, name: str, dimension: int) -> tuple
         folder = path.parent / f"{path.name}-{name}"
         return await EdgeVectorStore.open(folder, dimension, reserve_bytes=default.reserve_bytes), True
     if isinstance(default, QdrantServerStore):
-        sibling = QdrantServerStore(
-            default._client,
-            dimension=dimension,
-            collection=f"{default._collection}_{name}",
-            where=default.identity,
-        )
+        sibling = default.sharing_client(f"{default.collection}_{name}", dimension)
         await sibling.ensure_collection()
         return sibling, False
     raise ValueError(f"no sibling stores for a {type(default).__name__}: only one embedding model can be used")

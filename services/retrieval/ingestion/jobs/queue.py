@@ -1,9 +1,9 @@
 """The ingestion queue in SQL: one job row per upload, claimed by one retrieval process at a time.
 The upload's original waits beside it in pieces (``source_chunks``) and goes when the job ends.
 
-A job is leased (``jobs.leased``: claimed by compare and set, its lease renewed with every
-progress report, taken over when its holder dies, every write conditional on still holding it),
-so a job taken over from a slow process is never finished twice.
+A job is leased (``jobs.leased``, whose queue this one is: claimed by compare and set, its lease
+renewed with every progress report, taken over when its holder dies, every write conditional on
+still holding it), so a job taken over from a slow process is never finished twice.
 
 An upload accepted and an ingestion cancelled are an operator's actions: each adds its audit
 row in the transaction that queues or cancels the job (``kbcore.db.audit``; docs/access.md).
@@ -16,15 +16,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from kbcore.db.audit import record_action
-from kbcore.db.engine import run_read, run_write
+from kbcore.db.engine import run_read
 from kbcore.db.tables import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import Conflict, NotFound
 from kbcore.limits import MAX_NAME_CHARS
-from services.retrieval.ingestion.jobs.leased import Control, Leases, claim_if_waiting, release
+from services.retrieval.ingestion.jobs.leased import LeasedQueue, claimed_as
 from services.retrieval.ingestion.jobs.source_chunks import Source, delete_source, pieces, read_source, store_source
 from services.retrieval.ingestion.jobs.states import ACTIVE, DocumentState, JobState
 from services.retrieval.ingestion.source_digest import source_digest
@@ -59,6 +58,9 @@ class Upload:
 
 @dataclass(frozen=True)
 class ClaimedJob:
+    """An ingestion job as its worker holds it: the ``ingest_job`` columns of the same names
+    (``jobs.leased.claimed_as``), with its document's name and split rules."""
+
     id: str
     document_id: str
     dataset_id: str
@@ -70,17 +72,26 @@ class ClaimedJob:
     split_rules: SplitRules = DEFAULT_RULES
 
 
-class JobQueue:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], lease_seconds: float, store_key: str) -> None:
-        self._sessions = sessions
-        self._leases = Leases(IngestJob, ACTIVE, lease_seconds, store_key)
-        self.lease_seconds = lease_seconds
+class JobQueue(LeasedQueue[IngestJob, ClaimedJob]):
+    """``JobQueue(sessions, lease_seconds, store_key)``: the ingestion jobs of one vector store."""
+
+    table = IngestJob
+    active = ACTIVE
+
+    def claimed(self, session: Session, row: IngestJob) -> ClaimedJob | None:
+        return _claimed(session, row)
+
+    def reported(self, session: Session, job: ClaimedJob, state: str) -> None:
+        """The document shows its newest job's state (a deleted one took its job with it)."""
+        document = session.get(Document, job.document_id)
+        if document is not None and document.job_id == job.id:
+            document.status = state
 
     async def submit(self, dataset_id: str, upload: Upload) -> Document:
         """The document row, created or found by name, with a new queued job holding the upload.
         A document with a job still queued or running is refused: the two versions would race."""
         async with self._sessions.begin() as session:
-            document = await session.run_sync(lambda s: _submit(s, dataset_id, upload, self._leases.store_key))
+            document = await session.run_sync(lambda s: _submit(s, dataset_id, upload, self))
             detail = f"dataset {dataset_id}, source {upload.source_type}"
             record_action(session, "document.add", "document", document.id, document.name, detail)
         return document
@@ -106,27 +117,11 @@ class JobQueue:
         """The job's original, piece by piece, as the worker feeds it to its parser."""
         return read_source(self._sessions, job_id)
 
-    async def claim(self, holder: str) -> ClaimedJob | None:
-        """The oldest job nobody holds (or whose holder's lease ran out), now ours."""
-        return await claim_if_waiting(
-            self._sessions, self._leases, lambda s: self._leases.claim(s, holder, lambda job: _claimed(s, job))
-        )
-
-    async def report(self, job: ClaimedJob, holder: str, state: str, done: int, total: int) -> str:
-        """Record progress and renew the lease; says whether to go on."""
-
-        def work(session: Session) -> str:
-            control = self._leases.renew(session, job.id, holder, state, done, total)  # DELETED: with its document
-            document = session.get(Document, job.document_id) if control == Control.GO else None
-            if document is not None and document.job_id == job.id:
-                document.status = state
-            return control
-
-        return await run_write(self._sessions, work)
-
     async def finish(self, job: ClaimedJob, holder: str, outcome: Outcome) -> bool:
         """End the job and update its document in one transaction; False when it was not ours."""
-        return await run_write(self._sessions, lambda s: _finish(s, self._leases.held(s, job.id, holder), job, outcome))
+        return await self.close_job(
+            job, holder, outcome.state, outcome.error, lambda session, _row: _finished(session, job, outcome)
+        )
 
     async def cancel(self, dataset_id: str, document_id: str) -> Document:
         """A queued job ends at once; a running one is flagged and its worker stops at its next
@@ -194,7 +189,7 @@ def _document_in(session: Session, dataset_id: str, document_id: str) -> Documen
     return document
 
 
-def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -> Document:
+def _submit(session: Session, dataset_id: str, upload: Upload, queue: JobQueue) -> Document:
     dataset = session.get(Dataset, dataset_id)
     if dataset is None:
         raise NotFound(f"dataset {dataset_id} does not exist")
@@ -208,24 +203,17 @@ def _submit(session: Session, dataset_id: str, upload: Upload, store_key: str) -
         document = Document(dataset_id=dataset_id, name=name, content_hash="", active_version=0)
         session.add(document)
         session.flush()
-    elif document.job_id is not None and _job_blocks(session, document.job_id, store_key):
+    elif document.job_id is not None and _job_blocks(session, document.job_id, queue.store_key):
         raise Conflict(
             f"document {upload.name!r} is still being ingested; wait for it to finish or cancel it before uploading it again"
         )
     versions = session.scalar(select(func.max(IngestJob.version)).where(IngestJob.document_id == document.id))
-    job = IngestJob(
+    job = queue.new_row(
         document_id=document.id,
         dataset_id=dataset_id,
-        store_key=store_key,
         version=max(int(versions or 0), document.active_version) + 1,
-        state=JobState.QUEUED,
         filename=upload.filename,
         source_type=upload.source_type,
-        done=0,
-        total=0,
-        attempts=0,
-        cancel_requested=False,
-        error="",
     )
     session.add(job)
     session.flush()
@@ -283,34 +271,24 @@ def _claimed(session: Session, job: IngestJob) -> ClaimedJob | None:
     document = session.get(Document, job.document_id)
     if document is None:
         return None
-    return ClaimedJob(
-        id=job.id,
-        document_id=job.document_id,
-        dataset_id=job.dataset_id,
-        document_name=document.name,
-        version=job.version,
-        filename=job.filename,
-        source_type=job.source_type,
-        attempts=job.attempts,
-        split_rules=SplitRules.from_json(document.split_rules),
+    return claimed_as(
+        ClaimedJob, job, document_name=document.name, split_rules=SplitRules.from_json(document.split_rules)
     )
 
 
-def _finish(session: Session, row: IngestJob | None, job: ClaimedJob, outcome: Outcome) -> bool:
-    if row is None:  # no longer ours (taken over, or deleted with its document)
-        return False
-    release(row, outcome.state, outcome.error)
+def _finished(session: Session, job: ClaimedJob, outcome: Outcome) -> None:
+    """What a job's end means besides its row: its original goes, and its document (unless a
+    newer job has it) takes the published version and its new status."""
     delete_source(session, job.id)
     document = session.get(Document, job.document_id)
     if document is None or document.job_id != job.id:
-        return True
+        return
     if outcome.published:
         document.active_version = job.version
         document.paragraph_count = outcome.paragraph_count
         document.char_length = outcome.char_length
         document.content_hash = outcome.content_hash
     _settle(document, outcome)
-    return True
 
 
 CANCELLED_BY_OPERATOR = "ingestion cancelled by an operator"

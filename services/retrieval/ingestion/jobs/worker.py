@@ -24,7 +24,7 @@ import logging
 from kbcore.errors import InvalidRequest, Unavailable
 from kbcore.metrics.catalog import observe_ingestion_job
 from services.retrieval.ingestion.jobs.claim_loop import ClaimingWorker
-from services.retrieval.ingestion.jobs.leased import MAX_ATTEMPTS, Control
+from services.retrieval.ingestion.jobs.leased import Control, worn_out
 from services.retrieval.ingestion.jobs.queue import ClaimedJob, JobQueue, Outcome
 from services.retrieval.ingestion.jobs.sources import Parser
 from services.retrieval.ingestion.jobs.states import JobState
@@ -63,7 +63,7 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
 
     async def process(self, job: ClaimedJob) -> None:
         target = VersionTarget(job.dataset_id, job.document_id, job.document_name, job.version)
-        if job.attempts > MAX_ATTEMPTS:
+        if worn_out(job.attempts):
             await self._end(job, target, Outcome(JobState.FAILED, error=GAVE_UP.format(restarts=job.attempts - 1)))
             return
         progress = Progress(JobState.PARSING)

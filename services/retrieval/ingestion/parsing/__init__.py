@@ -7,9 +7,8 @@ way. Every refusal is a ``DocumentRejected`` (an ``InvalidRequest``) with a mess
 
 from services.retrieval.ingestion.parsing.archive import expand_archive
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits
-from services.retrieval.ingestion.parsing.parse import parse_document
+from services.retrieval.ingestion.parsing.parse import parse_document, parse_html
 from services.retrieval.ingestion.parsing.sniff import sniff
-from services.retrieval.ingestion.parsing.web import parse_html
 
 __all__ = [
     "DocumentRejected",

@@ -1,4 +1,6 @@
-"""One entry point for every uploaded file: check what it is and its bounds, parse it, split it, bound it.
+"""One entry point for every uploaded file: check what it is and its bounds, parse it, split it, bound it;
+and one for a web page's HTML (``parse_html``). Each format's reader only builds the structured form,
+and this module finishes every one alike (``finish``).
 
 The text is counted against the document's limits while it is read and split (``TextBudget``), so
 a file past one is refused where it passes it. Run inside the parsing child process
@@ -121,3 +123,12 @@ def parse_document(
     budget = TextBudget(filename, limits)
     document = _structured(kind, filename, data, limits, budget)
     return finish(filename, document, budget, fallback_title=_stem(filename), rules=rules)
+
+
+def parse_html(html: str, *, url: str | None = None, limits: ParseLimits | None = None) -> ParsedDocument:
+    """A web page (fetched by URL or uploaded) as titled paragraphs of its main content."""
+    from services.retrieval.ingestion.parsing.web import html_document
+
+    name = url or "the web page"
+    budget = TextBudget(name, limits or ParseLimits())
+    return finish(name, html_document(html, budget), budget, fallback_title=url or "")

@@ -12,7 +12,7 @@ import html as html_text
 import re
 from typing import Any
 
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParsedDocument, ParseLimits, TextBudget
+from services.retrieval.ingestion.parsing.document import DocumentRejected, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
 
 _BOILERPLATE = ("nav", "header", "footer", "aside", "script", "style", "noscript", "form", "template")
@@ -109,12 +109,3 @@ def html_document(html: str, budget: TextBudget) -> StructuredDocument:
     blocks: list[Block] = []
     _walk(main, blocks, budget)
     return StructuredDocument(title=title, blocks=blocks)
-
-
-def parse_html(html: str, *, url: str | None = None, limits: ParseLimits | None = None) -> ParsedDocument:
-    """A web page (fetched by URL or uploaded) as titled paragraphs of its main content."""
-    from services.retrieval.ingestion.parsing.parse import finish
-
-    name = url or "the web page"
-    budget = TextBudget(name, limits or ParseLimits())
-    return finish(name, html_document(html, budget), budget, fallback_title=url or "")

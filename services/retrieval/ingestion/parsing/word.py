@@ -14,7 +14,9 @@ _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 
 
 def _heading_level(paragraph: Any) -> int | None:
-    """The heading level from the style name, or from the outline level a custom heading style declares."""
+    """The heading level from the style name, or from an outline level set on the paragraph
+    itself (one its style alone declares is not looked up). python-docx names no outline level,
+    so it is read from the paragraph's ``<w:p>``, which its public ``ParagraphFormat.element`` is."""
     style = paragraph.style
     name = (style.name or "").strip() if style is not None else ""
     if name.lower() in ("title", "标题"):
@@ -22,7 +24,7 @@ def _heading_level(paragraph: Any) -> int | None:
     match = _HEADING_STYLE.match(name)
     if match:
         return int(match.group(1)) + 1  # Heading 1 sits under the title
-    outline = paragraph._p.find(".//{*}outlineLvl")
+    outline = paragraph.paragraph_format.element.find(".//{*}outlineLvl")
     if outline is not None:
         value = outline.get("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}val", "")
         if value.isdigit() and int(value) < 9:

@@ -1,4 +1,5 @@
-"""The statements every question runs against its chat and record, built once.
+"""The statements every question runs against its chat and record, built once, beside the store
+(``services.chat.store``) that runs them for the answering flow.
 
 Core statements on the tables with bound parameters: SQLAlchemy compiles each once and finds
 it in its cache by a key computed once, where an ORM statement built per call was rebuilt,

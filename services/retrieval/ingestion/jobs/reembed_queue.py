@@ -4,9 +4,10 @@ A change is one job per dataset, because what it ends with is one flip of the wh
 every served paragraph is embedded again by the new model into the new model's store, staged,
 and the dataset's model changes in one transaction once all of them are there. Until then the
 dataset keeps its model, and searches keep using the old vectors. The job is leased exactly as
-an ingestion job is, by the same code (``jobs.leased``: claimed by one process of the same store
-identity, its lease renewed with each progress report, taken over when its holder dies, every
-write conditional on still holding it).
+an ingestion job is, by the same queue class (``jobs.leased``: claimed by one process of the same
+store identity, its lease renewed with each progress report, taken over when its holder dies,
+every write conditional on still holding it). What a dataset shows of its newest change is read
+by ``services.retrieval.embedding.model_switches``.
 
 While a change runs, uploads and paragraph edits of the dataset are refused (the copy would miss
 them); a change is refused while documents are being ingested, and when the dataset shares an
@@ -22,17 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.audit import record_action
-from kbcore.db.engine import run_read, run_write
+from kbcore.db.engine import run_write
 from kbcore.db.tables import Application, Dataset, Document, EmbeddingJob, IngestJob, ModelEndpoint
 from kbcore.embedding_rule import model_label
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.vocabulary import EMBEDDING_SWITCH_STATE
-from services.retrieval.ingestion.jobs.leased import Control, Leases, claim_if_waiting, release
+from services.retrieval.ingestion.jobs.leased import Control, LeasedQueue, claimed_as, release
 from services.retrieval.ingestion.jobs.states import ACTIVE as INGESTING
 
 
@@ -68,6 +68,9 @@ class Requested:
 
 @dataclass(frozen=True)
 class ClaimedSwitch:
+    """A change of model as its worker holds it: the ``embedding_job`` columns of the same names
+    (``jobs.leased.claimed_as``)."""
+
     id: str
     dataset_id: str
     from_model_id: str
@@ -77,60 +80,31 @@ class ClaimedSwitch:
     attempts: int
 
 
-async def newest_switch(sessions: async_sessionmaker[AsyncSession], dataset_id: str) -> EmbeddingJob | None:
-    return (await newest_switches(sessions, [dataset_id])).get(dataset_id)
+class SwitchQueue(LeasedQueue[EmbeddingJob, ClaimedSwitch]):
+    """``SwitchQueue(sessions, lease_seconds, store_key)``: the changes of model of one vector
+    store's datasets. Progress is reported in ``SwitchState.EMBEDDING``."""
 
+    table = EmbeddingJob
+    active = RUNNING
 
-async def newest_switches(
-    sessions: async_sessionmaker[AsyncSession], dataset_ids: list[str] | None = None
-) -> dict[str, EmbeddingJob]:
-    """Each dataset's (of these, or every dataset's) newest change of model, by dataset id."""
-
-    def work(session: Session) -> dict[str, EmbeddingJob]:
-        newest = select(EmbeddingJob.dataset_id, func.max(EmbeddingJob.created_at).label("at"))
-        if dataset_ids is not None:
-            newest = newest.where(EmbeddingJob.dataset_id.in_(dataset_ids))
-        latest = newest.group_by(EmbeddingJob.dataset_id).subquery()
-        rows = session.scalars(
-            select(EmbeddingJob).join(
-                latest, (latest.c.dataset_id == EmbeddingJob.dataset_id) & (latest.c.at == EmbeddingJob.created_at)
-            )
-        ).all()
-        return {row.dataset_id: row for row in rows}
-
-    return await run_read(sessions, work) if dataset_ids is None or dataset_ids else {}
-
-
-class SwitchQueue:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], lease_seconds: float, store_key: str) -> None:
-        self._sessions = sessions
-        self._leases = Leases(EmbeddingJob, RUNNING, lease_seconds, store_key)
+    def claimed(self, session: Session, row: EmbeddingJob) -> ClaimedSwitch:
+        return claimed_as(ClaimedSwitch, row)
 
     async def request(self, dataset_id: str, change: Change) -> bool:
         """Start re-embedding the dataset with ``change``'s model; naming the model it has while a
         change runs cancels that change. True when a job was queued."""
         async with self._sessions.begin() as session:
-            done = await session.run_sync(lambda s: _request(s, dataset_id, change, self._leases.store_key))
+            done = await session.run_sync(lambda s: _request(s, dataset_id, change, self))
             if done.audit:
                 record_action(session, "dataset.update", "dataset", dataset_id, done.dataset_name, done.audit)
         return done.queued
-
-    async def claim(self, holder: str) -> ClaimedSwitch | None:
-        return await claim_if_waiting(self._sessions, self._leases, lambda s: self._leases.claim(s, holder, _claimed))
-
-    async def report(self, job: ClaimedSwitch, holder: str, done: int, total: int) -> str:
-        """Record progress and renew the lease; says whether to go on (``jobs.leased.Control``)."""
-
-        return await run_write(
-            self._sessions, lambda s: self._leases.renew(s, job.id, holder, SwitchState.EMBEDDING, done, total)
-        )
 
     async def flip(self, job: ClaimedSwitch, holder: str) -> str:
         """The dataset takes the new model and the job ends ready, in one transaction, unless the
         job is no longer ours or a cancel came first (``Control``)."""
 
         def work(session: Session) -> str:
-            control, row = self._leases.look(session, job.id, holder)
+            control, row = self.look(session, job.id, holder)
             if control != Control.GO or row is None:
                 return control
             dataset = session.get(Dataset, job.dataset_id, with_for_update=True)
@@ -138,33 +112,31 @@ class SwitchQueue:
                 return Control.DELETED
             dataset.embedding_model_id, dataset.embedding_dimension = job.to_model_id, job.to_dimension
             dataset.embedding_pending_id, dataset.embedding_error = None, ""
-            row.state, row.done, row.holder, row.lease_until = SwitchState.READY, row.total, None, None
+            row.done = row.total
+            release(row, SwitchState.READY, "")
             return Control.GO
 
         return await run_write(self._sessions, work)
 
     async def end(self, job: ClaimedSwitch, holder: str, state: str, error: str) -> bool:
         """The change failed or was cancelled: the dataset stays on its model and says why."""
-
-        def work(session: Session) -> bool:
-            row = self._leases.held(session, job.id, holder)
-            if row is None:
-                return False
-            _ended(session, row, state, error)
-            return True
-
-        return await run_write(self._sessions, work)
+        return await self.close_job(job, holder, state, error, lambda session, row: _kept_model(session, row, error))
 
 
 def _ended(session: Session, row: EmbeddingJob, state: str, error: str) -> None:
     release(row, state, error)
+    _kept_model(session, row, error)
+
+
+def _kept_model(session: Session, row: EmbeddingJob, error: str) -> None:
+    """The dataset of a change that ended without its flip keeps its model, and says why."""
     dataset = session.get(Dataset, row.dataset_id)
     if dataset is not None and dataset.embedding_pending_id == row.to_model_id:
         dataset.embedding_pending_id = None
         dataset.embedding_error = f"the change of embedding model was not made ({error}); the dataset keeps its model"
 
 
-def _request(session: Session, dataset_id: str, change: Change, store_key: str) -> Requested:
+def _request(session: Session, dataset_id: str, change: Change, queue: SwitchQueue) -> Requested:
     dataset = session.get(Dataset, dataset_id, with_for_update=True)
     if dataset is None:
         raise NotFound(f"dataset {dataset_id} does not exist")
@@ -183,19 +155,12 @@ def _request(session: Session, dataset_id: str, change: Change, store_key: str) 
     _require_idle(session, dataset)
     _require_alone(session, dataset, change)
     session.add(
-        EmbeddingJob(
+        queue.new_row(
             dataset_id=dataset_id,
             from_model_id=dataset.embedding_model_id,
             from_dimension=dataset.embedding_dimension,
             to_model_id=change.model_id,
             to_dimension=change.dimension,
-            store_key=store_key,
-            state=SwitchState.QUEUED,
-            done=0,
-            total=0,
-            attempts=0,
-            cancel_requested=False,
-            error="",
         )
     )
     dataset.embedding_pending_id, dataset.embedding_error = change.model_id, ""
@@ -248,15 +213,3 @@ def _cancel(session: Session, dataset_id: str) -> None:
         _ended(session, row, SwitchState.CANCELLED, CANCELLED_BY_OPERATOR)
     else:
         row.cancel_requested = True
-
-
-def _claimed(row: EmbeddingJob) -> ClaimedSwitch:
-    return ClaimedSwitch(
-        id=row.id,
-        dataset_id=row.dataset_id,
-        from_model_id=row.from_model_id,
-        from_dimension=row.from_dimension,
-        to_model_id=row.to_model_id,
-        to_dimension=row.to_dimension,
-        attempts=row.attempts,
-    )

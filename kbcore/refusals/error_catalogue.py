@@ -8,8 +8,9 @@ gRPC side, so the surfaces cannot drift apart. Statuses no domain error has (gRP
 deadline, a cancelled call, an unknown method; and a fault of ours) have an HTTP status and
 words only; their OpenAI shape is the one for their HTTP status.
 
-It lives beside ``kbcore.errors`` rather than in it so that the domain errors stay free of any
-transport; the gateway, which holds no database code, may import it.
+It lives apart from ``kbcore.errors`` so that the domain errors stay free of any transport, and
+below ``kbcore.rpc`` (``kbcore.refusals``) so that the gateway, which holds no database code,
+may import it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import grpc
 
 from kbcore import errors
-from kbcore.rpc.reasons import BUSY, STORAGE_FULL
+from kbcore.refusals.reasons import BUSY, STORAGE_FULL
 
 INTERNAL_MESSAGE = "internal error; the service log has the details"
 REQUEST_REFUSED = "the service refused the request"  # a client error no refusal here describes

@@ -22,11 +22,16 @@ from sqlalchemy.orm import Session
 from kbcore.db.engine import run_read
 from kbcore.db.tables import Document
 from kbcore.errors import InvalidRequest, NotFound
-from services.retrieval.embedding.reembed_queue import CANCELLED_BY_OPERATOR, ClaimedSwitch, SwitchQueue, SwitchState
 from services.retrieval.embedding.spaces import FLIP_GRACE_SECONDS, EmbeddingSpaces, Space
 from services.retrieval.ingestion.jobs.claim_loop import ClaimingWorker
 from services.retrieval.ingestion.jobs.embed_pipeline import embed_in_order
-from services.retrieval.ingestion.jobs.leased import MAX_ATTEMPTS, Control
+from services.retrieval.ingestion.jobs.leased import Control, worn_out
+from services.retrieval.ingestion.jobs.reembed_queue import (
+    CANCELLED_BY_OPERATOR,
+    ClaimedSwitch,
+    SwitchQueue,
+    SwitchState,
+)
 from services.retrieval.store.base import ParagraphPoint, QuestionPoint, StoredParagraph
 from services.retrieval.store.layout import indexed_text
 
@@ -59,7 +64,7 @@ class SwitchWorker(ClaimingWorker[ClaimedSwitch]):
         self._grace = grace
 
     async def process(self, job: ClaimedSwitch) -> None:
-        if job.attempts > MAX_ATTEMPTS:
+        if worn_out(job.attempts):
             await self._give_up(job, f"it stopped {job.attempts - 1} times without finishing (the service restarted)")
             return
         try:
@@ -119,7 +124,7 @@ class SwitchWorker(ClaimingWorker[ClaimedSwitch]):
         await embed_in_order(new.embedder, texts, write, lambda: True)
 
     async def _look(self, job: ClaimedSwitch, done: int, total: int) -> None:
-        control = await self._queue.report(job, self.holder, done, total)
+        control = await self._queue.report(job, self.holder, SwitchState.EMBEDDING, done, total)
         if control != Control.GO:
             raise Stopped(control)
 
@@ -171,14 +176,11 @@ async def _copy_questions(dataset_id: str, old: Space, new: Space, documents: se
 
 
 def _staged(paragraph: StoredParagraph, vector: list[float]) -> ParagraphPoint:
-    return ParagraphPoint(
-        id=paragraph.id,
-        dataset_id=paragraph.dataset_id,
-        document_id=paragraph.document_id,
-        document_name=paragraph.document_name,
-        title=paragraph.title,
-        content=paragraph.content,
-        position=paragraph.position,
+    """The paragraph as the new model's store gets it: the same payload, version and enabled
+    state, the new vector, staged until its document is published there."""
+    return ParagraphPoint.from_payload(
+        paragraph.id,
+        paragraph.to_payload(),
         vector=vector,
         version=paragraph.version,
         searchable=False,

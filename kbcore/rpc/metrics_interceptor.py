@@ -4,6 +4,10 @@ Installed outermost by ``kbcore.rpc.bootstrap.build_server``, so it sees the sta
 layers (the entry guard, the caller interceptor) end a call with. A server-streaming RPC is
 counted when its stream ends, with the status it ended with; the stream's messages pass
 through untouched (one pass-through step, no metric work per message).
+
+It is gRPC plumbing that reads the metrics (``kbcore.metrics``), not the other way round: it
+rebuilds handlers with ``kbcore.rpc.handlers``, so it lives here and the metrics import nothing
+of ``kbcore.rpc``.
 """
 
 from __future__ import annotations
@@ -12,14 +16,14 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import grpc
 
 from kbcore.metrics.catalog import GRPC_DURATION, GRPC_HANDLED
 from kbcore.metrics.registry import is_enabled
-from kbcore.rpc.handlers import rewrapped
+from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, rewrapped
 
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
@@ -66,21 +70,13 @@ class _Observed:
         counter.inc()
 
 
-class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class MetricsInterceptor(MethodInterceptor):
     """Counts RPCs by service, method and status code, and times them."""
 
     def __init__(self) -> None:
         self._methods: dict[str, _Observed] = {}  # bounded: the methods the server registered
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[Any], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
-        if handler is None:  # an unknown method: grpc answers UNIMPLEMENTED, with no name to trust
-            return handler
-        method: str = details.method
+    def intercepted(self, handler: grpc.RpcMethodHandler, method: str, metadata: CallMetadata) -> grpc.RpcMethodHandler:
         observed = self._methods.get(method)
         if observed is None:
             observed = self._methods[method] = _Observed(method)

@@ -1,5 +1,9 @@
 """A record's details — the retrieval result, the dialogue context and the chat step — as the
-typed ``RecordDetails`` message, and its stored form (the message's JSON in the details column)."""
+typed ``RecordDetails`` message, and its stored form (the message's JSON in the details column).
+
+The answering flow writes them; the wire conversions (``services.chat.chat_messages``) and the
+operator's gap report (``services.chat.admin.gaps``) read them back, so they sit beside the
+store rather than inside ``answering``."""
 
 from __future__ import annotations
 

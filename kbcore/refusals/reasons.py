@@ -6,8 +6,8 @@ deployment shares taken for now (HTTP 503), and gRPC has no code of its own for 
 (``kbcore.rpc.error_mapping.abort_for``) and the gateway reads it back (``gateway.errors.from_grpc``).
 A throttled sign-in knows how long the caller must wait (``RateLimited.retry_after``): the
 seconds travel as ``RETRY_AFTER_KEY`` and the gateway's 429 says them in ``Retry-After``.
-Apart from ``kbcore.rpc.error_mapping`` because the gateway, which holds no database code, imports
-it (through ``kbcore.error_catalogue``).
+Apart from ``kbcore.rpc.error_mapping``, beside the catalogue that names its reasons
+(``kbcore.refusals.error_catalogue``), because the gateway, which holds no database code, reads it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@ language), and the content security policy stays ``script-src 'self'`` with no i
 ``chat.html`` and ``admin.html`` name each word by its path in the catalogue (``{{chat_page.send}}``) and the
 page's own values under ``page.`` (its language, and the link to the other one); every value is
 HTML-escaped. The embed script runs in another site's page, where the gateway cannot choose a
-language, so it gets both languages' words and chooses there."""
+language, so it gets both languages' words and chooses there.
+
+It reads the words as ``gateway.labels`` puts them together, so it sits beside it rather than in
+``gateway.words``, which the labels read and which reads nothing of them."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from gateway.labels import labels_json
 from gateway.words.catalogue import LANGUAGE_NAMES
 from kbcore.words.language import LANGUAGES, Language
 
-STATIC = Path(__file__).resolve().parents[1] / "static"
+STATIC = Path(__file__).resolve().parent / "static"
 _PLACEHOLDER = re.compile(r"\{\{([\w.]+)\}\}")
 # The language tag a page declares (``<html lang>``): what screen readers and fonts go by.
 HTML_LANG: Mapping[Language, str] = {"zh": "zh-CN", "en": "en"}
