@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from kbcore.sse import SseFrame, SseParser
+from kbcore.sse_decoder import SseFrame, SseParser
 
 ANSWERED = "answered"
 

@@ -6,5 +6,5 @@ deployment: the answer goes to stdout as it streams, progress and errors go to s
 server's code it uses only the words people read (``gateway.labels`` and its own,
 ``gateway.words.cli_words``), the settings that say where the gateway listens
 (``kbcore.settings``), the language choice (``kbcore.words.language``) and the SSE parser
-(``kbcore.sse``). It speaks Chinese or English, one per run (``cli.language``).
+(``kbcore.sse_decoder``). It speaks Chinese or English, one per run (``cli.language``).
 """

@@ -15,7 +15,7 @@ import httpx
 from cli.client import gateway_error, request_data
 from cli.failure import CliError
 from cli.words import CliWords
-from kbcore.sse import SseFrame, SseParser
+from kbcore.sse_decoder import SseFrame, SseParser
 
 FOLLOW_UP_OPTION = "--chat"
 

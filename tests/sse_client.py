@@ -1,6 +1,6 @@
 """A strict reader of the gateway's SSE stream: it parses frames byte for byte and refuses
-anything that is not exactly the gateway's wire format (``gateway/sse.py``: no space after the
-colons, compact JSON)."""
+anything that is not exactly the gateway's wire format (``gateway/sse_wire.py``: no space after
+the colons, compact JSON)."""
 
 from __future__ import annotations
 

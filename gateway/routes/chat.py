@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, field_validator
 
-from gateway import sse
+from gateway import sse_wire
 from gateway.backends import CallerBackend
 from gateway.edge.body_limits import MAX_FORM_DATA_BYTES
 from gateway.errors import ApiError, ok, request_language, shown
@@ -65,14 +65,14 @@ class StreamReader:
     record_id: str
 
 
-def _progress(status: dict[str, Any], chunk: sse.ChunkFrames, stream: StreamReader) -> bytes:
+def _progress(status: dict[str, Any], chunk: sse_wire.ChunkFrames, stream: StreamReader) -> bytes:
     if stream.form == "named":
-        return sse.event("agent_status", status)
+        return sse_wire.event("agent_status", status)
     line = progress_line(status, stream.language) if stream.form == "reasoning" else None
     return chunk.reasoning(line + "\n") if line else b""
 
 
-def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, stream: StreamReader) -> bytes:
+def _frame(item: pb.AskResponse, chunk: sse_wire.ChunkFrames, stream: StreamReader) -> bytes:
     kind = item.WhichOneof("event")
     if kind == "delta":
         return chunk.reasoning(item.delta.reasoning) if item.delta.reasoning else chunk(item.delta.content)
@@ -81,7 +81,7 @@ def _frame(item: pb.AskResponse, chunk: sse.ChunkFrames, stream: StreamReader) -
     if kind == "progress":
         return _progress(progress_payload(item.progress), chunk, stream)
     if kind == "done":
-        return sse.chunk(stream.chat_id, stream.record_id, "", is_end=True)
+        return sse_wire.chunk(stream.chat_id, stream.record_id, "", is_end=True)
     return b""
 
 
@@ -91,16 +91,16 @@ def _failure(failure: ApiError, stream: StreamReader) -> bytes:
     ``content`` (no ``is_end``)."""
     message = shown(failure.message, failure.status, stream.language)
     if stream.form == "named":
-        return sse.error(failure.status, message)
-    content = shown(sse.failed_answer(failure.message), failure.status, stream.language)
-    return sse.failed_chunk(stream.chat_id, stream.record_id, failure.status, message, content)
+        return sse_wire.error(failure.status, message)
+    content = shown(sse_wire.failed_answer(failure.message), failure.status, stream.language)
+    return sse_wire.failed_chunk(stream.chat_id, stream.record_id, failure.status, message, content)
 
 
 async def _frames(asked: AskStream, stream: StreamReader) -> AsyncIterator[bytes]:
-    chunk = sse.ChunkFrames(stream.chat_id, stream.record_id)
+    chunk = sse_wire.ChunkFrames(stream.chat_id, stream.record_id)
     # A client that reads only data: lines may mis-read a comment between two chunks (MaxKB's
     # page shows their text twice): outside the named form, keep-alive is an empty chunk.
-    keep_alive = sse.KEEP_ALIVE if stream.form == "named" else chunk("")
+    keep_alive = sse_wire.KEEP_ALIVE if stream.form == "named" else chunk("")
     async with contextlib.aclosing(batches(asked)) as events:
         try:
             async for batch in events:

@@ -4,9 +4,9 @@ A row in ``chat_lock`` names its holder and an expiry. Taking it succeeds when t
 row, the row has expired (its holder died), or it is already ours. The holder renews it
 while working and deletes it at the end; a holder that dies simply stops renewing.
 
-A holder's name also says which process took it (``kbcore.process.identity``), so a holder
-killed on this host is not waited out. Taking the lease when the chat is held decides once
-whether ``/proc`` proves the holder dead; if so, one statement takes the lease over,
+A holder's name also says which process took it (``kbcore.process.process_identity``), so a
+holder killed on this host is not waited out. Taking the lease when the chat is held decides
+once whether ``/proc`` proves the holder dead; if so, one statement takes the lease over,
 conditional on that very holder still being named (as if it had expired), and that holder's
 ``running`` records are closed ``interrupted`` in the same transaction, with what was saved. A
 Stop frees such a lease the same way, and so does a chat service when it starts and with each
@@ -30,10 +30,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
-import kbcore.process.identity as process_identity
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import RECORD_TABLE, ChatLock, RecordStatus, utcnow
 from kbcore.errors import Conflict
+from kbcore.process import process_identity
 
 log = logging.getLogger(__name__)
 

@@ -56,7 +56,7 @@ from kbcore.models.prompts import (
 )
 from kbcore.models.providers import provider_profile
 from kbcore.models.usage_estimate import estimate_usage
-from kbcore.sse import SseParser
+from kbcore.sse_decoder import SseParser
 from kbcore.telemetry.tracing import model_span
 
 log = logging.getLogger(__name__)

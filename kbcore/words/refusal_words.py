@@ -642,7 +642,7 @@ CHINESE: dict[str, str] = {
     "Not Found": "未找到",
     "nothing is served at this address": "这个地址上没有任何内容",
     "this address does not accept this request method": "这个地址不接受这种请求方法",
-    # An answer that failed after it started (gateway.sse.failed_answer), and a record whose
+    # An answer that failed after it started (gateway.sse_wire.failed_answer), and a record whose
     # answering process stopped (kbcore.db.lease.INTERRUPTED_ERROR): what the page shows.
     "(the answer failed: {message})": "（回答失败：{message}）",
     "the process answering it stopped": "回答它的进程已停止",

@@ -24,8 +24,8 @@ from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
 from services.chat.access.access_rpcs import AccessRpcs
+from services.chat.access.caller_interceptor import CallerInterceptor, CallerResolver
 from services.chat.access.credentials import Credentials
-from services.chat.access.identity import CallerInterceptor, CallerResolver
 from services.chat.access.rules import check_call
 from services.chat.access.visitors import VisitorPolicy
 from services.chat.accounts.personal_tokens import PersonalTokens

@@ -19,7 +19,7 @@ from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord, RecordSour
 from kbcore.errors import NotFound
 from services.chat.accounts.grants import APPLICATION
 from services.chat.accounts.refusals import already_exists
-from services.chat.audit_words import changed_fields, detail_of
+from services.chat.audit_details import changed_fields, detail_of
 from services.chat.record_statements import (
     ANY_EARLIER,
     CHAT_AND_APPLICATION,

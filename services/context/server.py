@@ -16,9 +16,9 @@ from kbcore.models.factory import model_client_for
 from kbcore.rpc.bootstrap import RunningServer, build_server
 from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
+from services.context.context_rpcs import ContextRpcs
 from services.context.history import HistoryStore
 from services.context.loader import ContextLoader
-from services.context.servicer import ContextServicer
 
 SERVICE_NAME = context_service_pb2.DESCRIPTOR.services_by_name["ContextService"].full_name
 
@@ -51,7 +51,7 @@ async def create_server(settings: Settings, deps: ContextDeps, port: int | None 
         history, LeaseStore(deps.sessions, settings.lock_ttl), deps.model, settings.context_recent_tokens
     )
     deps.endpoints = EndpointClients(deps.sessions, settings)
-    servicer = ContextServicer(history, loader, deps.endpoints)
+    servicer = ContextRpcs(history, loader, deps.endpoints)
 
     def register(server: grpc.aio.Server) -> None:
         context_service_pb2_grpc.add_ContextServiceServicer_to_server(servicer, server)

@@ -23,14 +23,14 @@ from kbcore.rpc.service_credential import service_credential
 from kbcore.settings import Settings
 from kbcore.text.segment import warm_up
 from services.retrieval.caller_check import CallerCheck
+from services.retrieval.catalog.attached_question_admin import AttachedQuestionAdmin
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.catalog.dataset_admin import DatasetAdmin
 from services.retrieval.catalog.dataset_rpcs import DatasetRpcs
-from services.retrieval.catalog.document_desk import DocumentDesk
+from services.retrieval.catalog.document_lifecycle import DocumentLifecycle
 from services.retrieval.catalog.document_rpcs import DocumentRpcs
 from services.retrieval.catalog.paragraph_editor import ParagraphEditor
 from services.retrieval.catalog.paragraph_rpcs import ParagraphRpcs
-from services.retrieval.catalog.question_desk import QuestionDesk
 from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder, create_embedder
 from services.retrieval.embedding.spaces import EmbeddingSpaces, default_spaces
 from services.retrieval.ingestion.jobs.intake import UploadIntake
@@ -156,16 +156,18 @@ async def create_server(settings: Settings, deps: RetrievalDeps, port: int | Non
     switches = SwitchQueue(deps.sessions, settings.ingest_lease_seconds, spaces.identity)
     switcher = SwitchWorker(switches, spaces, deps.sessions, settings.ingest_poll_seconds)
     fetch = FetchPolicy.from_settings(settings)
-    desk = DocumentDesk(catalog, queue, builder, spaces, worker.wake, limits, fetch, upload_intake(settings, deps))
-    web_sync = WebSync(deps.sessions, fetch, desk.submit_upload)
+    lifecycle = DocumentLifecycle(
+        catalog, queue, builder, spaces, worker.wake, limits, fetch, upload_intake(settings, deps)
+    )
+    web_sync = WebSync(deps.sessions, fetch, lifecycle.submit_upload)
     schedule = SyncSchedule(deps.sessions, web_sync, settings.web_sync_poll_seconds)
     deps.endpoints = EndpointClients(deps.sessions, settings)
     deps.reranks = RerankEndpoints(deps.sessions, settings)
     search = _search_rpcs(settings, deps, catalog, spaces)
-    datasets = DatasetRpcs(DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake), desk)
-    documents = DocumentRpcs(desk, web_sync)
+    datasets = DatasetRpcs(DatasetAdmin(catalog, deps.sessions, spaces, switches, switcher.wake), lifecycle)
+    documents = DocumentRpcs(lifecycle, web_sync)
     paragraphs = ParagraphRpcs(
-        ParagraphEditor(deps.sessions, queue, spaces), QuestionDesk(deps.sessions, queue, spaces)
+        ParagraphEditor(deps.sessions, queue, spaces), AttachedQuestionAdmin(deps.sessions, queue, spaces)
     )
 
     def register(server: grpc.aio.Server) -> None:

@@ -19,7 +19,7 @@ from cli.ingest import ProgressBar
 from cli.language import LOCALE_VARIABLES
 from cli.words import CliWords
 from gateway.labels import STOP_REASON_LABELS
-from kbcore.sse import SseParser
+from kbcore.sse_decoder import SseParser
 from tests.document_jobs import wait_for_documents
 from tests.fixtures import documents
 from tests.harness import Stack

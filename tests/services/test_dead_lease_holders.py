@@ -20,10 +20,10 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-import kbcore.process.identity as process_identity
 from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, holder_is_dead, new_holder
 from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord
-from kbcore.process.identity import ProcessIdentity
+from kbcore.process import process_identity
+from kbcore.process.process_identity import ProcessIdentity
 from services.chat.store import ChatStore, NewQuestion
 from tests.eventually import eventually_sync
 

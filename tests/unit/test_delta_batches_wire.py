@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import json
 
-from gateway import sse
+from gateway import sse_wire
 from gateway.openai.routes import _frames
 from gateway.openai.wire import Completion, CompletionIn
 from gateway.routes.chat import StreamReader, _frame
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
-from kbcore.sse import SseParser
+from kbcore.sse_decoder import SseParser
 
 CHAT_ID, RECORD_ID = "449c8f0e-6a9b-4c1e-9d7a-2f0b5d1e8a33", "17"
 DELTAS = [pb.AnswerDelta(reasoning="先想一想"), pb.AnswerDelta(content="第一段"), pb.AnswerDelta(content="，第二段")]
 
 
 def test_a_batch_is_the_maxkb_chunks_of_its_deltas_in_one_write() -> None:
-    chunk = sse.ChunkFrames(CHAT_ID, RECORD_ID)
+    chunk = sse_wire.ChunkFrames(CHAT_ID, RECORD_ID)
     reader = StreamReader("named", "zh", CHAT_ID, RECORD_ID)
     together = _frame(pb.AskResponse(deltas=pb.AnswerDeltas(deltas=DELTAS)), chunk, reader)
     one_by_one = b"".join(_frame(pb.AskResponse(delta=d), chunk, reader) for d in DELTAS)

@@ -25,7 +25,7 @@ MAX_RPCS = 12
 MAX_ROOT_MODULES = 15
 MAX_NAME_USES = 2
 # A service's entry points share their names on purpose; package files are not modules of their own.
-SHARED_NAMES = frozenset({"server.py", "servicer.py", "__init__.py", "__main__.py"})
+SHARED_NAMES = frozenset({"server.py", "__init__.py", "__main__.py"})
 
 
 def _product_files() -> list[Path]:

@@ -15,7 +15,7 @@ from typing import cast
 import pytest
 
 from gateway.errors import ROUTING_WORDS
-from gateway.sse import failed_answer
+from gateway.sse_wire import failed_answer
 from kbcore.db.lease import INTERRUPTED_ERROR
 from kbcore.models.failures import SENTENCES
 from kbcore.words.placeholders import Pattern, keyed

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from kbcore.db.audit import record_action
 from kbcore.db.tables import AccessToken, ApiKey, Application
-from services.chat.audit_words import changed_fields, detail_of
+from services.chat.audit_details import changed_fields, detail_of
 
 API_KEY = "api_key"
 ACCESS_TOKEN = "access_token"

@@ -27,7 +27,7 @@ from services.chat.accounts.grants import GrantSpec, UserView, specs_of
 from services.chat.accounts.last_admin import keep_an_administrator, lock_active_administrators
 from services.chat.accounts.refusals import failed_precondition, username_taken
 from services.chat.accounts.user_tokens import DEACTIVATED, PASSWORD_CHANGED, PASSWORD_RESET, ROLE_CHANGED, UserTokens
-from services.chat.audit_words import detail_of
+from services.chat.audit_details import detail_of
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.models.endpoints import AUX_PURPOSES, CHAT_PURPOSES, PROVIDERS, PURPOSES
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.secret_box import SecretBox, key_hint
-from services.chat.audit_words import changed_fields, detail_of
+from services.chat.audit_details import changed_fields, detail_of
 
 MODEL = "model"  # the audit trail's object kind
 MAX_NAME = 100

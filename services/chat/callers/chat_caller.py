@@ -1,8 +1,8 @@
 """Who is calling the chat service, as every servicer method reads it (``current_caller()``).
 
-The caller interceptor (``services.chat.access.identity``) resolves the call's token and sets
-the caller for the call (``calling_as``); the methods, the access rules, the accounts and the
-operator's RPCs only read it, so it lives below all of them.
+The caller interceptor (``services.chat.access.caller_interceptor``) resolves the call's token
+and sets the caller for the call (``calling_as``); the methods, the access rules, the accounts
+and the operator's RPCs only read it, so it lives below all of them.
 """
 
 from __future__ import annotations

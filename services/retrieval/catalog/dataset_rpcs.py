@@ -10,14 +10,14 @@ from kbcore.permissions.roles import sees_everything
 from kbcore.rpc.error_mapping import Context, unary_errors
 from services.retrieval.caller_check import current_principal
 from services.retrieval.catalog.dataset_admin import DatasetAdmin
-from services.retrieval.catalog.document_desk import DocumentDesk
+from services.retrieval.catalog.document_lifecycle import DocumentLifecycle
 
 
 class DatasetRpcs(pb_grpc.DatasetServiceServicer):
-    def __init__(self, datasets: DatasetAdmin, desk: DocumentDesk):
-        """``datasets`` keeps each dataset with its embedding model; ``desk`` deletes one with its documents."""
+    def __init__(self, datasets: DatasetAdmin, lifecycle: DocumentLifecycle):
+        """``datasets`` keeps each dataset with its embedding model; ``lifecycle`` deletes one with its documents."""
         self._datasets = datasets
-        self._desk = desk
+        self._lifecycle = lifecycle
 
     @unary_errors
     async def CreateDataset(self, request: pb.CreateDatasetRequest, context: Context) -> pb.CreateDatasetResponse:
@@ -35,7 +35,7 @@ class DatasetRpcs(pb_grpc.DatasetServiceServicer):
 
     @unary_errors
     async def DeleteDataset(self, request: pb.DeleteDatasetRequest, context: Context) -> pb.DeleteDatasetResponse:
-        detached = await self._desk.delete_dataset(request.dataset_id)
+        detached = await self._lifecycle.delete_dataset(request.dataset_id)
         return pb.DeleteDatasetResponse(
             detached_applications=[pb.DetachedApplication(id=a.id, name=a.name) for a in detached]
         )

@@ -1,5 +1,6 @@
 """DocumentService: a dataset's documents added (from paragraphs, a file or a web page), listed,
-followed while they are ingested, cancelled and deleted, translated to and from the desk."""
+followed while they are ingested, cancelled and deleted, translated to and from the document
+lifecycle (``catalog.document_lifecycle``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import Conflict, InvalidRequest
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
-from services.retrieval.catalog.document_desk import DocumentDesk
+from services.retrieval.catalog.document_lifecycle import DocumentLifecycle
 from services.retrieval.catalog.upload_stream import UploadStream
 from services.retrieval.ingestion.jobs.states import DocumentState
 from services.retrieval.ingestion.jobs.uploads import FileHead
@@ -24,8 +25,8 @@ MAX_PREVIEWED_FILES = 5  # files one preview takes (the gateway's form allows as
 
 
 class DocumentRpcs(pb_grpc.DocumentServiceServicer):
-    def __init__(self, desk: DocumentDesk, sync: WebSync):
-        self._desk = desk
+    def __init__(self, lifecycle: DocumentLifecycle, sync: WebSync):
+        self._lifecycle = lifecycle
         self._sync = sync
 
     @stream_errors
@@ -35,8 +36,8 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
         source = _source(request)
         if source == "file" and request.file.filename.lower().endswith(".zip"):
             raise InvalidRequest("an archive holds several documents: submit it with SubmitDocuments")
-        [(document, _)] = await self._desk.submit(source, request)
-        async for row, job in self._desk.follow(request.dataset_id, document.id):
+        [(document, _)] = await self._lifecycle.submit(source, request)
+        async for row, job in self._lifecycle.follow(request.dataset_id, document.id):
             shown = convert.document(row, job)
             if row.status == DocumentState.FAILED:
                 raise InvalidRequest(f"document {row.name!r} could not be ingested: {row.error}")
@@ -59,21 +60,21 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
 
     @unary_errors
     async def SubmitDocuments(self, request: pb.SubmitDocumentsRequest, context: Context) -> pb.SubmitDocumentsResponse:
-        views = await self._desk.submit(_source(request), request)
+        views = await self._lifecycle.submit(_source(request), request)
         return pb.SubmitDocumentsResponse(documents=[convert.document(d, j) for d, j in views])
 
     @unary_errors
     async def ListDocuments(self, request: pb.ListDocumentsRequest, context: Context) -> pb.ListDocumentsResponse:
-        views = await self._desk.documents(request.dataset_id)
+        views = await self._lifecycle.documents(request.dataset_id)
         return pb.ListDocumentsResponse(documents=[convert.document(d, j) for d, j in views])
 
     @unary_errors
     async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.Document:
-        return convert.document(*await self._desk.document(request.dataset_id, request.document_id))
+        return convert.document(*await self._lifecycle.document(request.dataset_id, request.document_id))
 
     @unary_errors
     async def CancelIngestion(self, request: pb.CancelIngestionRequest, context: Context) -> pb.Document:
-        return convert.document(*await self._desk.cancel(request.dataset_id, request.document_id))
+        return convert.document(*await self._lifecycle.cancel(request.dataset_id, request.document_id))
 
     @unary_errors
     async def SyncDocuments(self, request: pb.SyncDocumentsRequest, context: Context) -> pb.SyncDocumentsResponse:
@@ -84,7 +85,7 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
         synced = await self._sync.sync_documents(request.dataset_id, list(dict.fromkeys(request.document_ids)))
         documents = []
         for result in synced:
-            row, job = await self._desk.document(request.dataset_id, result.document_id)
+            row, job = await self._lifecycle.document(request.dataset_id, result.document_id)
             documents.append(
                 pb.SyncedDocument(
                     document=convert.document(row, job),
@@ -96,7 +97,7 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
 
     @unary_errors
     async def PreviewSplit(self, request: pb.PreviewSplitRequest, context: Context) -> pb.PreviewSplitResponse:
-        return _preview(await self._desk.preview_whole(request.file, SplitRules.from_message(request.split_rules)))
+        return _preview(await self._lifecycle.preview_whole(request.file, SplitRules.from_message(request.split_rules)))
 
     @stream_errors
     async def UploadDocuments(
@@ -106,14 +107,14 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
         head = await parts.head()
         if not head.dataset_id:
             raise InvalidRequest("dataset_id must not be empty")
-        async with self._desk.admitted(head.dataset_id, head.declared_bytes, context.time_remaining()) as limit:
+        async with self._lifecycle.admitted(head.dataset_id, head.declared_bytes, context.time_remaining()) as limit:
             yield pb.UploadReply(admitted=pb.UploadAdmitted())
             async with parts.refused_once_read():
                 file = await parts.file()
                 if file is None:
                     raise InvalidRequest("the upload needs a file")
                 pieces = parts.chunks(last=True)
-                views = await self._desk.submit_file(head.dataset_id, FileHead.of_part(file), pieces, limit)
+                views = await self._lifecycle.submit_file(head.dataset_id, FileHead.of_part(file), pieces, limit)
         documents = pb.SubmitDocumentsResponse(documents=[convert.document(d, j) for d, j in views])
         yield pb.UploadReply(documents=documents)
 
@@ -124,13 +125,13 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
         parts = UploadStream(requests)
         head = await parts.head()
         previews: list[pb.PreviewSplitResponse] = []
-        async with self._desk.admitted("", head.declared_bytes, context.time_remaining()) as limit:
+        async with self._lifecycle.admitted("", head.declared_bytes, context.time_remaining()) as limit:
             yield pb.UploadReply(admitted=pb.UploadAdmitted())
             async with parts.refused_once_read():
                 while (file := await parts.file()) is not None:
                     if len(previews) == MAX_PREVIEWED_FILES:
                         raise InvalidRequest(f"one preview takes at most {MAX_PREVIEWED_FILES} files")
-                    preview = await self._desk.preview(FileHead.of_part(file), parts.chunks(), limit)
+                    preview = await self._lifecycle.preview(FileHead.of_part(file), parts.chunks(), limit)
                     previews.append(_preview(preview))
         if not previews:
             raise InvalidRequest("the preview needs a file")
@@ -138,7 +139,7 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
 
     @unary_errors
     async def DeleteDocument(self, request: pb.DeleteDocumentRequest, context: Context) -> pb.DeleteDocumentResponse:
-        await self._desk.delete_document(request.dataset_id, request.document_id)
+        await self._lifecycle.delete_document(request.dataset_id, request.document_id)
         return pb.DeleteDocumentResponse()
 
 

@@ -1,5 +1,6 @@
 """ParagraphService: a document's paragraphs listed, added, edited and deleted by hand, and
-the questions attached to them, translated to and from the paragraph editor and question desk."""
+the questions attached to them, translated to and from the paragraph editor and the
+attached-question admin (``catalog.attached_question_admin``)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import services.retrieval.retrieval_messages as convert
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.rpc.error_mapping import Context, unary_errors
+from services.retrieval.catalog.attached_question_admin import AttachedQuestionAdmin
 from services.retrieval.catalog.paragraph_editor import ParagraphChange, ParagraphEditor
-from services.retrieval.catalog.question_desk import QuestionDesk
 
 
 class ParagraphRpcs(pb_grpc.ParagraphServiceServicer):
-    def __init__(self, paragraphs: ParagraphEditor, questions: QuestionDesk):
+    def __init__(self, paragraphs: ParagraphEditor, questions: AttachedQuestionAdmin):
         self._paragraphs = paragraphs
         self._questions = questions
 

@@ -1,8 +1,8 @@
 """The ingestion builder when datasets use different embedding models.
 
-It is a ``VersionBuilder`` (the worker and the document desk take one), but each call builds in
-the space of the dataset it names: the dataset's model embeds, into that model's store. The
-version logic itself stays in ``VersionBuilder``, one per call's space.
+It is a ``VersionBuilder`` (the worker and the document lifecycle take one), but each call
+builds in the space of the dataset it names: the dataset's model embeds, into that model's
+store. The version logic itself stays in ``VersionBuilder``, one per call's space.
 """
 
 from __future__ import annotations

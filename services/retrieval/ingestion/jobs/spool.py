@@ -5,9 +5,10 @@ out at once) and is written here as it comes, so the service never holds it whol
 read it here in a child process (``parsing.confined.check_sandbox``), an archive's files are written
 beside it, and the request then copies what passed into the job's rows in SQL (the store every
 replica reads). Each request has a folder of its own, removed when the request ends however it
-ends. Each process has a folder of those, named by its identity (``kbcore.process.identity``),
-so a process that died mid-request leaves nothing for long: the next one to start on the same
-data folder removes the folders of processes that are provably gone.
+ends. Each process has a folder of those, named by its identity
+(``kbcore.process.process_identity``), so a process that died mid-request leaves nothing for
+long: the next one to start on the same data folder removes the folders of processes that are
+provably gone.
 
 Writing keeps the data folder's reserve free (``KB_DISK_RESERVE_MB``: the vector store maps its
 files there and must never meet a full disk), and a full disk is a refusal, never a crash.
@@ -26,14 +27,14 @@ from collections.abc import AsyncIterable, AsyncIterator
 from pathlib import Path
 
 from kbcore.errors import StorageFull, TooLong
-from kbcore.process import identity
+from kbcore.process import process_identity
 from kbcore.process.disk_space import DiskSpace, MiB
 
 log = logging.getLogger(__name__)
 
 
 def _process_folder_name() -> str:
-    mine = identity.current()
+    mine = process_identity.current()
     return mine.text() if mine is not None else f"pid-{os.getpid()}"
 
 
@@ -110,8 +111,8 @@ class UploadSpool:
         if not self.root.is_dir():
             return
         for entry in self.root.iterdir():
-            owner = identity.parse(entry.name)
-            if owner is not None and identity.is_dead(owner):
+            owner = process_identity.parse(entry.name)
+            if owner is not None and process_identity.is_dead(owner):
                 log.info("removing the upload spool a stopped process left: %s", entry)
                 shutil.rmtree(entry, ignore_errors=True)
 

@@ -25,7 +25,7 @@ from services.retrieval.ingestion.jobs.queue import JobQueue
 from services.retrieval.store.base import AttachedQuestion, QuestionPoint, StoredParagraph, VectorStore
 
 
-class QuestionDesk:
+class AttachedQuestionAdmin:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], queue: JobQueue, spaces: EmbeddingSpaces) -> None:
         self._sessions = sessions
         self._queue = queue

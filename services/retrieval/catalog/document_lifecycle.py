@@ -32,7 +32,7 @@ DocumentView = tuple[Document, IngestJob | None]
 FOLLOW_EVERY = 0.1  # seconds between two looks at a followed document's job
 
 
-class DocumentDesk:
+class DocumentLifecycle:
     def __init__(
         self,
         catalog: Catalog,

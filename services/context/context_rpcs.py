@@ -15,7 +15,7 @@ from services.context.history import HistoryStore
 from services.context.loader import Compacting, ContextLoader
 
 
-class ContextServicer(pb_grpc.ContextServiceServicer):
+class ContextRpcs(pb_grpc.ContextServiceServicer):
     def __init__(self, history: HistoryStore, loader: ContextLoader, endpoints: EndpointClients | None = None) -> None:
         """``endpoints``: the registered models a request may name to write its summaries."""
         self._history = history
