@@ -117,7 +117,9 @@ async def test_an_answer_that_cannot_be_saved_ends_with_an_error_instead_of_is_e
         assert frames[-1].kind == "error", frames[-3:]
         assert frames[-1].data["code"] == 503, frames[-1].data
         assert "could not be saved" in frames[-1].data["message"]
-        assert "5432" not in frames[-1].raw.decode() and "db.internal" not in frames[-1].raw.decode()
+        # The error id is random hex, which can spell 5432 by chance: only the words are checked.
+        words = re.sub(r"error id [0-9a-f]+", "error id", frames[-1].raw.decode())
+        assert "5432" not in words and "db.internal" not in words
         assert 4 <= saves.calls <= 6, f"a few attempts, not {saves.calls}"
         monkeypatch.undo()  # the database is back
 
