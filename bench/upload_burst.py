@@ -16,7 +16,6 @@ photo (``tests.fixtures.big_uploads``): what is measured is the upload's way in,
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 import time
 from pathlib import Path
@@ -25,20 +24,20 @@ from typing import Any
 from bench.processes import gateway_client, running_stack
 from bench.table import Row, run_alone
 from tests.fixtures.big_uploads import BURST_BYTES
-from tests.upload_burst import MemoryWatch, burst_files, rss_mb, settled_rss_mb, until_ready, upload_burst
+from tests.upload_burst import (
+    MemoryWatch,
+    burst_files,
+    leftovers,
+    rss_mb,
+    settled_rss_mb,
+    until_ready,
+    upload_burst,
+)
 
 SECTION = "upload burst"
 UPLOADS = 12
 GATEWAY_TARGET_MB, RETRIEVAL_TARGET_MB, BACK_WITHIN_MB = 300, 800, 100
 SETTINGS = {"KB_UPLOAD_CALLER_MB": "256"}
-
-
-def _left_behind(data_dir: Path) -> dict[str, int]:
-    with sqlite3.connect(data_dir / "kb.sqlite3") as database:
-        held = database.execute("SELECT count(*) FROM upload_reservation").fetchone()[0]
-        chunks = database.execute("SELECT count(*) FROM ingest_source_chunk").fetchone()[0]
-    spooled = sum(1 for path in (data_dir / "spool").rglob("*") if path.is_file())
-    return {"shares": int(held), "job chunks": int(chunks), "spooled files": spooled}
 
 
 async def run() -> tuple[list[Row], dict[str, Any]]:
@@ -54,7 +53,7 @@ async def run() -> tuple[list[Row], dict[str, Any]]:
                     burst = await upload_burst(client, dataset, files, again=True)
                     ready = await until_ready(client, dataset, burst.documents, timeout=900)
                 after = await settled_rss_mb(pids["retrieval"], start["retrieval"] + BACK_WITHIN_MB, seconds=30)
-            left = _left_behind(Path(info["data_dir"]))
+            left = leftovers(Path(info["data_dir"]))
     first = [answer.status for answer in burst.first]
     raw = {
         "uploads": UPLOADS,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping
@@ -162,3 +163,13 @@ async def settled_rss_mb(pid: int, near: float, seconds: float) -> float:
         if now <= near or time.perf_counter() > deadline:
             return now
         await asyncio.sleep(0.5)
+
+
+def leftovers(data_dir: Path) -> dict[str, int]:
+    """What a burst could have left in a stack's data folder: shares of the upload budget, stored
+    bytes of jobs, spooled files (all should be none once every upload is ready)."""
+    with sqlite3.connect(data_dir / "kb.sqlite3") as database:
+        held = database.execute("SELECT count(*) FROM upload_reservation").fetchone()[0]
+        chunks = database.execute("SELECT count(*) FROM ingest_source_chunk").fetchone()[0]
+    spooled = sum(1 for path in (data_dir / "spool").rglob("*") if path.is_file())
+    return {"shares": int(held), "job chunks": int(chunks), "spooled files": spooled}

@@ -14,7 +14,6 @@ that the deployment's budget, not one caller's share, is what the burst meets.""
 from __future__ import annotations
 
 import signal
-import sqlite3
 from pathlib import Path
 
 import httpx
@@ -23,21 +22,20 @@ import pytest
 from services.retrieval.ingestion.jobs.upload_budget import RETRY_SECONDS, UPLOADS_FULL
 from tests.fixtures.big_uploads import BURST_BYTES
 from tests.process_stack import stack_processes
-from tests.upload_burst import MemoryWatch, burst_files, rss_mb, settled_rss_mb, until_ready, upload_burst
+from tests.upload_burst import (
+    MemoryWatch,
+    burst_files,
+    leftovers,
+    rss_mb,
+    settled_rss_mb,
+    until_ready,
+    upload_burst,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite in its data folder
 
 UPLOADS = 12
 GATEWAY_MB, RETRIEVAL_MB, BACK_WITHIN_MB = 300, 800, 100
-
-
-def leftovers(data_dir: Path) -> dict[str, int]:
-    """What the burst could have left: shares of the budget, stored bytes of jobs, spooled files."""
-    with sqlite3.connect(data_dir / "kb.sqlite3") as database:
-        held = database.execute("SELECT count(*) FROM upload_reservation").fetchone()[0]
-        chunks = database.execute("SELECT count(*) FROM ingest_source_chunk").fetchone()[0]
-    spooled = [path for path in (data_dir / "spool").rglob("*") if path.is_file()]
-    return {"shares": held, "job chunks": chunks, "spooled files": len(spooled)}
 
 
 async def test_twelve_large_uploads_at_once_stay_within_memory_and_the_budget_and_leave_nothing(
