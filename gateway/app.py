@@ -90,11 +90,11 @@ def _answer_errors(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.message, request_language(request), exc.headers)
+        return error_response(exc.status, exc.words, request_language(request), exc.headers)
 
     @app.exception_handler(OpenAIError)
     async def _openai_error(request: Request, exc: OpenAIError) -> JSONResponse:
-        return JSONResponse(exc.in_language(request_language(request)).body(), status_code=exc.status)
+        return JSONResponse(exc.body(request_language(request)), status_code=exc.status)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -114,9 +114,7 @@ def _answer_errors(app: FastAPI) -> None:
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if isinstance(exc, BodyTooLarge):  # the body limit, met while reading
             return body_too_large(request)
-        return error_response(
-            exc.status_code, routing_words(exc.status_code, str(exc.detail)), request_language(request)
-        )
+        return error_response(exc.status_code, routing_words(exc.status_code), request_language(request))
 
 
 def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:

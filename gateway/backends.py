@@ -25,6 +25,7 @@ from kbcore.rpc.client import open_channel
 from kbcore.rpc.service_credential import service_credential
 from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
+from kbcore.words.said import said
 
 RequestT = TypeVar("RequestT", contravariant=True)
 ReplyT = TypeVar("ReplyT", covariant=True)
@@ -33,7 +34,7 @@ Message = TypeVar("Message")
 SentT = TypeVar("SentT", covariant=True)  # what a stream both ways sends (as its stub's protocol sees it)
 GotT = TypeVar("GotT", covariant=True)
 CallMetadata = tuple[tuple[str, str | bytes], ...]  # credentials (text) or a principal (``-bin``, bytes)
-NO_PRINCIPAL = "the gateway called the retrieval service before resolving who is calling (a route the permission check let through unresolved)"
+NO_PRINCIPAL = said("gateway_called_retrieval_service_before_resolving")
 
 
 class UnaryMethod(Protocol[RequestT, ReplyT]):
@@ -173,7 +174,7 @@ class Backend:
         except grpc.aio.AioRpcError as exc:
             raise from_grpc(exc) from exc
         if found is None:
-            raise ApiError(502, f"the retrieval service ended {what} without a {field}")
+            raise ApiError(502, said("retrieval_service_ended_without", what=what, field=field))
         return found
 
 

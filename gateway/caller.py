@@ -19,10 +19,11 @@ from fastapi import Request
 
 from gateway.errors import ApiError
 from kbcore.rpc.caller_token import bearer
+from kbcore.words.said import said
 
 Metadata = tuple[tuple[str, str], ...]
-EMPTY_TOKEN = "the Authorization header holds no token: send Authorization: Bearer <token>"
-NO_TOKEN = "missing token: send Authorization: Bearer <token> (sign in with POST /api/user/login)"
+EMPTY_TOKEN = said("authorization_header_holds_no_token_send")
+NO_TOKEN = said("missing_token_send_authorization_bearer_token")
 # A person's session (``kbs_``) or personal token (``kbp_``): what they may do depends on their
 # role and grants, which only the chat service knows (docs/access.md).
 USER_TOKEN_PREFIXES = ("kbs_", "kbp_")
@@ -30,7 +31,7 @@ USER_TOKEN_PREFIXES = ("kbs_", "kbp_")
 # key (``application-``) and a share-link visitor's (``visitor-``) (docs/access.md). Any other
 # token names nobody, and is refused without asking the chat service.
 ISSUED_PREFIXES = (*USER_TOKEN_PREFIXES, "application-", "visitor-")
-UNKNOWN_TOKEN = "this token is not one this deployment issues: sign in, or check the token sent"
+UNKNOWN_TOKEN = said("token_not_one_deployment_issues_sign")
 
 
 def presented_token(request: Request) -> str | None:

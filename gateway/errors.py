@@ -12,14 +12,16 @@ Only a service's own words reach the caller (``kbcore.rpc.own_words``): a status
 ended a call with (the chat service restarting: "failed to connect to all addresses; … ipv4:…")
 reads as what it means, with an error id the gateway's log line holding its text carries.
 
-A refusal travels in English up to here and is put in the reader's language only where it is
-written out (``shown``): Chinese unless ``Accept-Language`` prefers English, on every route
-(docs/languages.md).
+A refusal travels as words (``kbcore.words.said``: a message's code and its values) up to here and
+is put in the reader's language only where it is written out (``shown``): Chinese unless
+``Accept-Language`` prefers English, on every route (docs/languages.md). Words this gateway's
+catalogue does not know (a newer service's, during a rolling upgrade) read as the general words
+of the refusal's status, with an error id the log line holding them carries: never half a
+sentence, never another language.
 """
 
 from __future__ import annotations
 
-import http
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -29,17 +31,18 @@ from fastapi.responses import JSONResponse
 
 from kbcore.refusals.error_catalogue import Refusal, refusal_for_status, words_for_http_status
 from kbcore.refusals.reasons import reason_in, retry_after_in
-from kbcore.rpc.own_words import said_by_us, transport_words, withheld
+from kbcore.rpc.own_words import ours, transport_words, withheld
 from kbcore.words.language import Language, chosen_language
-from kbcore.words.translate import refusal_in
+from kbcore.words.said import Said, said
+from kbcore.words.shown import shown_words
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(self, status: int, words: Said, headers: Mapping[str, str] | None = None) -> None:
         """``headers``: sent with the refusal (``Retry-After`` on a 429 that knows the wait)."""
-        super().__init__(message)
+        super().__init__(words)
         self.status = status
-        self.message = message
+        self.words = words
         self.headers = dict(headers or {})
 
 
@@ -58,16 +61,15 @@ def ok(data: Any = None) -> JSONResponse:
 
 # Starlette's own refusals say only the status's name ("Not Found"); these say what happened.
 ROUTING_WORDS = {
-    404: "nothing is served at this address",
-    405: "this address does not accept this request method",
+    404: said("nothing_served_address"),
+    405: said("address_does_not_accept_request_method"),
 }
 
 
-def routing_words(status: int, detail: str) -> str:
-    """The words for a refusal Starlette raised: its detail, unless that is just the status's name."""
-    if detail == http.HTTPStatus(status).phrase:
-        return ROUTING_WORDS.get(status, words_for_http_status(status))
-    return detail
+def routing_words(status: int) -> Said:
+    """The words for a refusal Starlette raised (whose own detail is English, or just the
+    status's name): what its status means here."""
+    return ROUTING_WORDS.get(status) or words_for_http_status(status)
 
 
 def is_openai_path(path: str) -> bool:
@@ -90,16 +92,16 @@ def request_language(request: Request) -> Language:
 ReaderLanguage = Annotated[Language, Depends(request_language)]
 
 
-def shown(message: str, status: int, language: Language) -> str:
-    """A refusal's English ``message`` as a reader of ``language`` sees it."""
-    return refusal_in(language, message, status)
+def shown(words: Said, status: int, language: Language) -> str:
+    """A refusal's ``words`` as a reader of ``language`` sees them (``kbcore.words.shown``)."""
+    return shown_words(words, language, words_for_http_status(status))
 
 
 def error_response(
-    status: int, message: str, language: Language, headers: Mapping[str, str] | None = None
+    status: int, words: Said, language: Language, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     """MaxKB's envelope for a refusal, its words in the reader's language."""
-    return JSONResponse(envelope(None, shown(message, status, language), status), status_code=status, headers=headers)
+    return JSONResponse(envelope(None, shown(words, status, language), status), status_code=status, headers=headers)
 
 
 def from_grpc(error: grpc.aio.AioRpcError) -> ApiError:
@@ -111,11 +113,12 @@ def from_grpc(error: grpc.aio.AioRpcError) -> ApiError:
     return ApiError(refusal.http_status, backend_words(error, refusal), headers)
 
 
-def backend_words(error: grpc.aio.AioRpcError, refusal: Refusal) -> str:
+def backend_words(error: grpc.aio.AioRpcError, refusal: Refusal) -> Said:
     """What the HTTP caller reads of a backend's status: the backend's words (after the
     catalogue's lead) when one of our services said them; grpc's own text never (a backend that
     cannot be reached names its address and the connection's error), but what the status means,
     with an error id the gateway's log line holding that text carries."""
-    if said_by_us(error.trailing_metadata()):
-        return refusal.http_message(error.details() or "")
+    words = ours(error)
+    if words is not None:
+        return refusal.http_message(words)
     return withheld(error, transport_words(error.code()), "a call to a backend service")

@@ -15,7 +15,7 @@ from gateway.words import admin_page_words, audit_words, chat_page_words, log_wo
 from gateway.words import answer_words as answers
 from gateway.words import document_words as documents
 from gateway.words import operator_words as operator
-from gateway.words.catalogue import Word, Words, chinese, in_language, said
+from gateway.words.catalogue import Word, Words, chinese, in_language, word_in
 from kbcore.answer_notice import FORMER_LABELS, OFFLINE_LABEL
 from kbcore.words.language import DEFAULT_LANGUAGE, Language
 
@@ -62,7 +62,7 @@ WORDS: Words = {
 
 
 def _flat(words: Mapping[str, Word], language: Language = DEFAULT_LANGUAGE) -> dict[str, str]:
-    return {key: said(word, language) for key, word in words.items()}
+    return {key: word_in(word, language) for key, word in words.items()}
 
 
 # The Chinese words by name, for the CLI and the gateway's Python (and the tests that read them).
@@ -88,7 +88,7 @@ AUDIT_WORDS = chinese(audit_words.AUDIT)
 
 def stop_reason_label(name: str, language: Language = DEFAULT_LANGUAGE) -> str:
     """A stop reason's words; a reason this build does not know reads as finished."""
-    return _flat(answers.STOP_REASONS, language).get(name, said(answers.STOP_REASON_FALLBACK, language))
+    return _flat(answers.STOP_REASONS, language).get(name, word_in(answers.STOP_REASON_FALLBACK, language))
 
 
 def progress_line(status: dict[str, Any], language: Language = DEFAULT_LANGUAGE) -> str | None:

@@ -19,6 +19,7 @@ from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
 from kbcore.document_types import SUPPORTED_SUFFIXES, SUPPORTED_TYPES_SENTENCE
+from kbcore.refusals.status_details import from_proto
 from kbcore.vocabulary import (
     DOCUMENT_STATUS,
     EMBEDDING_SWITCH_STATE,
@@ -33,6 +34,7 @@ from kbcore.vocabulary import (
     EnumNames,
 )
 from kbcore.words.language import DEFAULT_LANGUAGE, Language
+from kbcore.words.said import UNRECOGNISED, Said
 
 # MaxKB calls vector search "embedding" and hybrid "blend"; both spellings are accepted.
 SEARCH_MODE_ALIASES = {"embedding": "vector", "blend": "hybrid"}
@@ -202,7 +204,7 @@ def record_json(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAG
         # details call it so), never part of ``answer_text`` nor of later turns' history.
         "reasoning_content": record.details.chat.reasoning,
         "status": RECORD_STATUS.name(record.status) or UNKNOWN_STATUS,
-        "error": _stored_words(record.error, language),
+        "error": _stored_words(record, "error", language),
         "message_tokens": record.message_tokens,
         "answer_tokens": record.answer_tokens,
         "run_time": record.run_time,
@@ -216,7 +218,7 @@ def record_json(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAG
         "search_mode": SEARCH_MODE.name(retrieval.search_mode),
         "sufficient": retrieval.sufficient,
         "missing": retrieval.missing,
-        "rewrite_error": _stored_words(retrieval.rewrite_error, language),
+        "rewrite_error": _stored_words(retrieval, "rewrite_error", language),
         "paragraph_list": [paragraph_json(p) for p in retrieval.paragraphs],
         "parts": parts_json(record.details),
         "context_info": _plain(record.details.context) if record.details.HasField("context") else {},
@@ -423,14 +425,19 @@ def embedding_switch_json(s: retrieval_pb.EmbeddingSwitch, language: Language) -
         "to_model_id": s.to_model_id,
         "status": EMBEDDING_SWITCH_STATE.name(s.state) or UNKNOWN_STATUS,
         "progress": {"done": s.progress_done, "total": s.progress_total},
-        "error": _stored_words(s.error, language),
+        "error": _stored_words(s, "error", language),
     }
 
 
-def _stored_words(words: str, language: Language) -> str:
-    """What a service stored or answered in its English words (a document's failure, a page
-    check's note, a sync's message), as a reader of ``language`` reads it; empty stays empty."""
-    return shown(words, STORED_FAILURE_STATUS, language) if words else ""
+def _stored_words(holder: Message, field: str, language: Language) -> str:
+    """What a service stored or answered (a record's or a document's failure, a page check's
+    note, a sync's message) as a reader of ``language`` reads it, from its words by code (the
+    ``<field>_words`` beside the English ``<field>``); empty stays empty, and English with no
+    words beside it (an older service's) reads as general words with an error id."""
+    words_field = f"{field}_words"
+    if holder.HasField(words_field):
+        return shown(from_proto(getattr(holder, words_field)), STORED_FAILURE_STATUS, language)
+    return shown(Said(UNRECOGNISED), STORED_FAILURE_STATUS, language) if getattr(holder, field) else ""
 
 
 def document_json(d: retrieval_pb.Document, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
@@ -450,14 +457,14 @@ def document_json(d: retrieval_pb.Document, language: Language = DEFAULT_LANGUAG
         "create_time": d.created_at,
         "status": DOCUMENT_STATUS.name(d.status) or UNKNOWN_STATUS,
         "progress": {"done": d.progress_done, "total": d.progress_total},
-        "error": _stored_words(d.error, language),
+        "error": _stored_words(d, "error", language),
         "source_type": d.source_type,
         "update_time": d.updated_at,
         "meta": {"source_url": d.source_url} if d.source_url else {},
         "source": {
             "checked_at": d.source_checked_at,
             "state": d.source_state,
-            "note": _stored_words(d.source_note, language),
+            "note": _stored_words(d, "source_note", language),
         },
     }
 
@@ -469,7 +476,7 @@ def synced_json(synced: retrieval_pb.SyncedDocument, language: Language = DEFAUL
         **document_json(synced.document, language),
         "sync": {
             "outcome": SYNC_OUTCOME.name(synced.outcome) or UNKNOWN_STATUS,
-            "message": _stored_words(synced.message, language),
+            "message": _stored_words(synced, "message", language),
         },
     }
 
@@ -506,8 +513,8 @@ def paragraph_page_json(reply: retrieval_pb.ListParagraphsResponse, page: int, s
 
 def upload_rules_json(max_mb: int) -> dict[str, Any]:
     """What an upload may be: the suffixes taken in, the size limit in MiB, and the sentence the
-    415 refusal uses."""
-    return {"suffixes": list(SUPPORTED_SUFFIXES), "max_mb": max_mb, "types": SUPPORTED_TYPES_SENTENCE}
+    415 refusal uses (in English, as the services' logs read it)."""
+    return {"suffixes": list(SUPPORTED_SUFFIXES), "max_mb": max_mb, "types": str(SUPPORTED_TYPES_SENTENCE)}
 
 
 def model_json(m: chat_pb.ModelInfo) -> dict[str, Any]:

@@ -16,11 +16,12 @@ import grpc
 from gateway.errors import ApiError, from_grpc
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.error_ids import new_error_id, with_error_id
+from kbcore.words.said import said
 
 log = logging.getLogger(__name__)
 
 KEEP_ALIVE_SECONDS = 15.0
-STREAM_BROKE = "the answer stream broke"
+STREAM_BROKE = said("answer_stream_broke")
 AskStream: TypeAlias = "grpc.aio.UnaryStreamCall[Any, pb.AskResponse]"
 _END = object()
 
@@ -47,7 +48,7 @@ async def started(stream: AskStream) -> pb.RecordStarted:
         raise from_grpc(exc) from exc
     if first is grpc.aio.EOF or first.WhichOneof("event") != "started":
         stream.cancel()
-        raise ApiError(502, "the chat service ended the answer before it started")
+        raise ApiError(502, said("chat_service_ended_answer_before_started"))
     return first.started
 
 

@@ -25,10 +25,11 @@ from limits.aio.strategies import MovingWindowRateLimiter
 
 from gateway.errors import ApiError, retry_after
 from kbcore.addresses.client_address import address_key
+from kbcore.words.said import said
 
 SIGN_IN = "sign-in"  # visitors' and passwords'
 SIGN_IN_LINK = "sign-in-link"
-TOO_MANY = "too many sign-ins from this address; try again in a minute"
+TOO_MANY = said("too_many_sign_ins_address_try")
 
 
 class SignInLimiter:

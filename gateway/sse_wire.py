@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kbcore.words.said import Said, said
+
 KEEP_ALIVE = b": keep-alive\n\n"
 
 
@@ -65,10 +67,10 @@ def error(code: int, message: str) -> bytes:
     return event("error", {"code": code, "message": message})
 
 
-def failed_answer(message: str) -> str:
-    """What an answer that failed reads as in its last chunk (in English; the caller shows it in
-    the reader's language)."""
-    return f"(the answer failed: {message})"
+def failed_answer(words: Said) -> Said:
+    """What an answer that failed reads as in its last chunk (the caller shows it in the reader's
+    language)."""
+    return said("answer_failed", message=words)
 
 
 def failed_chunk(chat_id: str, record_id: str, code: int, message: str, content: str) -> bytes:

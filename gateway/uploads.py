@@ -28,10 +28,11 @@ from gateway.errors import ApiError, from_grpc
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.errors import DISK_FULL
 from kbcore.limits import UPLOAD_CHUNK_BYTES
+from kbcore.words.said import said
 
-UPLOAD_CLIENT_GONE = "the client closed the connection before its upload arrived; nothing was stored"
-UPLOAD_NOT_ADMITTED = "the retrieval service answered an upload with other than its admission"
-UPLOAD_NOT_ANSWERED = "the retrieval service ended an upload without an answer"
+UPLOAD_CLIENT_GONE = said("client_closed_connection_before_upload_arrived")
+UPLOAD_NOT_ADMITTED = said("retrieval_service_answered_upload_other_admission")
+UPLOAD_NOT_ANSWERED = said("retrieval_service_ended_upload_without_answer")
 
 
 def declared_bytes(request: Request) -> int:
@@ -161,7 +162,7 @@ async def form_of(request: Request, *, max_files: int, max_fields: int) -> Async
     except TimeoutError:
         raise ApiError(
             408,
-            f"the upload's body did not arrive within {seconds:g} seconds (KB_UPLOAD_BODY_SECONDS); nothing was stored",
+            said("upload_body_did_not_arrive_within", seconds=f"{seconds:g}"),
             {"Connection": "close"},
         ) from None
     except ClientDisconnect:
@@ -183,5 +184,5 @@ def checked_size(upload: UploadFile, limit: int, *, by_name: bool = False) -> No
         return
     if by_name:
         filename = upload.filename or ""
-        raise ApiError(413, f"{filename!r} is larger than the upload limit of {limit // MiB} MiB (KB_UPLOAD_MAX_MB)")
-    raise ApiError(413, f"the file is larger than the upload limit of {limit // MiB} MiB (KB_UPLOAD_MAX_MB)")
+        raise ApiError(413, said("larger_upload_limit_mib_kb_upload", filename=f"{filename!r}", limit_mib=limit // MiB))
+    raise ApiError(413, said("file_larger_upload_limit_mib_kb", limit_mib=limit // MiB))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath, PureWindowsPath
 
+from kbcore.words.said import said
+
 # suffix -> source type: the parser that handles the file ("zip" is a batch of such files).
 SOURCE_TYPES: dict[str, str] = {
     ".md": "md",
@@ -26,11 +28,7 @@ SOURCE_TYPES: dict[str, str] = {
     ".zip": "zip",
 }
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(SOURCE_TYPES)
-SUPPORTED_TYPES_SENTENCE = (
-    "supported types: Markdown (.md, .markdown), text (.txt), PDF with a text layer (.pdf), Word (.docx), "
-    "Excel (.xlsx, .xls), CSV (.csv), web pages (.html, .htm), PowerPoint (.pptx), "
-    "and a .zip of such files (one document each)"
-)
+SUPPORTED_TYPES_SENTENCE = said("supported_types_markdown_md_markdown_text")
 
 
 def suffix_of(filename: str) -> str:

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.words.said import Said, listed, said
 
 RUNNING_SWITCH = (retrieval_pb.EMBEDDING_SWITCH_STATE_QUEUED, retrieval_pb.EMBEDDING_SWITCH_STATE_EMBEDDING)
 
-DEFAULT_MODEL_LABEL = "the deployment's default embedder"
+DEFAULT_MODEL_LABEL = said("deployment_default_embedder")
 
 
 @dataclass(frozen=True)
@@ -30,28 +31,25 @@ class DatasetModel:
     switching_to: str | None = None
 
     @property
-    def label(self) -> str:
+    def label(self) -> Said:
         served = model_label(self.model_id, self.model_name)
         if self.switching_to is None:
             return served
-        return f"{served}, being changed to {model_label(self.switching_to, '')}"
+        return said("model_being_changed", served=served, target=model_label(self.switching_to, ""))
 
 
-def model_label(model_id: str, model_name: str) -> str:
+def model_label(model_id: str, model_name: str) -> Said:
     if not model_id:
         return DEFAULT_MODEL_LABEL
-    return f"embedding model {model_name!r}" if model_name else f"embedding model {model_id}"
+    return said("embedding_model_2", model_name=f"{model_name!r}" if model_name else model_id)
 
 
-def mixed_models(datasets: Sequence[DatasetModel]) -> str:
-    """Why these datasets cannot be searched together, or "" when they can."""
+def mixed_models(datasets: Sequence[DatasetModel]) -> Said | None:
+    """Why these datasets cannot be searched together, or None when they can."""
     if len({(d.model_id, d.switching_to) for d in datasets}) <= 1:
-        return ""
-    listed = "; ".join(f"{d.dataset_name!r} uses {d.label}" for d in datasets)
-    return (
-        f"these datasets use different embedding models and cannot be searched together ({listed}): "
-        "choose datasets of one embedding model, or change a dataset's model first"
-    )
+        return None
+    uses = [said("dataset_uses_model", dataset=f"{d.dataset_name!r}", model=d.label) for d in datasets]
+    return said("these_datasets_use_different_embedding_models", listed=listed(uses))
 
 
 def of_dataset(dataset: retrieval_pb.Dataset) -> DatasetModel:

@@ -3,20 +3,19 @@ event.
 
 What a person reads of a failure never holds an address, a gRPC status text or a stack. Where the
 cause is kept from them (a fault of ours, a database outage, a backend that could not be reached
-or answered in words that are not ours, and every failure that ends an answer), their sentence
-carries a short id, and the log line that holds the cause carries the same id. The sentence's
-form is one template, so the gateway puts it in the reader's language like any refusal
-(``kbcore.words.refusal_words``).
+or answered in words that are not ours, and every failure that ends an answer), their words
+carry a short id, and the log line that holds the cause carries the same id. The id is a value of
+the words (``kbcore.words.said``), so the reader's language puts it in like any other.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 
-# The words with the id, as the catalogue keys them: "{words} (error id {error_id}); …".
-_WITH_ID = "{words} (error id {error_id}); the service log has the details"
-_ID_IN_WORDS = re.compile(r"\(error id ([0-9a-f]{12})\)")
+from kbcore.words.said import Said, said
+
+WITH_ID = "error_id_service_log_has_details"  # "{words} (error id {error_id}); the service log …"
+INTERNAL = "internal_error"
 
 
 def new_error_id() -> str:
@@ -24,17 +23,22 @@ def new_error_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def with_error_id(words: str, error_id: str) -> str:
+def with_error_id(words: Said, error_id: str) -> Said:
     """``words`` as the reader gets them: with the id the log line that has the cause carries."""
-    return _WITH_ID.format(words=words, error_id=error_id)
+    return said(WITH_ID, words=words, error_id=error_id)
 
 
-def internal_message(error_id: str) -> str:
+def internal_message(error_id: str) -> Said:
     """What a caller reads for a fault of ours: nothing of it but the id its traceback is logged under."""
-    return with_error_id("internal error", error_id)
+    return with_error_id(said(INTERNAL), error_id)
 
 
-def error_id_in(message: str) -> str | None:
-    """The error id ``message`` already carries (a service's, passed on); None when it has none."""
-    found = _ID_IN_WORDS.search(message)
-    return found.group(1) if found else None
+def error_id_in(words: Said) -> str | None:
+    """The error id ``words`` already carry (a service's, passed on, perhaps inside another's
+    words); None when they carry none."""
+    if words.code == WITH_ID and isinstance(found := words.values.get("error_id"), str):
+        return found
+    for value in words.values.values():
+        if isinstance(value, Said) and (inner := error_id_in(value)) is not None:
+            return inner
+    return None

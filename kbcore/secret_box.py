@@ -18,6 +18,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from kbcore.errors import CorruptData
 from kbcore.rpc.local_secret import shared_secret
 from kbcore.settings import Settings
+from kbcore.words.said import said
 
 LOCAL_KEY_FILE = "secret.key"
 HINT_CHARS = 4
@@ -44,9 +45,7 @@ class SecretBox:
         try:
             return self._fernet.decrypt(sealed.encode()).decode()
         except InvalidToken:
-            raise CorruptData(
-                "the stored API key cannot be decrypted (KB_SECRET_KEY or data/secret.key changed): enter the key again"
-            ) from None
+            raise CorruptData(said("stored_api_key_cannot_be_decrypted")) from None
 
 
 def key_hint(plain: str) -> str:

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.edge.host_rules import refusal_body
 from kbcore.settings import Settings
+from kbcore.words.said import said
 
 MiB = 1024 * 1024
 MAX_JSON_BODY_BYTES = 1 * MiB  # every JSON route; a question is at most 4000 tokens
@@ -60,7 +61,7 @@ def _size(limit: int) -> str:
 
 
 def _too_large(scope: Scope, limit: int) -> tuple[int, dict[str, object]]:
-    message = f"the request body is larger than {_size(limit)}"
+    message = said("request_body_larger", size_limit=_size(limit))
     return 413, refusal_body(str(scope["path"]), 413, message, Headers(scope=scope).get("accept-language"))
 
 

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway.edge.rules import EdgeRules, body_type_refusal
 from gateway.errors import envelope, is_openai_path, reader_language, shown
 from gateway.openai.wire import OpenAIError
+from kbcore.words.said import Said
 
 NOSNIFF = (b"x-content-type-options", b"nosniff")
 # The HTTP request's own refusals, answered before any route or service: no domain error stands
@@ -26,13 +27,13 @@ NOSNIFF = (b"x-content-type-options", b"nosniff")
 OPENAI_ERROR_CODES = {413: "request_too_large", 415: "unsupported_media_type"}
 
 
-def refusal_body(path: str, status: int, message: str, accept_language: str | None) -> dict[str, Any]:
+def refusal_body(path: str, status: int, words: Said, accept_language: str | None) -> dict[str, Any]:
     """The refusal in the wire shape of ``path``, in the words its client reads (the protocol's
     own refusals come before any header is read: ``accept_language`` None)."""
-    words = shown(message, status, reader_language(accept_language))
+    language = reader_language(accept_language)
     if is_openai_path(path):
-        return OpenAIError(status, words, code=OPENAI_ERROR_CODES.get(status)).body()
-    return envelope(None, words, status)
+        return OpenAIError(status, words, code=OPENAI_ERROR_CODES.get(status)).body(language)
+    return envelope(None, shown(words, status, language), status)
 
 
 def _has_body(headers: Headers) -> bool:
@@ -45,7 +46,7 @@ class EdgeGuard:
         self.app = app
         self.rules = rules
 
-    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+    def _refusal(self, scope: Scope) -> tuple[int, Said] | None:
         headers = Headers(scope=scope)
         method = str(scope["method"]).upper()
         host = headers.get("host")

@@ -36,6 +36,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from gateway.edge.connection_book import ConnectionBook, Full
 from gateway.edge.refusals import RefusalLog, refusal_response
 from kbcore.addresses.client_address import address_key
+from kbcore.words.said import Said, said
 
 log = logging.getLogger("gateway")
 
@@ -76,10 +77,10 @@ class EdgeHttpProtocol(HttpToolsProtocol):
         full = self.edge_book.admit(self.edge_address)
         if full is Full.ADDRESS:
             per_address = self.edge_book.per_address
-            message = f"too many open connections from your address (at most {per_address}); close some and try again"
+            message = said("too_many_open_connections_your_address", per_address=per_address)
             self.edge_refuse(503, message, "over the connections per address")
         elif full is Full.ALL:
-            message = "the server holds as many connections as it can right now; try again in a few seconds"
+            message = said("server_holds_many_connections_can_right")
             self.edge_refuse(503, message, "over the connections in all")
         else:
             self.edge_admitted = True
@@ -117,7 +118,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
             return
         if self.edge_headers_completed == completed:  # the limit reached, the headers still open
             kib = self.edge_limits.header_bytes // 1024
-            message = f"the request line and headers are larger than this server accepts (at most {kib} KiB)"
+            message = said("request_line_headers_are_larger_server", kib=kib)
             self.edge_refuse(431, message, "headers over the size limit")
             return
         self.data_received(data[room:])  # the body, or the next request, counted afresh
@@ -138,7 +139,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
         self.edge_header_count += 1
         if self.edge_header_count > self.edge_max_headers or self.edge_refused:
             if not self.edge_refused:
-                message = f"the request has more headers than this server accepts (at most {self.edge_max_headers})"
+                message = said("request_has_more_headers_server_accepts", self_edge_max_headers=self.edge_max_headers)
                 self.edge_refuse(431, message, "over the header count")
             return
         HttpToolsProtocol.on_header(self, name, value)
@@ -187,7 +188,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
             self.edge_arm_header_timer()
             return
         seconds = f"{self.edge_limits.header_timeout:g}"
-        self.edge_refuse(408, f"the request's headers did not arrive within {seconds} seconds", "header timeout")
+        self.edge_refuse(408, said("request_headers_did_not_arrive_within", seconds=seconds), "header timeout")
 
     def edge_response_in_flight(self) -> bool:
         return self.cycle is not None and not self.cycle.response_complete
@@ -201,7 +202,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
         except httptools.HttpParserInvalidURLError:
             return ""
 
-    def edge_refuse(self, status: int, message: str, kind: str) -> None:
+    def edge_refuse(self, status: int, message: Said, kind: str) -> None:
         """Answer ``status`` and close, reading nothing more; once per connection."""
         self.edge_refused = True
         self.edge_cancel_header_timer()

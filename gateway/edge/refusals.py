@@ -15,12 +15,13 @@ import logging
 import time
 
 from gateway.edge.host_rules import NOSNIFF, refusal_body
+from kbcore.words.said import Said
 
 LOG_EVERY_SECONDS = 60.0
 RETRY_AFTER_SECONDS = 5  # a 503 for a full server or address: worth retrying soon
 
 
-def refusal_response(status: int, message: str, path: str, extra_headers: list[tuple[bytes, bytes]]) -> bytes:
+def refusal_response(status: int, message: Said, path: str, extra_headers: list[tuple[bytes, bytes]]) -> bytes:
     """The whole response: status line, headers (``extra_headers`` first: uvicorn's ``server``
     and ``date``), and the JSON body; ``path`` chooses the body's shape ("" if unknown)."""
     body = json.dumps(refusal_body(path, status, message, None), ensure_ascii=False).encode()

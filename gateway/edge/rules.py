@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from kbcore.settings import Settings
+from kbcore.words.said import Said, said
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::", "*"})
@@ -61,7 +62,7 @@ class EdgeRules:
         origins = frozenset(o.rstrip("/") for o in _names(settings.cors_origins))
         return cls(frozenset(hosts), ANY_HOST in configured, origins)
 
-    def host_refusal(self, host_header: str | None) -> str | None:
+    def host_refusal(self, host_header: str | None) -> Said | None:
         """Why this ``Host`` is refused, or None. A request without one names nothing to check.
         An IP address is always accepted: rebinding needs a DNS name (the page's origin is the
         attacker's name), and a page whose origin is this address and port is this gateway's."""
@@ -70,12 +71,9 @@ class EdgeRules:
         name = host_name(host_header)
         if name in self.hosts or is_ip_address(name):
             return None
-        return (
-            f"this gateway does not answer for host {host_header!r}; "
-            "add the name to KB_ALLOWED_HOSTS if it is really this gateway's"
-        )
+        return said("gateway_does_not_answer_host_add", host_header=f"{host_header!r}")
 
-    def origin_refusal(self, method: str, origin: str | None, host_header: str | None) -> str | None:
+    def origin_refusal(self, method: str, origin: str | None, host_header: str | None) -> Said | None:
         """Why a state-changing request from this ``Origin`` is refused, or None. Same origin
         means the origin's host[:port] is the request's ``Host`` (already checked against the
         allowed names); ``KB_CORS_ORIGINS`` are trusted cross-origin callers."""
@@ -87,10 +85,7 @@ class EdgeRules:
         netloc = urlsplit(normalised).netloc if "://" in normalised else ""
         if netloc and host_header is not None and netloc == host_header.strip().lower():
             return None
-        return (
-            f"cross-origin request refused: a page at {origin!r} may not change anything here "
-            "(same-origin pages and clients that send no Origin may; trusted origins go in KB_CORS_ORIGINS)"
-        )
+        return said("cross_origin_request_refused_page_may", origin=f"{origin!r}")
 
 
 def media_type(content_type: str | None) -> str:
@@ -106,10 +101,10 @@ def is_multipart(content_type: str | None) -> bool:
     return media_type(content_type) == "multipart/form-data"
 
 
-def body_type_refusal(method: str, has_body: bool, content_type: str | None) -> str | None:
+def body_type_refusal(method: str, has_body: bool, content_type: str | None) -> Said | None:
     """Every body this API reads is JSON, except a document upload's multipart form (which the
     upload route alone accepts); anything else, or no declared type, is refused before parsing."""
     if method not in STATE_CHANGING or not has_body or is_json(content_type) or is_multipart(content_type):
         return None
     declared = media_type(content_type) or "none"
-    return f"send the body as Content-Type: application/json (got {declared})"
+    return said("send_body_content_type_application_json_2", declared=declared)

@@ -17,6 +17,7 @@ from gateway.openai.wire import AskOptions, Conversation, OpenAIError
 from gateway.relay import AskStream, started
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from grpc_stubs.common.v1 import common_pb2
+from kbcore.words.said import said
 
 # Names a server-side chat to continue (request) and tells which chat an answer went to
 # (response): a client that reads headers keeps the conversation without parsing the body.
@@ -68,9 +69,7 @@ async def resolve_application(backend: Backend, app_id: str | None, model: str) 
         who = await backend.unary(backend.chat.access.WhoAmI, pb.WhoAmIRequest())
         if who.kind in PEOPLE:
             if not model:
-                raise OpenAIError(
-                    400, "model must name an application (its id) when a person or the operator asks", param="model"
-                )
+                raise OpenAIError(400, said("model_must_name_application_id_when"), param="model")
             app_id = model
         else:
             app_id = who.application_id
@@ -81,13 +80,14 @@ async def resolve_application(backend: Backend, app_id: str | None, model: str) 
             raise model_not_found(model) from exc
         raise
     if model and model not in (application.id, application.name):
-        raise model_not_found(model, f"this key asks application {application.id}")
+        raise model_not_found(model, "model_does_not_exist_key_asks", application_id=application.id)
     return application
 
 
-def model_not_found(model: str, why: str = "") -> OpenAIError:
-    message = f"the model {model!r} does not exist" + (f"; {why}" if why else "")
-    return OpenAIError(404, message, param="model", code="model_not_found")
+def model_not_found(model: str, why: str = "model_does_not_exist_2", **values: str) -> OpenAIError:
+    """The refusal of a model no application answers to; ``why``: the message that says which
+    the caller may ask instead, and its values beside the model's."""
+    return OpenAIError(404, said(why, model=f"{model!r}", **values), param="model", code="model_not_found")
 
 
 async def askable_applications(backend: Backend) -> list[pb.Application]:

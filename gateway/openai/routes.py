@@ -62,6 +62,7 @@ from gateway.shapes.openai import (
 from gateway.shapes.streams import OPENAI_EVENT
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.words.language import Language
+from kbcore.words.said import said
 
 router = APIRouter(tags=["openai"], responses=OPENAI_REFUSALS)
 # The body is read by the route (``parse_request``), so the schema shows none; with
@@ -134,10 +135,10 @@ async def application_model(app_id: str, model: str, backend: CallerBackend) -> 
         application = await get_application(backend, app_id)
     except ApiError as exc:
         if exc.status == 404:
-            raise model_not_found(model, f"there is no application {app_id}") from exc
+            raise model_not_found(model, "model_does_not_exist_there_no", app_id=app_id) from exc
         raise as_openai_error(exc) from exc
     if model not in (application.id, application.name):
-        raise model_not_found(model, f"this base URL asks application {application.id}")
+        raise model_not_found(model, "model_does_not_exist_base_url", application_id=application.id)
     return JSONResponse(model_json(model, application.name))
 
 
@@ -151,7 +152,7 @@ async def retrieve_model(model: str, backend: CallerBackend) -> JSONResponse:
     for application in applications:
         if model in (application.id, application.name):
             return JSONResponse(model_json(model, application.name))
-    raise model_not_found(model, "GET /v1/models lists the applications this key may ask")
+    raise model_not_found(model, "model_does_not_exist_get_v1")
 
 
 async def _chat(request: Request, backend: Backend, app_id: str | None) -> Response:
@@ -245,7 +246,7 @@ async def _stream(
                 else:
                     yield b"".join([_frames(item, completion, body, language) for item in batch])
         except ApiError as failure:  # the SDKs raise an error chunk as their own APIError
-            yield sse_data(as_openai_error(failure).in_language(language).body())
+            yield sse_data(as_openai_error(failure).body(language))
 
 
 async def _whole(
@@ -270,7 +271,7 @@ async def _whole(
         except ApiError as failure:
             raise as_openai_error(failure) from failure
     if done is None:
-        raise OpenAIError(502, "the chat service ended the answer without finishing it")
+        raise OpenAIError(502, said("chat_service_ended_answer_without_finishing"))
     if body.references:
         content.append(references(done.sources, language))
     usage, sources = usage_json(done), [source_json(p) for p in done.sources]

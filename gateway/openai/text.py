@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field, StrictBool, field_validator
-from pydantic_core import PydanticCustomError
 
 from gateway.openai.wire import Answer, AskOptions, CompletionWriter, Conversation, OpenAIError, parse_as, sse_data
+from gateway.shapes.validation_words import refused_field
+from kbcore.words.said import said
 
 
 class TextCompletionIn(AskOptions):
@@ -36,31 +37,25 @@ class TextCompletionIn(AskOptions):
         as_tokens = isinstance(value, list) and bool(value) and all(isinstance(item, int) for item in value)
         if isinstance(value, list) and not as_tokens:  # a list of prompts
             if len(value) != 1:
-                raise PydanticCustomError(
-                    "one_prompt",
-                    "send one prompt (the question), not {count}: an application answers one question per request",
-                    {"count": len(value)},
-                )
+                raise refused_field("one_prompt", said("send_one_prompt_question_not_application", count=len(value)))
             value = value[0]
         if not isinstance(value, str):
-            raise PydanticCustomError("prompt_text", "the prompt must be text, the question; token ids are not read")
+            raise refused_field("prompt_text", said("prompt_must_be_text_question_token"))
         if not value.strip():
-            raise PydanticCustomError("prompt_empty", "the prompt is empty, and it is the question")
+            raise refused_field("prompt_empty", said("prompt_empty_question"))
         return value
 
 
 def parse_text_request(body: bytes) -> TextCompletionIn:
     request = parse_as(TextCompletionIn, body)
     if request.echo:
-        raise OpenAIError(400, "echo is not supported: the answer never repeats the question", param="echo")
+        raise OpenAIError(400, said("echo_not_supported_answer_never_repeats"), param="echo")
     if request.best_of is not None and request.best_of > 1:
-        raise OpenAIError(400, "best_of must be 1: an application gives one answer per question", param="best_of")
+        raise OpenAIError(400, said("best_must_be_1_application_gives"), param="best_of")
     if request.logprobs:
-        raise OpenAIError(400, "logprobs is not supported: an answer has no token probabilities", param="logprobs")
+        raise OpenAIError(400, said("logprobs_not_supported_answer_has_no"), param="logprobs")
     if request.suffix:
-        raise OpenAIError(
-            400, "suffix is not supported: an application answers, it does not fill in text", param="suffix"
-        )
+        raise OpenAIError(400, said("suffix_not_supported_application_answers_does"), param="suffix")
     return request
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from gateway.errors import request_language
 from gateway.openai.wire import OpenAIError
+from kbcore.words.said import said
 
 router = APIRouter(include_in_schema=False)
 
@@ -44,7 +46,7 @@ OPENAI_ONLY = (
 # What is served under an OpenAI base URL, and with which method.
 SERVED = {"chat/completions": "POST", "completions": "POST", "models": "GET"}
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
-WHAT_IS_SERVED = "an application serves POST chat/completions, POST completions and GET models"
+WHAT_IS_SERVED = said("application_serves_post_chat_completions_post")
 
 
 def refusal(method: str, base: str, rest: str) -> OpenAIError:
@@ -52,14 +54,18 @@ def refusal(method: str, base: str, rest: str) -> OpenAIError:
     path = f"{base}/{rest}"
     served = SERVED.get(rest) or ("GET" if rest.startswith("models/") else None)
     if served is not None and served != method:
-        return OpenAIError(405, f"{method} {path} is not served: use {served}", code="method_not_allowed")
-    return OpenAIError(404, f"{method} {path} is not served here: {WHAT_IS_SERVED}", code="unknown_url")
+        return OpenAIError(
+            405, said("not_served_use", method=method, path=path, served=served), code="method_not_allowed"
+        )
+    return OpenAIError(
+        404, said("not_served_here", method=method, path=path, what_is_served=WHAT_IS_SERVED), code="unknown_url"
+    )
 
 
 async def _refuse(request: Request, base: str, rest: str) -> JSONResponse:
     error = refusal(request.method, base, rest)
     headers = {"Allow": SERVED.get(rest, "GET")} if error.status == 405 else None
-    return JSONResponse(error.body(), status_code=error.status, headers=headers)
+    return JSONResponse(error.body(request_language(request)), status_code=error.status, headers=headers)
 
 
 @router.api_route("/v1/{rest:path}", methods=METHODS)

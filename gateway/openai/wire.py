@@ -23,10 +23,11 @@ from gateway.errors import ApiError, shown
 from gateway.presenter import paragraph_json
 from gateway.shapes.validation_words import described
 from gateway.words.answer_words import REFERENCES_HEADING
-from gateway.words.catalogue import said
+from gateway.words.catalogue import word_in
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.refusals.error_catalogue import openai_code, openai_type
 from kbcore.words.language import Language
+from kbcore.words.said import Said, said
 
 MAX_MESSAGES = 1000
 OBJECT_OWNER = "kb-chat"
@@ -40,13 +41,13 @@ HARMLESS: dict[str, tuple[Any, ...]] = {
     "modalities": (["text"],),
 }
 WHY_UNSUPPORTED = {
-    "tools": "an application answers from its knowledge base and calls no tools",
-    "tool_choice": 'an application calls no tools: only "none" or "auto" (with no tools) is accepted',
-    "functions": "an application answers from its knowledge base and calls no functions",
-    "function_call": 'an application calls no functions: only "none" or "auto" is accepted',
-    "audio": "an application answers in text only",
-    "modalities": 'an application answers in text only: modalities may only be ["text"]',
-    "prediction": "an application writes its own answer and takes no predicted output",
+    "tools": said("application_answers_knowledge_base_calls_no_2"),
+    "tool_choice": said("application_calls_no_tools_only_none"),
+    "functions": said("application_answers_knowledge_base_calls_no"),
+    "function_call": said("application_calls_no_functions_only_none"),
+    "audio": said("application_answers_text_only"),
+    "modalities": said("application_answers_text_only_modalities_may"),
+    "prediction": said("application_writes_own_answer_takes_no"),
 }
 
 
@@ -57,14 +58,14 @@ class OpenAIError(Exception):
     def __init__(
         self,
         status: int,
-        message: str,
+        words: Said,
         param: str | None = None,
         code: str | None = None,
         problems: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        super().__init__(message)
+        super().__init__(words)
         self.status = status
-        self.message = message
+        self.words = words
         self.param = param
         self.code = code
         self.problems = problems  # a body that did not fit its shape: pydantic's problems, described per reader
@@ -73,23 +74,22 @@ class OpenAIError(Exception):
     def invalid_body(cls, problem: Mapping[str, Any]) -> OpenAIError:
         """A body that does not fit the request's shape: its first problem, naming the field."""
         field = ".".join(str(part) for part in problem.get("loc", ()))
-        return cls(400, described([problem], "en"), param=field or None, problems=[problem])
+        return cls(400, said("request_invalid"), param=field or None, problems=[problem])
 
-    def in_language(self, language: Language) -> OpenAIError:
-        """The same refusal in the words a reader of ``language`` reads."""
-        words = described(self.problems, language) if self.problems else shown(self.message, self.status, language)
-        return OpenAIError(self.status, words, self.param, self.code)
+    def message_in(self, language: Language) -> str:
+        """The refusal's words as a reader of ``language`` reads them."""
+        return described(self.problems, language) if self.problems else shown(self.words, self.status, language)
 
-    def body(self) -> dict[str, Any]:
-        return {
-            "error": {"message": self.message, "type": openai_type(self.status), "param": self.param, "code": self.code}
-        }
+    def body(self, language: Language) -> dict[str, Any]:
+        """OpenAI's error object, its message in ``language``."""
+        message = self.message_in(language)
+        return {"error": {"message": message, "type": openai_type(self.status), "param": self.param, "code": self.code}}
 
 
 def as_openai_error(error: ApiError) -> OpenAIError:
     """A gateway refusal (a backend's, through ``from_grpc``, or the gateway's own) in OpenAI's
     shape, with the code the catalogue gives its HTTP status."""
-    return OpenAIError(error.status, error.message, code=openai_code(error.status))
+    return OpenAIError(error.status, error.words, code=openai_code(error.status))
 
 
 class ContentPart(BaseModel):
@@ -157,9 +157,11 @@ def parse_as(kind: type[Request], body: bytes) -> Request:
     for name in UNSUPPORTED:
         value = extra.get(name)
         if value not in (None, [], {}) and value not in HARMLESS.get(name, ()):
-            raise OpenAIError(400, f"{name} is not supported: {WHY_UNSUPPORTED[name]}", param=name)
+            raise OpenAIError(
+                400, said("not_supported", name=name, why_unsupported_name=WHY_UNSUPPORTED[name]), param=name
+            )
     if request.n is not None and request.n > 1:
-        raise OpenAIError(400, "n must be 1: an application gives one answer per question", param="n")
+        raise OpenAIError(400, said("n_must_be_1_application_gives"), param="n")
     return request
 
 
@@ -177,7 +179,9 @@ def _text(message: MessageIn, index: int) -> str:
     for part in message.content:
         if part.type != "text":
             raise OpenAIError(
-                400, f"messages[{index}]: {part.type} content is not supported, only text", param=f"messages.{index}"
+                400,
+                said("messages_content_not_supported_only_text", index=index, part_type=part.type),
+                param=f"messages.{index}",
             )
         texts.append(part.text or "")
     return "".join(texts)
@@ -188,10 +192,10 @@ def conversation(request: CompletionIn) -> Conversation:
     system (and developer) messages are appended to the application's system prompt."""
     messages = request.messages
     if messages[-1].role != "user":
-        raise OpenAIError(400, "the last message must come from the user: it is the question", param="messages")
+        raise OpenAIError(400, said("last_message_must_come_user_question"), param="messages")
     question = _text(messages[-1], len(messages) - 1).strip()
     if not question:
-        raise OpenAIError(400, "the last user message is empty", param="messages")
+        raise OpenAIError(400, said("last_user_message_empty"), param="messages")
     history: list[common_pb2.Message] = []
     system: list[str] = []
     roles = {"user": common_pb2.ROLE_USER, "assistant": common_pb2.ROLE_ASSISTANT}
@@ -216,7 +220,7 @@ def references(sources: Sequence[common_pb2.Paragraph], language: Language) -> s
     for paragraph in sources:
         seen.setdefault((paragraph.document_name, paragraph.title), len(seen) + 1)
     lines = [f"[{n}] {name}" + (f" · {title}" if title and title != name else "") for (name, title), n in seen.items()]
-    return f"\n\n{said(REFERENCES_HEADING, language)}\n" + "\n".join(lines) if lines else ""
+    return f"\n\n{word_in(REFERENCES_HEADING, language)}\n" + "\n".join(lines) if lines else ""
 
 
 @dataclass(frozen=True)

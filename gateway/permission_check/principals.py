@@ -10,8 +10,9 @@ from gateway.backends import Backend
 from gateway.errors import ApiError
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.permissions.roles import OPERATOR, Kind, Principal, Role
+from kbcore.words.said import said
 
-NOBODY = "these credentials name nobody: sign in again"
+NOBODY = said("these_credentials_name_nobody_sign_again")
 ROLES = {pb.ROLE_ADMIN: Role.ADMIN, pb.ROLE_EDITOR: Role.EDITOR, pb.ROLE_VIEWER: Role.VIEWER}
 CHAT_SIDE_KINDS = {pb.WhoAmIResponse.KIND_APPLICATION: Kind.APPLICATION, pb.WhoAmIResponse.KIND_VISITOR: Kind.VISITOR}
 

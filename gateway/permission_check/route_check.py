@@ -38,11 +38,12 @@ from gateway.permission_check.route_keys import route_key
 from kbcore.permissions.check import first_refused, refusal_text
 from kbcore.permissions.roles import OPERATOR, Need, Principal
 from kbcore.permissions.table import ROUTES, Requirement
+from kbcore.words.said import said
 
 CHAT_SIDE = frozenset({Need.ANY_CALLER, Need.CHAT_ASK, Need.CHAT_READ, Need.LOG_READ})
-UNLISTED = "{} is not in the permission table (kbcore/permissions/table.py), so no one may call it"
-UNKNOWN_ROUTE = "the gateway cannot tell which route this request matched, so it refuses it"
-NO_PARAMETER = "the permission table reads {} from the path, and this route has no such parameter"
+UNLISTED = "not_permission_table_kbcore_permissions_table"  # "{value} is not in the permission table …"
+UNKNOWN_ROUTE = said("gateway_cannot_tell_which_route_request")
+NO_PARAMETER = "permission_table_reads_path_route_has"  # "… reads {value} from the path …"
 
 
 def current_principal(request: Request) -> Principal | None:
@@ -72,7 +73,7 @@ async def _check(request: Request) -> None:
         raise ApiError(403, UNKNOWN_ROUTE)
     requirements = ROUTES.get(key)
     if requirements is None:
-        raise ApiError(403, UNLISTED.format(key))
+        raise ApiError(403, said(UNLISTED, value=key))
     if all(requirement.need is Need.PUBLIC for requirement in requirements):
         return
     principal = await _caller(request, requirements)
@@ -109,6 +110,6 @@ def objects_of(request: Request, requirements: tuple[Requirement, ...]) -> dict[
         if not name:
             continue
         if name not in request.path_params:
-            raise ApiError(403, NO_PARAMETER.format(name))
+            raise ApiError(403, said(NO_PARAMETER, value=name))
         objects[name] = [str(request.path_params[name])]
     return objects

@@ -25,6 +25,7 @@ from gateway.presenter import AUDIT_EXPORT_COLUMNS, audit_event_json, audit_expo
 from gateway.shapes.envelope import REFUSALS, Envelope, Shape, download
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/audit", tags=["audit"], responses=REFUSALS)
 
@@ -65,7 +66,7 @@ def rfc3339(value: str, name: str) -> str:
     text = value.strip()
     if not text:
         return ""
-    refusal = ApiError(400, f"{name} must be an RFC 3339 time with a time zone, such as {TIME_EXAMPLE}")
+    refusal = ApiError(400, said("must_be_rfc_3339_time_time", name=name, time_example=TIME_EXAMPLE))
     if "T" not in text.upper():  # a date alone is not a time: which hour of which zone?
         raise refusal
     try:
@@ -87,7 +88,7 @@ async def audit_filter(  # async: no worker-thread hop (see backends)
     """Every filter of the trail as query parameters (a route dependency)."""
     start, end = rfc3339(since, "since"), rfc3339(until, "until")
     if start and end and datetime.fromisoformat(start) >= datetime.fromisoformat(end):
-        raise ApiError(400, "since must be earlier than until (since is inclusive, until exclusive)")
+        raise ApiError(400, said("since_must_be_earlier_until_since"))
     return pb.ListAuditRequest(
         actor=actor.strip(), action=action.strip(), object_id=object_id.strip(), since=start, until=end
     )

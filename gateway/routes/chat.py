@@ -29,6 +29,7 @@ from gateway.shapes.streams import ANSWER_EVENT
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE, MAX_RECORD_ID
 from kbcore.words.language import Language
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/application", tags=["chat"], responses=REFUSALS)
 
@@ -45,7 +46,7 @@ class AskBody(BaseModel):
     def _bounded(cls, value: dict[str, Any]) -> dict[str, Any]:
         """It is forwarded to the chat service as JSON: bounded, not a way to ship megabytes."""
         if len(json.dumps(value, ensure_ascii=False).encode()) > MAX_FORM_DATA_BYTES:
-            raise ValueError(f"form_data is larger than {MAX_FORM_DATA_BYTES // 1024} KiB as JSON")
+            raise ValueError(said("form_data_larger_kib_json", max_form_data_bytes_1024=MAX_FORM_DATA_BYTES // 1024))
         return value
 
 
@@ -89,10 +90,10 @@ def _failure(failure: ApiError, stream: StreamReader) -> bytes:
     """A failure after the answer started, in the reader's language: an ``event:error`` frame for
     clients that read event names; for those that do not, a last chunk that says it in
     ``content`` (no ``is_end``)."""
-    message = shown(failure.message, failure.status, stream.language)
+    message = shown(failure.words, failure.status, stream.language)
     if stream.form == "named":
         return sse_wire.error(failure.status, message)
-    content = shown(sse_wire.failed_answer(failure.message), failure.status, stream.language)
+    content = shown(sse_wire.failed_answer(failure.words), failure.status, stream.language)
     return sse_wire.failed_chunk(stream.chat_id, stream.record_id, failure.status, message, content)
 
 

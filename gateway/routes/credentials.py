@@ -36,6 +36,7 @@ from gateway.presenter import access_token_json, api_key_json
 from gateway.shapes.applications import AccessTokenOut, ApiKeyOut, NewApiKeyOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/application", tags=["credentials"], responses=REFUSALS)
 
@@ -51,7 +52,7 @@ class ApiKeyEditIn(BaseModel):
     @model_validator(mode="after")
     def _something_to_change(self) -> ApiKeyEditIn:
         if self.is_active is None and self.expires_at is None:
-            raise ValueError("send at least one of is_active or expires_at")
+            raise ValueError(said("send_least_one_active_expires"))
         return self
 
 
@@ -79,14 +80,9 @@ class AccessTokenEditIn(BaseModel):
     def _something_to_change(self) -> AccessTokenEditIn:
         changes = (self.is_active, self.access_num, self.daily_cap, self.expires_at, self.white_active, self.white_list)
         if not self.access_token_reset and all(v is None for v in changes):
-            raise ValueError(
-                "send at least one of access_token_reset, is_active, access_num, daily_cap, expires_at, white_active "
-                "or white_list"
-            )
+            raise ValueError(said("send_least_one_access_token_reset"))
         if self.show_source is False:
-            raise ValueError(
-                "show_source is the application's setting here: send it with PUT /api/application/{id} instead"
-            )
+            raise ValueError(said("show_source_application_setting_here_send"))
         return self
 
 
@@ -127,7 +123,7 @@ async def rotate_api_key(app_id: str, api_key_id: str, backend: CallerBackend) -
 async def get_access_token(app_id: str, backend: CallerBackend) -> JSONResponse:
     reply = await backend.unary(backend.chat.access.ListAccessTokens, pb.ListAccessTokensRequest(application_id=app_id))
     if not reply.tokens:
-        raise ApiError(404, f"application {app_id} has no share link yet; create one with POST on this address")
+        raise ApiError(404, said("application_has_no_share_link_yet", app_id=app_id))
     return ok(access_token_json(reply.tokens[0]))
 
 

@@ -48,6 +48,7 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
 from kbcore.limits import DEFAULT_SIMILARITY, DEFAULT_TOP_N, MAX_NAME_CHARS, MAX_SYNC_HOURS, MAX_TOP_N
 from kbcore.settings import Settings
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], responses=REFUSALS)
 
@@ -88,7 +89,7 @@ class DatasetChangeIn(BaseModel):
 
 def embedding_model_of(ours: str | None, maxkb: str | None) -> str | None:
     if ours is not None and maxkb is not None and ours.strip() != maxkb.strip():
-        raise ApiError(400, "embedding_model_id and embedding_mode_id name different models: send one")
+        raise ApiError(400, said("embedding_model_id_embedding_mode_id"))
     chosen = ours if ours is not None else maxkb
     return chosen.strip() if chosen is not None else None
 
@@ -169,7 +170,7 @@ def _form_name(form: FormData) -> str:
     if name is None or name == "":
         return ""
     if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
-        raise ApiError(400, f"the form field 'name' must be text of at most {MAX_NAME_CHARS} characters")
+        raise ApiError(400, said("form_field_name_must_be_text", max_name_chars=MAX_NAME_CHARS))
     return name.strip()
 
 
@@ -179,13 +180,15 @@ def _file_head(form: FormData, settings: Settings) -> tuple[UploadFile, pb.Uploa
     single document, the split rules."""
     upload = form.get("file")
     if not isinstance(upload, UploadFile) or not upload.filename:
-        raise ApiError(400, "the upload needs a file in the form field 'file'")
+        raise ApiError(400, said("upload_needs_file_form_field_file"))
     source_type = source_type_of_name(upload.filename)
     if source_type is None:
-        raise ApiError(415, f"cannot take in {upload.filename!r}: {SUPPORTED_TYPES_SENTENCE}")
+        raise ApiError(
+            415, said("cannot_take", filename=f"{upload.filename!r}", supported_types_sentence=SUPPORTED_TYPES_SENTENCE)
+        )
     name = _form_name(form)
     if source_type == ARCHIVE_TYPE and name:
-        raise ApiError(400, "a .zip's documents are named by their paths inside it: leave 'name' empty")
+        raise ApiError(400, said("zip_documents_are_named_their_paths"))
     checked_size(upload, upload_max_bytes(settings))
     head = pb.UploadFile(filename=upload.filename, name=name)
     rules = split_rules_of(form)
@@ -212,7 +215,7 @@ async def _paragraphs_submission(dataset_id: str, request: Request) -> pb.Submit
     try:
         body = DocumentIn.model_validate_json(await request.body())
     except ValueError as exc:
-        raise ApiError(400, f"invalid document body: {exc}") from exc
+        raise ApiError(400, said("invalid_document_body", exc=exc)) from exc
     paragraph_list = pb.ParagraphList(
         paragraphs=[pb.ParagraphInput(title=p.title, content=p.content) for p in body.paragraphs]
     )
@@ -237,22 +240,22 @@ async def add_document(
             False,
         )
     else:
-        raise ApiError(415, "send the document as application/json or as multipart/form-data with a file")
+        raise ApiError(415, said("send_document_application_json_multipart_form"))
     documents = [document_json(d, language) for d in made]
     if archive:
         return ok(documents)
     if len(documents) != 1:
-        raise ApiError(502, "the retrieval service answered one upload with other than one document")
+        raise ApiError(502, said("retrieval_service_answered_one_upload_other"))
     return ok(documents[0])
 
 
 def _checked_urls(body: WebDocumentsIn) -> list[str]:
     if body.selector and body.selector.strip():
-        raise ApiError(400, "selector is not supported: a page's main content is found without one")
+        raise ApiError(400, said("selector_not_supported_page_main_content"))
     for index, url in enumerate(body.source_url_list):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ApiError(400, f"source_url_list[{index}] is not an http(s) address: {url[:200]!r}")
+            raise ApiError(400, said("source_url_list_not_http_s", index=index, url_200=f"{url[:200]!r}"))
     return list(body.source_url_list)
 
 
@@ -281,8 +284,12 @@ async def add_web_documents(
         if not isinstance(error, ApiError):
             raise error
         queued = len(urls) - len(refused)
-        others = f"; the other {queued} were queued" if queued else ""
-        raise ApiError(error.status, f"source_url_list[{index}]: {error.message}{others}")
+        if queued:
+            raise ApiError(
+                error.status,
+                said("source_url_list_other_were_queued", index=index, error_message=error.words, queued=queued),
+            )
+        raise ApiError(error.status, said("source_url_list", index=index, error_message=error.words))
     return ok(
         [
             document_json(d, language)
@@ -355,8 +362,7 @@ async def sync_web_documents(
     if body is not None and body.sync_type != "replace":
         raise ApiError(
             400,
-            "sync_type must be replace: a sync keeps the paragraphs that did not change; "
-            "to start a document over, delete it and import it again",
+            said("sync_type_must_be_replace_sync"),
         )
     reply = await backend.unary(
         backend.retrieval.documents.SyncDocuments,
@@ -392,7 +398,7 @@ async def hit_test_query(  # async: no worker-thread hop (see backends)
     ] = DEFAULT_SEARCH_MODE_NAME,
 ) -> HitTestQuery:
     if not query_text.strip():
-        raise ApiError(400, "query_text must not be blank")
+        raise ApiError(400, said("query_text_must_not_be_blank"))
     settings = common_pb2.SearchSettings(
         top_n=top_number, similarity=similarity, search_mode=search_mode(search_mode_name)
     )

@@ -19,6 +19,7 @@ from gateway.shapes.answers import EvaluationOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as retrieval_pb
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/application", tags=["evaluation"], responses=REFUSALS)
 
@@ -73,7 +74,7 @@ async def evaluate(app_id: str, body: EvalIn, backend: CallerBackend) -> JSONRes
     )
     application = reply.application
     if not application.dataset_ids:
-        raise ApiError(400, "the application has no datasets to evaluate")
+        raise ApiError(400, said("application_has_no_datasets_evaluate"))
     evaluate_request = retrieval_pb.EvaluateRequest(
         dataset_ids=list(application.dataset_ids),
         search=application.search,

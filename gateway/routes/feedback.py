@@ -26,6 +26,7 @@ from gateway.routes.chat import RecordId
 from gateway.shapes.answers import UsageDayOut, VoteOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/application", tags=["feedback"], responses=REFUSALS)
 
@@ -45,7 +46,7 @@ class VoteBody(BaseModel):
         """MaxKB's strings, or the same numbers unquoted (its serializer accepts both)."""
         text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
         if text not in VOTE_OF_STATUS:
-            raise ValueError('must be "0" (like), "1" (oppose) or "-1" (cancel the vote)')
+            raise ValueError(said("must_be_0_like_1_oppose"))
         return text
 
 

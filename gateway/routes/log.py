@@ -23,6 +23,7 @@ from gateway.shapes.answers import LogPageOut
 from gateway.shapes.envelope import REFUSALS, Envelope, download
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.vocabulary import LOG_SOURCE, RECORD_STATUS, STOP_REASON, VOTE, EnumNames
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/application", tags=["log"], responses=REFUSALS)
 
@@ -41,14 +42,16 @@ def _values(given: list[str] | None, names: EnumNames[Any], field: str, none_all
     known = [*names.names, *([NONE] if none_allowed else [])]
     unknown = [n for n in wanted if n not in known]
     if unknown:
-        raise ApiError(400, f"unknown {field} {unknown[0][:40]!r}; one of: {', '.join(known)}")
+        raise ApiError(
+            400, said("unknown_one", field=field, unknown_0_40=f"{unknown[0][:40]!r}", join_known=", ".join(known))
+        )
     return [0 if n == NONE else names.value(n) for n in wanted]
 
 
 def _sufficient(raw: str) -> bool | None:
     spelled = {"true": True, "1": True, "false": False, "0": False, "": None}
     if raw.strip().lower() not in spelled:
-        raise ApiError(400, f"sufficient must be true or false, got {raw[:40]!r}")
+        raise ApiError(400, said("sufficient_must_be_true_false_got", raw_40=f"{raw[:40]!r}"))
     return spelled[raw.strip().lower()]
 
 
@@ -116,7 +119,9 @@ async def export_log(
     """The filtered log as a file, newest first and bounded by the chat service: the headers
     say how many records matched and how many the file holds."""
     if format not in EXPORT_TYPES:
-        raise ApiError(400, f"format must be one of {', '.join(EXPORT_TYPES)}, got {format[:20]!r}")
+        raise ApiError(
+            400, said("format_must_be_one_got", join_export_types=", ".join(EXPORT_TYPES), format_20=f"{format[:20]!r}")
+        )
     reply = await backend.unary(backend.chat.operations.ExportLog, pb.ListLogRequest(filter=filters))
     rows = [log_export_row(e) for e in reply.entries]
     content = csv_bytes(LOG_EXPORT_COLUMNS, rows) if format == "csv" else xlsx_bytes(LOG_EXPORT_COLUMNS, rows)

@@ -13,13 +13,11 @@ from gateway.presenter import visitor_profile_json
 from gateway.shapes.applications import ApplicationProfileOut, ServerProfileOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
+from kbcore.words.said import said
 
 router = APIRouter(tags=["access"], responses=REFUSALS)
 VERSION = "0.1.0"
-NO_OWN_APPLICATION = (
-    "the operator has no application of its own: read one with GET /api/application/{id}, or sign in through"
-    " a share link"
-)
+NO_OWN_APPLICATION = said("operator_has_no_application_own_read")
 
 
 @router.get("/api/profile", response_model=Envelope[ServerProfileOut])

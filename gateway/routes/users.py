@@ -27,10 +27,12 @@ from gateway.errors import ApiError, ok
 from gateway.permission_check.principals import who_of
 from gateway.permission_check.route_check import current_principal
 from gateway.shapes.envelope import REFUSALS, Envelope, Shape
+from gateway.shapes.validation_words import refused_field
 from gateway.signin_limit import link_admitted, signin_admitted
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE
 from kbcore.permissions.roles import Kind, Need, Principal, allows
+from kbcore.words.said import Said, said
 
 router = APIRouter(prefix="/api", tags=["user"], responses=REFUSALS)
 
@@ -40,14 +42,16 @@ MAX_TOKEN_NAME_CHARS = 100
 MAX_GRANTS = 1000
 ROLE_NAMES = {pb.ROLE_ADMIN: "admin", pb.ROLE_EDITOR: "editor", pb.ROLE_VIEWER: "viewer"}
 ROLES = {name: role for role, name in ROLE_NAMES.items()}
-NO_USER = "no such user"
-NOTHING_TO_CHANGE = "send at least one of role, is_active, datasets or applications"
-PASSWORDS_DIFFER = "password and re_password differ"
+NO_USER = said("no_such_user")
+NOTHING_TO_CHANGE = said("send_least_one_role_active_datasets")
+PASSWORDS_DIFFER = said("password_re_password_differ")
 RoleName = Literal["admin", "editor", "viewer"]
 
 
-def _refused(kind: str, sentence: str) -> PydanticCustomError:
-    return PydanticCustomError(kind, sentence)
+def _refused(kind: str, words: Said) -> PydanticCustomError:
+    """A field's refusal of kind ``kind``: its English as pydantic's message, and its words in the
+    context, which ``gateway.shapes.validation_words`` shows in the reader's language."""
+    return refused_field(kind, words)
 
 
 def _text_of(value: str, what: str) -> str:
@@ -55,41 +59,41 @@ def _text_of(value: str, what: str) -> str:
     for char in value:
         category = unicodedata.category(char)
         if category == "Cc":
-            raise _refused(what, f"{what} must not contain control characters such as NUL or a line break")
+            raise _refused(what, said("must_not_contain_control_characters_such", what=what))
         if category == "Cs":
-            raise _refused(what, f"{what} must be valid Unicode text")
+            raise _refused(what, said("must_be_valid_unicode_text", what=what))
     return value
 
 
 def checked_username(value: str) -> str:
     if len(value) > 4 * MAX_USERNAME_CHARS:  # cut short before looking at every character
-        raise _refused("username", f"username must be at most {MAX_USERNAME_CHARS} characters")
+        raise _refused("username", said("username_must_be_most_characters", max_username_chars=MAX_USERNAME_CHARS))
     name = _text_of(value, "username").strip()
     if not name:
-        raise _refused("username", "username must not be empty or only spaces")
+        raise _refused("username", said("username_must_not_be_empty_only_2"))
     if len(name) > MAX_USERNAME_CHARS:
-        raise _refused("username", f"username must be at most {MAX_USERNAME_CHARS} characters")
+        raise _refused("username", said("username_must_be_most_characters", max_username_chars=MAX_USERNAME_CHARS))
     return name
 
 
 def given_password(value: str) -> str:
     """A password as typed to prove who one is: only bounded (the chat service judges it)."""
     if len(value) > MAX_PASSWORD_CHARS:
-        raise _refused("password", f"a password is at most {MAX_PASSWORD_CHARS} characters")
+        raise _refused("password", said("password_most_characters", max_password_chars=MAX_PASSWORD_CHARS))
     return value
 
 
 def new_password(value: str) -> str:
     given_password(value)
     if len(value) < MIN_PASSWORD_CHARS:
-        raise _refused("password", f"a password is at least {MIN_PASSWORD_CHARS} characters")
+        raise _refused("password", said("password_least_characters", min_password_chars=MIN_PASSWORD_CHARS))
     return value
 
 
 def token_name(value: str) -> str:
     name = _text_of(value, "name").strip()
     if not name:
-        raise _refused("name", "name must not be empty or only spaces")
+        raise _refused("name", said("name_must_not_be_empty_only"))
     return name
 
 
@@ -294,7 +298,7 @@ async def account(request: Request) -> JSONResponse:
     principal = current_principal(request)
     who = who_of(request)
     if principal is None or (principal.kind is not Kind.OPERATOR and who is None):
-        raise ApiError(401, "these credentials name no account")
+        raise ApiError(401, said("these_credentials_name_no_account"))
     data: dict[str, object] = {
         "id": "",
         "username": "operator",

@@ -3,15 +3,18 @@ wrong with it, in the reader's language.
 
 English is pydantic's own sentence. Chinese is ours, by the kind of problem pydantic names
 (its error ``type``, with the limits from its ``ctx``); a check of our own (a validator raising
-``ValueError``) says its sentence through the refusal catalogue like any other refusal."""
+``ValueError`` with words, ``kbcore.words.said``) says them in Chinese like any other refusal."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic_core import PydanticCustomError
+
 from kbcore.words.language import Language
-from kbcore.words.translate import refusal_in
+from kbcore.words.said import Said, said, said_in
+from kbcore.words.shown import shown_words
 
 _CHINESE_BY_TYPE = {
     "missing": "缺少这一项",
@@ -49,12 +52,22 @@ _CHINESE_BY_TYPE = {
     "datetime_type": "应为时间",
 }
 _CHINESE_OTHER = "取值无效"
+WORDS = "words"  # the context entry that holds a refusal's words
+
+
+def refused_field(kind: str, words: Said) -> PydanticCustomError:
+    """A validator's refusal of a field, of pydantic's error type ``kind``: its English as the
+    problem's message, its words in the problem's context for the other language."""
+    return PydanticCustomError(kind, str(words), {WORDS: words})
 
 
 def _chinese(problem: Mapping[str, Any]) -> str:
     context = problem.get("ctx") or {}
-    if problem.get("type") == "value_error" and "error" in context:
-        return refusal_in("zh", str(context["error"]), 400)
+    if isinstance(words := context.get(WORDS), Said):
+        return shown_words(words, "zh", said("request_invalid"))
+    if problem.get("type") == "value_error" and isinstance(error := context.get("error"), BaseException):
+        words = said_in(error)
+        return shown_words(words, "zh", said("request_invalid")) if words is not None else _CHINESE_OTHER
     template = _CHINESE_BY_TYPE.get(str(problem.get("type")))
     if template is None:
         return _CHINESE_OTHER

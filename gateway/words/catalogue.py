@@ -35,7 +35,7 @@ ALLOWED_NAMES = frozenset(
 )
 
 
-def said(word: Word, language: Language) -> str:
+def word_in(word: Word, language: Language) -> str:
     """One word in ``language``."""
     return word[0] if language == "zh" else word[1]
 
@@ -44,7 +44,7 @@ def in_language(words: Words, language: Language) -> dict[str, Any]:
     """The tree of ``words`` with each pair replaced by its word in ``language``: the same keys
     whichever the language."""
     return {
-        key: said(value, language) if isinstance(value, tuple) else in_language(value, language)
+        key: word_in(value, language) if isinstance(value, tuple) else in_language(value, language)
         for key, value in words.items()
     }
 

@@ -15,8 +15,9 @@ import sqlite3
 from sqlalchemy import exc
 
 from kbcore.errors import StorageFull, Unavailable
+from kbcore.words.said import said
 
-DATABASE_UNAVAILABLE = "the database is unavailable; try again shortly"
+DATABASE_UNAVAILABLE = said("database_unavailable_try_again_shortly")
 DRIVERS = frozenset({"psycopg", "asyncpg", "sqlite3", "aiosqlite"})
 DRIVER_OUTAGES = frozenset({"OperationalError", "InterfaceError", "ConnectionDoesNotExistError", "ConnectionTimeout"})
 DISK_FULL_SQLSTATE = "53100"  # PostgreSQL's disk_full

@@ -34,6 +34,7 @@ from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import RECORD_TABLE, ChatLock, RecordStatus, utcnow
 from kbcore.errors import Conflict
 from kbcore.process import process_identity
+from kbcore.words.said import said
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ _LOCKS: Table = ChatLock.__table__  # type: ignore[assignment]
 _RELEASE = delete(_LOCKS).where(_LOCKS.c.chat_id == bindparam("b_chat_id"), _LOCKS.c.holder == bindparam("b_holder"))
 
 # What a record says when the process answering it died (here and in the chat service's sweep).
-INTERRUPTED_ERROR = "the process answering it stopped"
+INTERRUPTED_ERROR = said("process_answering_stopped")
 # A dead holder's lease, only while that holder is still the one named: taken over (the same
 # columns the upsert sets) or freed; and the records it left running, closed.
 _HOLDER = select(_LOCKS.c.holder).where(_LOCKS.c.chat_id == bindparam("b_chat_id"))
@@ -99,9 +100,7 @@ class ChatBusy(Conflict):
     """Another question or compaction holds this chat: refused, never queued."""
 
     def __init__(self, chat_id: str) -> None:
-        super().__init__(
-            "this chat is already answering a question or being compacted; wait for it to finish or stop it"
-        )
+        super().__init__(said("chat_already_answering_question_being_compacted"))
         self.chat_id = chat_id
 
 

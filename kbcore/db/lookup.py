@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.engine import run_read
 from kbcore.errors import NotFound
+from kbcore.words.said import said
 
 Row = TypeVar("Row")
 
@@ -16,5 +17,5 @@ async def require_row(sessions: async_sessionmaker[AsyncSession], model: type[Ro
     """The row of ``model`` with primary key ``key``; NotFound ("<label> <key> does not exist") otherwise."""
     row = await run_read(sessions, lambda session: session.get(model, key))
     if row is None:
-        raise NotFound(f"{label} {key} does not exist")
+        raise NotFound(said("does_not_exist", label=label, key=key))
     return row

@@ -25,7 +25,9 @@ from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 from grpc_stubs.common.v1 import common_pb2
+from kbcore.db.stored_words import StoredWords
 from kbcore.vocabulary import RECORD_SOURCE, RECORD_STATUS
+from kbcore.words.said import Said
 
 # SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY.
 RecordId = BigInteger().with_variant(Integer(), "sqlite")
@@ -77,7 +79,7 @@ class Dataset(Base):
     embedding_model_id: Mapped[str] = mapped_column(String(36), default="", server_default="")
     embedding_dimension: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     embedding_pending_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
-    embedding_error: Mapped[str] = mapped_column(Text, default="", server_default="")
+    embedding_error: Mapped[Said | None] = mapped_column(StoredWords, nullable=False, default="", server_default="")
     # Its web documents fetched again every ``sync_hours`` (0 = never), next at ``sync_due_at``:
     # the process that moves ``sync_due_at`` on (a conditional UPDATE) is the one that syncs.
     sync_hours: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -97,7 +99,7 @@ class Document(Base):
     # Ingestion: the wire name of kb.retrieval.v1.DocumentStatus, why the newest job
     # failed, the version the vector store serves (0 = none yet), the newest job, and what it was.
     status: Mapped[str] = mapped_column(String(16), default="ready")
-    error: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[Said | None] = mapped_column(StoredWords, nullable=False, default="")
     active_version: Mapped[int] = mapped_column(Integer, default=0)
     job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     source_type: Mapped[str] = mapped_column(String(16), default="")
@@ -110,7 +112,7 @@ class Document(Base):
     source_modified: Mapped[str] = mapped_column(String(100), default="", server_default="")
     source_checked_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     source_state: Mapped[str] = mapped_column(String(16), default="", server_default="")
-    source_note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    source_note: Mapped[Said | None] = mapped_column(StoredWords, nullable=False, default="", server_default="")
     # The rules its file or page is cut into paragraphs by (JSON; "" = the defaults), reused by
     # its next versions: a re-upload without rules, a web sync.
     split_rules: Mapped[str] = mapped_column(Text, default="", server_default="")
@@ -136,7 +138,7 @@ class LeasedJobColumns:
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    error: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[Said | None] = mapped_column(StoredWords, nullable=False, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
 
@@ -263,7 +265,7 @@ class ChatRecord(Base):
     source: Mapped[str] = mapped_column(String(16), default=RecordSource.CHAT, server_default=RecordSource.CHAT)
     message_tokens: Mapped[int] = mapped_column(Integer, default=0)
     answer_tokens: Mapped[int] = mapped_column(Integer, default=0)
-    error: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[Said | None] = mapped_column(StoredWords, nullable=False, default="")
     run_time: Mapped[float] = mapped_column(Float, default=0.0)
     holder: Mapped[str] = mapped_column(String(64), default="")  # the lease holder that runs it
     # False once a re_chat replaced this answer: it stays in the log but leaves the model's history.

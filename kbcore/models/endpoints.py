@@ -23,6 +23,7 @@ from kbcore.models.factory import create_model_client
 from kbcore.models.providers import PROFILES
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
+from kbcore.words.said import said
 
 PROVIDERS = tuple(PROFILES)  # openai, deepseek, dashscope, vllm, sglang, ollama, generic
 PURPOSES = ("chat", "auxiliary", "embedding", "rerank")
@@ -74,7 +75,7 @@ class EndpointClients:
         the question) is NOT_FOUND, in words."""
         row = await read_endpoint(self.sessions, endpoint_id)
         if row is None:
-            raise NotFound(f"model {endpoint_id} is not registered (deleted?): choose another model")
+            raise NotFound(said("model_not_registered_deleted_choose_another", endpoint_id=endpoint_id))
         async with self._lock:
             cached = self._clients.get(endpoint_id)
             if cached is not None and cached.version == row.updated_at:

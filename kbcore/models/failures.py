@@ -13,6 +13,7 @@ import logging
 from enum import StrEnum
 
 from kbcore.models.scrub import shown
+from kbcore.words.said import Said, said
 
 log = logging.getLogger(__name__)
 
@@ -24,11 +25,11 @@ class FailureKind(StrEnum):
     UNUSABLE = "unusable"  # an answer that is not one (not JSON, empty, cut at the token limit)
 
 
-SENTENCES: dict[FailureKind, str] = {
-    FailureKind.UNAVAILABLE: "the model endpoint is unavailable; try again later",
-    FailureKind.REFUSED: "the model endpoint refused the request",
-    FailureKind.TIMEOUT: "the model endpoint took too long",
-    FailureKind.UNUSABLE: "the model endpoint's answer could not be used",
+SENTENCES: dict[FailureKind, Said] = {
+    FailureKind.UNAVAILABLE: said("model_endpoint_unavailable_try_again_later"),
+    FailureKind.REFUSED: said("model_endpoint_refused_request"),
+    FailureKind.TIMEOUT: said("model_endpoint_took_too_long"),
+    FailureKind.UNUSABLE: said("model_endpoint_answer_could_not_be"),
 }
 
 _TIMEOUT_STATUSES = frozenset({408, 504})
@@ -43,7 +44,7 @@ def status_kind(status: int) -> FailureKind:
     return FailureKind.REFUSED
 
 
-def reported(kind: FailureKind, detail: str, secret: str | None = None) -> str:
+def reported(kind: FailureKind, detail: str, secret: str | None = None) -> Said:
     """Log what happened (without the key) for the operator; the kind's sentence for everyone else."""
     log.warning("model endpoint failure (%s): %s", kind.value, shown(detail, secret))
     return SENTENCES[kind]

@@ -11,6 +11,7 @@ from typing import Any
 
 from kbcore.permissions.roles import Need, Principal, allows
 from kbcore.permissions.table import Requirement
+from kbcore.words.said import Said, said
 
 ALL_OBJECTS = "*"  # what an empty list of ids asks for
 
@@ -48,22 +49,22 @@ def first_refused(
     return None
 
 
-def refusal_text(principal: Principal, requirement: Requirement) -> str:
+def refusal_text(principal: Principal, requirement: Requirement) -> Said:
     """What a person reads when refused: which kind of object, and why."""
     need = requirement.need
     if need in _PLAIN_REFUSALS:
-        return _PLAIN_REFUSALS[need]
+        return said(_PLAIN_REFUSALS[need])
     thing = "dataset" if need.value.startswith("dataset") else "application"
     if need.value.endswith("write") or need is Need.CHAT_ASK:
-        return f"your account may not change this {thing}: ask an administrator for editor access to it"
-    return f"this {thing} is not among those your account may see"
+        return said(f"your_account_may_not_change_{thing}")
+    return said(f"{thing}_not_among_those_your_account")
 
 
 _PLAIN_REFUSALS = {
-    Need.ADMIN: "only an administrator may do this",
-    Need.DATASET_CREATE: "only an administrator or an editor may create datasets",
-    Need.APPLICATION_CREATE: "only an administrator or an editor may create applications",
-    Need.SIGNED_IN: "this acts on a person's own account: sign in with a username and password",
-    Need.MODEL_READ: "only people who operate the knowledge base may see its model endpoints",
-    Need.ANY_CALLER: "send credentials: Authorization: Bearer <token>",
+    Need.ADMIN: "only_administrator_may_do",
+    Need.DATASET_CREATE: "only_administrator_editor_may_create_datasets",
+    Need.APPLICATION_CREATE: "only_administrator_editor_may_create_applications",
+    Need.SIGNED_IN: "acts_person_own_account_sign_username",
+    Need.MODEL_READ: "only_people_who_operate_knowledge_base",
+    Need.ANY_CALLER: "send_credentials_authorization_bearer_token",
 }

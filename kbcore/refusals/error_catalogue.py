@@ -21,9 +21,10 @@ import grpc
 
 from kbcore import errors
 from kbcore.refusals.reasons import BUSY, STORAGE_FULL
+from kbcore.words.said import Said, said
 
-INTERNAL_MESSAGE = "internal error; the service log has the details"
-REQUEST_REFUSED = "the service refused the request"  # a client error no refusal here describes
+INTERNAL_MESSAGE = said("internal_error_service_log_has_details")
+REQUEST_REFUSED = said("service_refused_request")  # a client error no refusal here describes
 
 
 @dataclass(frozen=True)
@@ -34,23 +35,24 @@ class Refusal:
     http_status: int
     openai_type: str
     openai_code: str | None
-    message: str  # what the caller reads when the error carries no words of its own
+    message: Said  # what the caller reads when the error carries no words of its own
     reason: str = ""  # tells it apart from the other refusals sharing its gRPC code
-    # Put before the service's words over HTTP: a backend's own sentence ("the database is
-    # unavailable") does not say that it is a service behind the gateway that failed.
+    # The message (with a ``{shown}`` hole) put around the service's words over HTTP: a
+    # backend's own sentence ("the database is unavailable") does not say that it is a service
+    # behind the gateway that failed.
     http_lead: str = ""
 
-    def http_message(self, details: str) -> str:
+    def http_message(self, details: Said | None) -> Said:
         """What an HTTP caller reads for a status that came with ``details``."""
         shown = details or self.message
-        return f"{self.http_lead}: {shown}" if self.http_lead else shown
+        return said(self.http_lead, shown=shown) if self.http_lead else shown
 
 
 # Most specific first: the first class an error is an instance of decides its refusal.
 CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
     (
         errors.InvalidRequest,
-        Refusal(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_request_error", None, "the request is invalid"),
+        Refusal(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_request_error", None, said("request_invalid")),
     ),
     (
         errors.TooLong,
@@ -59,13 +61,13 @@ CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
             413,
             "invalid_request_error",
             "question_too_long",
-            "the input is longer than the service accepts",
+            said("input_longer_service_accepts"),
         ),
     ),
     (
         errors.NotFound,
         Refusal(
-            grpc.StatusCode.NOT_FOUND, 404, "not_found_error", "not_found", "what the request names does not exist"
+            grpc.StatusCode.NOT_FOUND, 404, "not_found_error", "not_found", said("what_request_names_does_not_exist")
         ),
     ),
     (
@@ -75,16 +77,16 @@ CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
             401,
             "authentication_error",
             "invalid_api_key",
-            "missing or unknown credentials",
+            said("missing_unknown_credentials"),
         ),
     ),
     (
         errors.PermissionDenied,
-        Refusal(grpc.StatusCode.PERMISSION_DENIED, 403, "permission_error", None, "the caller may not do this"),
+        Refusal(grpc.StatusCode.PERMISSION_DENIED, 403, "permission_error", None, said("caller_may_not_do")),
     ),
     (
         errors.QuotaExhausted,
-        Refusal(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "rate_limit_error", "quota_exceeded", "the quota is used up"),
+        Refusal(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "rate_limit_error", "quota_exceeded", said("quota_used_up")),
     ),
     (
         errors.RateLimited,
@@ -93,7 +95,7 @@ CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
             429,
             "rate_limit_error",
             "quota_exceeded",
-            "too many requests; try again later",
+            said("too_many_requests_try_again_later"),
         ),
     ),
     (
@@ -103,12 +105,12 @@ CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
             409,
             "conflict_error",
             "chat_busy",
-            "the request collides with work in progress; try again",
+            said("request_collides_work_progress_try_again"),
         ),
     ),
     (
         errors.CorruptData,
-        Refusal(grpc.StatusCode.DATA_LOSS, 500, "server_error", None, "stored data cannot be used"),
+        Refusal(grpc.StatusCode.DATA_LOSS, 500, "server_error", None, said("stored_data_cannot_be_used")),
     ),
     (
         errors.StorageFull,
@@ -128,8 +130,8 @@ CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
             503,
             "server_error",
             None,
-            "a service it depends on failed; try again later",
-            http_lead="a backend service is unavailable",
+            said("service_depends_failed_try_again_later"),
+            http_lead="backend_service_unavailable_2",
         ),
     ),
     (
@@ -139,21 +141,21 @@ CATALOGUE: tuple[tuple[type[Exception], Refusal], ...] = (
             503,
             "server_error",
             None,
-            "the service is busy with other work of this kind; try again in a few seconds",
+            said("service_busy_other_work_kind_try"),
             reason=BUSY,
         ),
     ),
 )
 
 # gRPC's own statuses and a fault of ours: (HTTP status, words when the status carries none).
-WITHOUT_DOMAIN_ERROR: dict[grpc.StatusCode, tuple[int, str]] = {
+WITHOUT_DOMAIN_ERROR: dict[grpc.StatusCode, tuple[int, Said]] = {
     grpc.StatusCode.INTERNAL: (500, INTERNAL_MESSAGE),
-    grpc.StatusCode.UNKNOWN: (500, "the service failed in an unknown way"),
-    grpc.StatusCode.UNIMPLEMENTED: (500, "the service does not offer this call"),
-    grpc.StatusCode.CANCELLED: (499, "the call was cancelled"),
-    grpc.StatusCode.DEADLINE_EXCEEDED: (504, "the service did not answer in time"),
-    grpc.StatusCode.FAILED_PRECONDITION: (400, "the request cannot be done in the present state"),
-    grpc.StatusCode.ALREADY_EXISTS: (409, "it exists already"),
+    grpc.StatusCode.UNKNOWN: (500, said("service_failed_unknown_way")),
+    grpc.StatusCode.UNIMPLEMENTED: (500, said("service_does_not_offer_call")),
+    grpc.StatusCode.CANCELLED: (499, said("call_was_cancelled")),
+    grpc.StatusCode.DEADLINE_EXCEEDED: (504, said("service_did_not_answer_time")),
+    grpc.StatusCode.FAILED_PRECONDITION: (400, said("request_cannot_be_done_present_state")),
+    grpc.StatusCode.ALREADY_EXISTS: (409, said("exists_already")),
 }
 
 
@@ -193,7 +195,7 @@ def openai_code(http_status: int) -> str | None:
     return None
 
 
-def words_for_http_status(http_status: int) -> str:
+def words_for_http_status(http_status: int) -> Said:
     """The general words for a refusal with an HTTP status: a 500 is our fault in general (not
     the stored data's, whose refusal shares it); else the first domain refusal's with that
     status, else the words of the gRPC status that maps to it, else the server's or the

@@ -14,11 +14,12 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health
 
+from kbcore.refusals.status_details import details_entry
 from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, refusing
-from kbcore.rpc.own_words import OWN_WORDS
 from kbcore.rpc.service_credential import METADATA_KEY, presents
+from kbcore.words.said import said
 
-REFUSED = "this port serves only the knowledge-base's own processes: the call carries no valid service credential"
+REFUSED = said("port_serves_only_knowledge_base_own")
 OPEN_PREFIXES = (f"/{health.SERVICE_NAME}/",)
 
 
@@ -38,7 +39,8 @@ class RequireServiceCredential(MethodInterceptor):
 
 
 async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-    await context.abort(grpc.StatusCode.UNAUTHENTICATED, REFUSED, trailing_metadata=(OWN_WORDS,))
+    code = grpc.StatusCode.UNAUTHENTICATED
+    await context.abort(code, str(REFUSED), trailing_metadata=(details_entry(code, REFUSED),))
 
 
 class _Presenting:

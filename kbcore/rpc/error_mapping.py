@@ -29,11 +29,15 @@ import grpc
 from kbcore.db.faults import as_unavailable, is_disk_full, is_outage
 from kbcore.error_ids import internal_message, new_error_id, with_error_id
 from kbcore.errors import Busy, RateLimited
-from kbcore.refusals.error_catalogue import INTERNAL_MESSAGE, refusal_for_status, refusal_of
+from kbcore.refusals.error_catalogue import INTERNAL_MESSAGE, refusal_of
 from kbcore.refusals.reasons import REASON_KEY, RETRY_AFTER_KEY, reason_in, retry_after_in
-from kbcore.rpc.own_words import OWN_WORDS, said_by_us, withheld
+from kbcore.refusals.status_details import details_entry, words_in
+from kbcore.rpc.own_words import ours, withheld
+from kbcore.words.said import Said, said, said_in
 
 log = logging.getLogger(__name__)
+
+FAILED_BECAUSE = "failed_because"  # "{failed}: {words}": what could not be done, then why
 
 # grpc ships no type information; servicer methods name their context with this alias.
 Context: TypeAlias = Any
@@ -53,30 +57,36 @@ CALLERS_OWN = frozenset(
 
 
 class RpcError(Exception):
-    """A status decided elsewhere, passed on as it is (an upstream service's refusal), with the
-    reason its trailing metadata gave ("" for none) and the seconds to wait (None: not said)."""
+    """A status decided elsewhere, passed on as it is (an upstream service's refusal), with its
+    words, the reason its trailing metadata gave ("" for none) and the seconds to wait (None: not
+    said)."""
 
-    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "", retry_after: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, code: grpc.StatusCode, words: Said, reason: str = "", retry_after: int | None = None) -> None:
+        super().__init__(words)
         self.code = code
-        self.message = message
+        self.words = words
         self.reason = reason
         self.retry_after = retry_after
 
-    @classmethod
-    def passed_on(cls, error: grpc.aio.AioRpcError, message: str = "") -> RpcError:
-        """An upstream call's refusal as this service passes it on: its code, its reason, and its
-        details (``message`` where it gave none)."""
-        trailing = error.trailing_metadata()
-        return cls(error.code(), error.details() or message, reason_in(trailing), retry_after_in(trailing))
+    @property
+    def message(self) -> str:
+        """The words in English: what logs and gRPC callers read."""
+        return str(self.words)
 
-    def trailing_metadata(self) -> tuple[tuple[str, str], ...]:
+    @classmethod
+    def passed_on(cls, error: grpc.aio.AioRpcError, words: Said) -> RpcError:
+        """An upstream call's refusal as this service passes it on: its code, its reason, and its
+        words (``words`` where it gave none)."""
+        trailing = error.trailing_metadata()
+        return cls(error.code(), words_in(trailing) or words, reason_in(trailing), retry_after_in(trailing))
+
+    def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
         reason = ((REASON_KEY, self.reason),) if self.reason else ()
         wait = ((RETRY_AFTER_KEY, str(self.retry_after)),) if self.retry_after is not None else ()
-        return reason + wait
+        return (*reason, *wait, details_entry(self.code, self.words))
 
 
-def from_upstream(error: grpc.aio.AioRpcError, failed: str) -> RpcError:
+def from_upstream(error: grpc.aio.AioRpcError, failed: Said) -> RpcError:
     """An upstream service's refusal as a service passes it to its own caller, the one rule for
     every service in the middle. A refusal the caller can act on (``CALLERS_OWN``) or one with a
     reason (a full disk: the same request succeeds once space is back) keeps its code, reason and
@@ -88,23 +98,25 @@ def from_upstream(error: grpc.aio.AioRpcError, failed: str) -> RpcError:
     trailing = error.trailing_metadata()
     kept = error.code() in CALLERS_OWN or bool(reason_in(trailing))
     code = error.code() if kept else grpc.StatusCode.UNAVAILABLE
-    if not said_by_us(trailing):
-        return RpcError(code, withheld(error, failed, failed))
+    words = ours(error)
+    if words is None:
+        return RpcError(code, withheld(error, failed, str(failed)))
     if kept:
         return RpcError.passed_on(error, failed)
-    return RpcError(code, f"{failed}: {error.details() or refusal_for_status(error.code()).message}")
+    return RpcError(code, said(FAILED_BECAUSE, failed=failed, words=words))
 
 
-def status_of(error: BaseException) -> tuple[grpc.StatusCode, str]:
-    """The status code and message a caller gets for ``error`` (INTERNAL_MESSAGE, without an
-    id, for a fault: ``as_rpc_error`` logs it and adds one)."""
+def status_of(error: BaseException) -> tuple[grpc.StatusCode, Said]:
+    """The status code and words a caller gets for ``error`` (INTERNAL_MESSAGE, without an id,
+    for a fault: ``as_rpc_error`` logs it and adds one). A domain error raised with no words of
+    its own says its refusal's."""
     if isinstance(error, RpcError):
-        return error.code, error.message
+        return error.code, error.words
     error = as_unavailable(error)
     refusal = refusal_of(error)
     if refusal is None:
         return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE
-    return refusal.grpc_code, str(error) or refusal.message
+    return refusal.grpc_code, said_in(error) or refusal.message
 
 
 def reason_of(error: BaseException) -> str:
@@ -144,9 +156,9 @@ async def abort_for(context: grpc.aio.ServicerContext[Any, Any], where: str, err
     """End the call being served with the status for ``error`` and its reason, if any (the one
     place a call is aborted for a domain error or a fault)."""
     failure = as_rpc_error(error, where)
-    # Marked as our words: whoever receives the status may pass them on (``kbcore.rpc.own_words``).
-    trailing = (*failure.trailing_metadata(), OWN_WORDS)
-    await context.abort(failure.code, failure.message, trailing_metadata=trailing)
+    # The words in the details mark them as ours: whoever receives the status may pass them on
+    # (``kbcore.rpc.own_words``).
+    await context.abort(failure.code, failure.message, trailing_metadata=failure.trailing_metadata())
 
 
 def unary_errors(method: Any) -> Any:

@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 from kbcore.errors import InvalidRequest
 from kbcore.rpc.error_mapping import abort_for
 from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, rewrapped
+from kbcore.words.said import said
 
 NUL = "\x00"
 
@@ -50,7 +51,7 @@ def _check_map(field: FieldDescriptor, value: Any, name: str) -> None:
 
 def _check_value(field: FieldDescriptor, value: Any, name: str) -> None:
     if field.type == FieldDescriptor.TYPE_STRING and NUL in value:
-        raise InvalidRequest(f"{name} must not contain NUL characters")
+        raise InvalidRequest(said("must_not_contain_nul_characters_2", name=name))
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         refuse_nul(value, f"{name}.")
 

@@ -25,6 +25,7 @@ import tiktoken
 
 from kbcore.errors import TooLong
 from kbcore.limits import MAX_QUESTION_TOKENS
+from kbcore.words.said import said
 
 ENCODING_NAME = "cl100k_base"
 # As tiktoken's registry defines cl100k_base (tiktoken_ext.openai_public), and the SHA-256 it
@@ -99,4 +100,4 @@ def require_question_fits(question: str) -> None:
     """The one limit on a question's length, for every service that takes one: the same
     ``TooLong`` (413 over HTTP) wherever a question arrives."""
     if not fits_tokens(question, MAX_QUESTION_TOKENS):
-        raise TooLong(f"the question is longer than {MAX_QUESTION_TOKENS} estimated tokens")
+        raise TooLong(said("question_longer_estimated_tokens", max_question_tokens=MAX_QUESTION_TOKENS))

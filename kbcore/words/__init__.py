@@ -1,3 +1,4 @@
-"""What people read, in Chinese and English: which language a caller reads (``language``), and
-the refusals' words in both (``refusal_words``). The pages' and the CLI's words are in
+"""What people read, in Chinese and English: which language a caller reads (``language``), every
+refusal's and stored failure's message by code (``messages``), words as they travel (``said``:
+a code and its values) and as they are shown (``shown``). The pages' and the CLI's words are in
 ``gateway.labels``; docs/languages.md says how a language is chosen and how to add words."""

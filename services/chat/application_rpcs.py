@@ -14,6 +14,7 @@ from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE
 from kbcore.permissions.roles import Need, Role
 from kbcore.rpc.error_mapping import Context, unary_errors
 from kbcore.rpc.stubs import RetrievalStubs
+from kbcore.words.said import said
 from services.chat.access.rules import (
     hiding_absence,
     require,
@@ -28,9 +29,7 @@ from services.chat.chat_messages import application_fields, application_message,
 from services.chat.store import ChatStore
 
 # Said to anyone but a share-link visitor asking for a chat list: it is a visitor's own history.
-NO_CHAT_LIST = (
-    "only a share-link visitor has a chat list; an API key's or the operator's chats are in the conversation log"
-)
+NO_CHAT_LIST = said("only_share_link_visitor_has_chat")
 
 
 def _chat_list_owner(caller: Caller, application_id: str) -> str:
@@ -66,7 +65,7 @@ class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
         known = {d.id: d for d in listed.datasets}
         unknown = [d for d in dataset_ids if d not in known]
         if unknown:
-            raise NotFound(f"unknown dataset(s): {', '.join(unknown)}")
+            raise NotFound(said("unknown_dataset_s", join_unknown=", ".join(unknown)))
         refusal = mixed_models([of_dataset(known[d]) for d in dataset_ids])  # one embedding model per application
         if refusal:
             raise InvalidRequest(refusal)
@@ -132,9 +131,11 @@ class ApplicationRpcs(pb_grpc.ApplicationServiceServicer):
     async def ListChats(self, request: pb.ListChatsRequest, context: Context) -> pb.ListChatsResponse:
         owner = _chat_list_owner(current_caller(), request.application_id)
         if not 1 <= request.page <= MAX_PAGE:
-            raise InvalidRequest(f"page must be between 1 and {MAX_PAGE}, got {request.page}")
+            raise InvalidRequest(said("page_must_be_between_1_got", max_page=MAX_PAGE, request_page=request.page))
         if not 1 <= request.page_size <= MAX_PAGE_SIZE:
-            raise InvalidRequest(f"page_size must be between 1 and {MAX_PAGE_SIZE}, got {request.page_size}")
+            raise InvalidRequest(
+                said("page_size_must_be_between_1", max_page_size=MAX_PAGE_SIZE, request_page_size=request.page_size)
+            )
         entries, total = await self._chats.page(request.application_id, owner, request.page, request.page_size)
         return pb.ListChatsResponse(chats=[chat_summary(e) for e in entries], total=total)
 

@@ -18,6 +18,7 @@ from kbcore.db.tables import Chat, ChatRecord, utcnow
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
 from kbcore.text.control_chars import first_control
+from kbcore.words.said import said
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,13 @@ def chat_title(raw: str) -> str:
     control characters (a NUL cannot be stored by PostgreSQL, and none belongs in a title)."""
     title = raw.strip()
     if not title:
-        raise InvalidRequest("a chat's name must not be empty")
+        raise InvalidRequest(said("chat_name_must_not_be_empty"))
     if len(title) > MAX_NAME_CHARS:
-        raise InvalidRequest(f"a chat's name is at most {MAX_NAME_CHARS} characters; this one has {len(title)}")
+        raise InvalidRequest(
+            said("chat_name_most_characters_one_has", max_name_chars=MAX_NAME_CHARS, len_title=len(title))
+        )
     if first_control(title) is not None:
-        raise InvalidRequest("a chat's name must not contain control characters")
+        raise InvalidRequest(said("chat_name_must_not_contain_control"))
     return title
 
 

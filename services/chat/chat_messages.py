@@ -17,8 +17,10 @@ from kbcore.limits import (
     MAX_TOP_N,
 )
 from kbcore.models.base import PartSupport, SupportQuote
+from kbcore.refusals.status_details import stored_fields
 from kbcore.settings import clamp
 from kbcore.vocabulary import PART_VERDICT, RECORD_SOURCE, RECORD_STATUS, SEARCH_MODE
+from kbcore.words.said import said
 from services.chat.chat_list import ChatEntry
 from services.chat.record_details import loaded
 from services.chat.share_page import page_fields, page_message
@@ -28,7 +30,9 @@ def record_id(raw: str) -> int:
     """A record id as callers send it (text on the wire, a BIGINT in SQL), checked once for every
     RPC that names a record, so a hostile id is a clear INVALID_ARGUMENT and never an SQL overflow."""
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and 1 <= int(raw) <= MAX_RECORD_ID):
-        raise InvalidRequest(f"record_id must be a number between 1 and {MAX_RECORD_ID}, got {raw[:40]!r}")
+        raise InvalidRequest(
+            said("record_id_must_be_number_between", max_record_id=MAX_RECORD_ID, raw_40=f"{raw[:40]!r}")
+        )
     return int(raw)
 
 
@@ -91,18 +95,18 @@ def application_fields(message: pb.Application) -> dict[str, Any]:
     """Validated column values from a message; unset search fields take the defaults."""
     name = message.name.strip()
     if not name:
-        raise InvalidRequest("application name must not be empty")
+        raise InvalidRequest(said("application_name_must_not_be_empty"))
     if len(name) > 200:
-        raise InvalidRequest("application name is longer than 200 characters")
+        raise InvalidRequest(said("application_name_longer_200_characters"))
     search = message.search
     top_n = search.top_n or DEFAULT_TOP_N
     if not 1 <= top_n <= MAX_TOP_N:
-        raise InvalidRequest(f"dataset_setting.top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
+        raise InvalidRequest(said("dataset_setting_top_n_must_be", max_top_n=MAX_TOP_N, top_n=top_n))
     similarity = search.similarity if search.HasField("similarity") else DEFAULT_SIMILARITY
     if not 0.0 <= similarity <= 1.0:
-        raise InvalidRequest(f"dataset_setting.similarity must be between 0 and 1, got {similarity:g}")
+        raise InvalidRequest(said("dataset_setting_similarity_must_be_between", similarity=f"{similarity:g}"))
     if search.search_mode and not SEARCH_MODE.name(search.search_mode):
-        raise InvalidRequest(f"unknown dataset_setting.search_mode {search.search_mode}")
+        raise InvalidRequest(said("unknown_dataset_setting_search_mode", search_search_mode=search.search_mode))
     return {
         "name": name,
         "description": message.description,
@@ -144,7 +148,8 @@ def record_message(row: ChatRecord, *, operator_view: bool = False) -> pb.ChatRe
         source=RECORD_SOURCE.value(row.source, default=common_pb2.RECORD_SOURCE_UNSPECIFIED),
         message_tokens=row.message_tokens,
         answer_tokens=row.answer_tokens,
-        error=row.error,
+        error=stored_fields(row.error)[0],
+        error_words=stored_fields(row.error)[1],
         run_time=row.run_time,
         created_at=_timestamp(row.created_at),
         updated_at=_timestamp(row.updated_at),

@@ -27,6 +27,7 @@ from kbcore.limits import (
     MAX_SUGGESTED_QUESTIONS,
 )
 from kbcore.vocabulary import PROGRESS_MODE
+from kbcore.words.said import said
 
 ACCENT_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 # A raster image's first bytes, by the media type a data: URL names it with.
@@ -65,12 +66,12 @@ def page_fields(message: pb.PageSetting) -> dict[str, Any]:
         _check_text(name, text, limit, one_line=name != "disclaimer")
     if message.accent_color and not ACCENT_COLOR.fullmatch(message.accent_color):
         raise InvalidRequest(
-            f"the accent colour must be written #rrggbb (such as #2563eb), not {message.accent_color[:20]!r}"
+            said("accent_colour_must_be_written_rrggbb", message_accent_color_20=f"{message.accent_color[:20]!r}")
         )
     if message.logo:
         _check_logo(message.logo)
     if message.progress and not PROGRESS_MODE.name(message.progress):
-        raise InvalidRequest(f"unknown progress mode {message.progress}")
+        raise InvalidRequest(said("unknown_progress_mode", message_progress=message.progress))
     return {
         **{name: getattr(message, name) for name in _FIELDS},
         "accent_color": message.accent_color.lower(),
@@ -82,10 +83,10 @@ def page_fields(message: pb.PageSetting) -> dict[str, Any]:
 
 def _check_text(name: str, text: str, limit: int, *, one_line: bool) -> None:
     if len(text) > limit:
-        raise InvalidRequest(f"the {name} is at most {limit} characters; this one has {len(text)}")
+        raise InvalidRequest(said("most_characters_one_has", name=name, limit=limit, len_text=len(text)))
     if "\x00" in text or (one_line and ("\n" in text or "\r" in text)):
         raise InvalidRequest(
-            f"the {name} must be one line of text" if one_line else f"the {name} must not contain NUL characters"
+            said("must_be_one_line_text", name=name) if one_line else said("must_not_contain_nul_characters", name=name)
         )
 
 
@@ -94,13 +95,20 @@ def _check_prologue(prologue: str) -> None:
     questions = suggested_questions(prologue)
     if len(questions) > MAX_SUGGESTED_QUESTIONS:
         raise InvalidRequest(
-            f"the opening message suggests {len(questions)} questions (its lines starting with '- '); "
-            f"at most {MAX_SUGGESTED_QUESTIONS} fit on a page"
+            said(
+                "opening_message_suggests_questions_lines_starting",
+                len_questions=len(questions),
+                max_suggested_questions=MAX_SUGGESTED_QUESTIONS,
+            )
         )
     too_long = next((q for q in questions if len(q) > MAX_SUGGESTED_QUESTION_CHARS), None)
     if too_long is not None:
         raise InvalidRequest(
-            f"a suggested question is at most {MAX_SUGGESTED_QUESTION_CHARS} characters; one has {len(too_long)}"
+            said(
+                "suggested_question_most_characters_one_has",
+                max_suggested_question_chars=MAX_SUGGESTED_QUESTION_CHARS,
+                len_too_long=len(too_long),
+            )
         )
 
 
@@ -108,24 +116,33 @@ def _check_logo(logo: str) -> None:
     """A data: URL of a PNG, JPEG, GIF or WebP image whose bytes are that image's, within size."""
     found = _DATA_URL.fullmatch(logo)
     if found is None:
-        raise InvalidRequest("the logo must be an image sent as a data: URL (data:image/png;base64,…)")
+        raise InvalidRequest(said("logo_must_be_image_sent_data"))
     media_type, encoded = found.groups()
     if media_type not in IMAGE_SIGNATURES:
         raise InvalidRequest(
-            f"the logo must be a PNG, JPEG, GIF or WebP image, not {media_type}"
-            + (" (an SVG can carry scripts)" if media_type.startswith("image/svg") else "")
+            said(
+                "logo_must_be_png_jpeg_gif_2" if media_type.startswith("image/svg") else "logo_must_be_png_jpeg_gif",
+                media_type=media_type,
+            )
         )
     if len(encoded) > MAX_LOGO_BYTES * 4 // 3 + 8:
-        raise InvalidRequest(f"the logo is at most {MAX_LOGO_BYTES // 1024} KB")
+        raise InvalidRequest(said("logo_most_kb", max_logo_bytes_1024=MAX_LOGO_BYTES // 1024))
     try:
         data = base64.b64decode(encoded, validate=False)
     except (binascii.Error, ValueError):
-        raise InvalidRequest("the logo's base64 text is damaged") from None
+        raise InvalidRequest(said("logo_base64_text_damaged")) from None
     if len(data) > MAX_LOGO_BYTES:
-        raise InvalidRequest(f"the logo is at most {MAX_LOGO_BYTES // 1024} KB; this one has {len(data) // 1024} KB")
+        raise InvalidRequest(
+            said("logo_most_kb_one_has_kb", max_logo_bytes_1024=MAX_LOGO_BYTES // 1024, len_data_1024=len(data) // 1024)
+        )
     webp = media_type != "image/webp" or data[8:12] == b"WEBP"
     if not (data.startswith(IMAGE_SIGNATURES[media_type]) and webp):
-        raise InvalidRequest(f"the logo's bytes are not a {media_type.removeprefix('image/').upper()} image")
+        raise InvalidRequest(
+            said(
+                "logo_bytes_are_not_image",
+                media_type_removeprefix_image_upper=media_type.removeprefix("image/").upper(),
+            )
+        )
 
 
 class Hidden(NamedTuple):

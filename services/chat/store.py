@@ -17,6 +17,7 @@ from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, free_dead_h
 from kbcore.db.lookup import require_row
 from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord, RecordSource, RecordStatus, UserGrant, utcnow
 from kbcore.errors import NotFound
+from kbcore.words.said import said
 from services.chat.accounts.grants import APPLICATION
 from services.chat.accounts.refusals import already_exists
 from services.chat.audit_details import changed_fields, detail_of
@@ -71,7 +72,9 @@ class ChatStore:
         async with self._sessions.begin() as session:
             existing = await session.get(Application, application.id) if application.id else None
             if existing is not None and grant_to:
-                raise already_exists(f"an application with id {application.id} exists already; choose another id")
+                raise already_exists(
+                    said("application_id_exists_already_choose_another", application_id=application.id)
+                )
             if existing is None:
                 session.add(application)
                 saved = application
@@ -89,7 +92,7 @@ class ChatStore:
         async with self._sessions.begin() as session:
             row = await session.get(Application, application_id) if application_id else None
             if row is None:
-                raise NotFound(f"application {application_id} does not exist")
+                raise NotFound(said("application_does_not_exist", application_id=application_id))
             changed = changed_fields({name: getattr(row, name) for name in fields}, fields)
             for name, value in fields.items():
                 setattr(row, name, value)
@@ -127,7 +130,7 @@ class ChatStore:
         params = {"b_chat_id": chat_id}
         row = await run_read(self._sessions, lambda session: session.execute(CHAT_AND_APPLICATION, params).first())
         if row is None:
-            raise NotFound(f"chat {chat_id} does not exist")
+            raise NotFound(said("chat_does_not_exist", chat_id=chat_id))
         return row[0], row[1]
 
     # records
@@ -203,7 +206,7 @@ class ChatStore:
         async with self._sessions() as session:
             record = await session.get(ChatRecord, record_id)
         if record is None or record.chat_id != chat_id:
-            raise NotFound(f"record {record_id} does not exist in chat {chat_id}")
+            raise NotFound(said("record_does_not_exist_chat", record_id=record_id, chat_id=chat_id))
         return record
 
     async def export_records(self, application_id: str, limit: int) -> list[ChatRecord]:

@@ -11,6 +11,7 @@ from kbcore.errors import InvalidRequest
 from kbcore.models.base import ModelClient
 from kbcore.models.endpoints import EndpointClients
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
+from kbcore.words.said import said
 from services.context.history import HistoryStore
 from services.context.loader import Compacting, ContextLoader
 
@@ -44,7 +45,7 @@ class ContextRpcs(pb_grpc.ContextServiceServicer):
             events = self._loader.load_given(convert.messages(request.client_turns.messages), dialogue_number, model)
         else:
             if request.before_record_id < 0:
-                raise InvalidRequest("before_record_id must not be negative")
+                raise InvalidRequest(said("before_record_id_must_not_be"))
             _require_chat_id(request.chat_id)  # the loader's read says NOT_FOUND for a chat that is not there
             events = self._loader.load(
                 request.chat_id, request.before_record_id or None, dialogue_number, request.lease_holder, model
@@ -62,4 +63,4 @@ class ContextRpcs(pb_grpc.ContextServiceServicer):
 
 def _require_chat_id(chat_id: str) -> None:
     if not chat_id:
-        raise InvalidRequest("chat_id must not be empty")
+        raise InvalidRequest(said("chat_id_must_not_be_empty"))

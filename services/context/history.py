@@ -11,6 +11,7 @@ from kbcore.db.engine import run_read
 from kbcore.db.tables import FINISHED_STATUSES, Chat, ChatContextState
 from kbcore.db.tables import RECORD_TABLE as RECORDS
 from kbcore.errors import CorruptData, NotFound
+from kbcore.words.said import said
 from services.context.assemble import Turn
 
 # Every question reads its chat's watermark and turns: statements built once (see
@@ -94,7 +95,7 @@ class HistoryStore:
 
 
 def _no_chat(chat_id: str) -> NotFound:
-    return NotFound(f"chat {chat_id} does not exist")
+    return NotFound(said("chat_does_not_exist", chat_id=chat_id))
 
 
 def _state(session: Session, chat_id: str) -> ChatContextState:
@@ -106,13 +107,16 @@ def _checked(chat_id: str, state: ChatContextState | None) -> ChatContextState:
     if state is None:
         return ChatContextState(chat_id=chat_id, summary="", through_record_id=0, compacted_rounds=0, revision=0)
     if state.summary is None or state.through_record_id is None or state.through_record_id < 0:
-        raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (no summary or watermark)")
+        raise CorruptState(said("compaction_state_chat_corrupted_no_summary", chat_id=chat_id))
     if state.compacted_rounds < 0 or state.revision < 0:
-        raise CorruptState(f"the compaction state of chat {chat_id} is corrupted (negative counters)")
+        raise CorruptState(said("compaction_state_chat_corrupted_negative_counters", chat_id=chat_id))
     if state.compacted_rounds > 0 and not state.summary.strip():
         raise CorruptState(
-            f"the compaction state of chat {chat_id} is corrupted: {state.compacted_rounds} rounds "
-            "are marked as compacted but their summary is empty"
+            said(
+                "compaction_state_chat_corrupted_rounds_are",
+                chat_id=chat_id,
+                state_compacted_rounds=state.compacted_rounds,
+            )
         )
     return state
 

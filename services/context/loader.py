@@ -19,6 +19,7 @@ from kbcore.db.tables import ChatContextState
 from kbcore.errors import Unavailable
 from kbcore.models.base import ChatMessage, HistoryTurn, ModelClient, ModelError
 from kbcore.settings import clamp
+from kbcore.words.said import Said, said
 from services.context.assemble import Turn, assemble, estimate, messages_tokens
 from services.context.history import HistoryStore
 
@@ -58,7 +59,7 @@ class Compacted:
     state: ChatContextState
     turns: list[Turn]
     rounds: int = 0
-    failure: str = ""  # why the summary could not be made; empty when nothing failed
+    failure: Said | None = None  # why the summary could not be made; None when nothing failed
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,13 @@ class ContextLoader:
         result = done[-1]
         if result.failure:
             raise CompactionFailed(
-                f"summarizing chat {chat_id} failed after merging {result.rounds} rounds "
-                f"(the watermark stays at revision {result.state.revision}): {result.failure}"
+                said(
+                    "summarizing_chat_failed_after_merging_rounds",
+                    chat_id=chat_id,
+                    result_rounds=result.rounds,
+                    result_state_revision=result.state.revision,
+                    result_failure=result.failure,
+                )
             )
         return CompactResult(self._loaded(result.state, result.turns).info, result.rounds)
 
@@ -221,10 +227,10 @@ class ContextLoader:
                 summary = await model.summarize(state.summary, [HistoryTurn(t.question, t.answer) for t in batch])
             except ModelError as exc:
                 log.warning("summary failed; the watermark stays at %d: %s", state.through_record_id, exc)
-                return Compacted(state, turns, merged, str(exc))
+                return Compacted(state, turns, merged, exc.words)
             if not summary.strip():
                 log.warning("summary came back empty; the watermark stays at %d", state.through_record_id)
-                return Compacted(state, turns, merged, "the model returned an empty summary")
+                return Compacted(state, turns, merged, said("model_returned_empty_summary"))
             advanced = await advance(state, summary.strip(), batch[-1].id, len(batch))
             if advanced is None:  # someone else compacted this chat meanwhile
                 break

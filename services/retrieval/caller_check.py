@@ -32,8 +32,9 @@ from kbcore.permissions.wire import address_in, principal_in
 from kbcore.rpc.credential_check import OPEN_PREFIXES
 from kbcore.rpc.error_mapping import abort_for
 from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, holding, refusing, scoped
+from kbcore.words.said import said
 
-UNLISTED = "this method is not open to accounts: the permission table does not list it"
+UNLISTED = said("method_not_open_accounts_permission_table")
 
 _PRINCIPAL: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("retrieval_principal", default=None)
 

@@ -8,6 +8,7 @@ import datetime as dt
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.tables import Dataset, Document, EmbeddingJob, IngestJob
+from kbcore.refusals.status_details import stored_fields
 from kbcore.vocabulary import DOCUMENT_STATUS, EMBEDDING_SWITCH_STATE
 from services.retrieval.ingestion.jobs.states import ACTIVE
 from services.retrieval.store.base import AttachedQuestion, StoredParagraph
@@ -44,7 +45,8 @@ def dataset(
                 state=EMBEDDING_SWITCH_STATE.value(switch.state, pb.EMBEDDING_SWITCH_STATE_UNSPECIFIED),
                 progress_done=switch.done,
                 progress_total=switch.total,
-                error=switch.error,
+                error=str(switch.error or ""),
+                error_words=stored_fields(switch.error)[1],
             )
         )
     return message
@@ -63,13 +65,15 @@ def document(row: Document, job: IngestJob | None = None) -> pb.Document:
         status=DOCUMENT_STATUS.value(row.status, pb.DOCUMENT_STATUS_READY),
         progress_done=job.done if job is not None and running else 0,
         progress_total=job.total if job is not None and running else 0,
-        error=row.error,
+        error=stored_fields(row.error)[0],
+        error_words=stored_fields(row.error)[1],
         source_type=row.source_type,
         updated_at=(row.updated_at or row.created_at).isoformat() + "Z",
         source_url=row.source_url,
         source_checked_at=_when(row.source_checked_at),
         source_state=row.source_state,
-        source_note=row.source_note,
+        source_note=stored_fields(row.source_note)[0],
+        source_note_words=stored_fields(row.source_note)[1],
     )
 
 

@@ -119,7 +119,7 @@ async def test_a_disk_full_mid_answer_ends_with_an_error_and_the_chat_recovers(
         assert not any(f.kind == "chunk" and f.data["is_end"] for f in frames), "is_end for an answer not saved"
         assert frames[-1].kind == "error", [f.raw for f in frames[-3:]]
         assert frames[-1].data["code"] == 507, frames[-1].data  # Insufficient Storage, not a generic 503
-        assert frames[-1].data["message"] == NOT_SAVED_DISK_FULL, frames[-1].data
+        assert frames[-1].data["message"] == str(NOT_SAVED_DISK_FULL), frames[-1].data
         assert "sqlite" not in frames[-1].raw.decode().lower()
 
         for path in filler:  # space is back

@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from kbcore.db.lease import INTERRUPTED_ERROR
 from kbcore.db.tables import ChatLock, ChatRecord
+from kbcore.error_ids import with_error_id
 from services.chat.answering.saving import KEPT_TEXT_ONLY, NOT_SAVED, NOT_SAVED_FAULT
 from services.chat.store import ChatStore
 from tests.eventually import eventually
@@ -217,7 +218,7 @@ async def test_a_save_refused_for_good_keeps_the_answers_text_and_tells_the_clie
 
         record = await record_of(sessions, chat_id)
         assert record.status == "interrupted" and record.answer == shown, (record.status, record.answer)
-        assert record.error.startswith(f"{KEPT_TEXT_ONLY} (error id {id_told})"), record.error
+        assert record.error == with_error_id(KEPT_TEXT_ONLY, id_told), record.error
         assert record.error != INTERRUPTED_ERROR
         logged = [r.exc_info[1] for r in caplog.records if id_told in r.getMessage() and r.exc_info]
         assert logged and VIOLATED in str(logged[0]), "the log has the id with the database's words"
@@ -266,4 +267,4 @@ async def test_an_answer_unsaved_through_an_outage_is_closed_with_its_text_over_
     await eventually(closed_truthfully, timeout=15, what="the unsaved answer closed by its process")
     record = await record_of(sessions, chat_id)
     assert record.status == "interrupted" and record.answer == shown, (record.status, record.answer)
-    assert record.error.startswith(f"{NOT_SAVED} (error id {id_told})"), record.error
+    assert record.error == with_error_id(NOT_SAVED, id_told), record.error

@@ -323,7 +323,7 @@ async def test_d9_every_id_a_caller_may_not_see_answers_the_same_404(stack: Stac
         answers = [await probe for probe in probes]
     for answer in answers:
         assert answer.status_code == 404, answer.text
-        assert answer.json()["message"] == NOT_VISIBLE, answer.text
+        assert answer.json()["message"] == str(NOT_VISIBLE), answer.text
         assert other_app not in answer.text and other_chat not in answer.text
 
 

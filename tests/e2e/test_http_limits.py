@@ -29,7 +29,7 @@ from gateway.edge.listen import bind_http_socket
 from gateway.edge.protocol import EdgeHttpProtocol
 from gateway.edge.server_config import http_config
 from kbcore.settings import Settings
-from kbcore.words.translate import refusal_in
+from kbcore.words.said import said
 from tests.eventually import eventually
 
 pytestmark = pytest.mark.own_database  # no database: the backends point nowhere
@@ -251,7 +251,7 @@ async def test_too_many_headers_get_431(tmp_path: Path) -> None:
         assert answer.json() == {
             "code": 431,
             # Refused before the headers are read: in the default language, Chinese.
-            "message": refusal_in("zh", "the request has more headers than this server accepts (at most 10)", 431),
+            "message": said("request_has_more_headers_server_accepts", self_edge_max_headers=10).render("zh"),
             "data": None,
         }
         assert await client.closed_by_server()
@@ -269,7 +269,7 @@ async def test_a_client_that_stops_mid_header_gets_408_and_is_closed(tmp_path: P
         for client in (stalled, silent):
             answer = await client.answer()
             assert answer.status == 408
-            words = refusal_in("zh", "the request's headers did not arrive within 0.5 seconds", 408)
+            words = said("request_headers_did_not_arrive_within", seconds=0.5).render("zh")
             assert answer.json()["message"] == words and "0.5" in words
             assert answer.headers["connection"] == "close"
             assert await client.closed_by_server()
@@ -322,9 +322,7 @@ async def test_connections_over_the_per_address_cap_get_503_while_another_addres
         refused = await ask(gateway)
         assert refused.status == 503
         assert refused.headers["connection"] == "close" and refused.headers["retry-after"] == "5"
-        assert refused.json()["message"] == refusal_in(
-            "zh", "too many open connections from your address (at most 3); close some and try again", 503
-        )
+        assert refused.json()["message"] == said("too_many_open_connections_your_address", per_address=3).render("zh")
         assert (await ask(gateway, "127.0.0.2")).status == 200
         assert gateway.book.open_from("127.0.0.1") == 3
         for client in held:
@@ -340,9 +338,7 @@ async def test_connections_over_the_total_cap_get_503(tmp_path: Path) -> None:
         for source in ("127.0.0.1", "127.0.0.3"):
             refused = await ask(gateway, source)
             assert refused.status == 503
-            assert refused.json()["message"] == refusal_in(
-                "zh", "the server holds as many connections as it can right now; try again in a few seconds", 503
-            )
+            assert refused.json()["message"] == said("server_holds_many_connections_can_right").render("zh")
         held.pop().close()
         await eventually(
             lambda: gateway.book.open, lambda n: n == 3, timeout=DEADLINE, what="the closed connection's release"

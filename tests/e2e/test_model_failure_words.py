@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from kbcore.models.failures import SENTENCES, FailureKind
+from kbcore.words.said import Said
 from tests.e2e.test_models_http import model_body, register
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import Stack
@@ -43,7 +44,7 @@ class Failing:
     (but the log), and what the log must say."""
 
     base_url: str
-    sentence: str
+    sentence: Said
     hidden: tuple[str, ...]
     logged: tuple[str, ...]
 
@@ -136,7 +137,7 @@ async def test_a_failing_chat_model_is_one_sentence_on_every_surface_and_the_det
         assert response.status_code == 200, response.text
         error = frames[-1]
         assert error.kind == "error" and error.data["code"] == 503, frames[-1]
-        assert failing.sentence in error.data["message"]
+        assert str(failing.sentence) in error.data["message"]
         page = await visitor.get(f"/api/application/{app_id}/chat/{chat_id}/chat_record/1/10")
     (record,) = page.json()["data"]["records"]
     assert record["status"] == "failed" and record["error"].startswith(f"{failing.sentence} (error id "), record
@@ -156,7 +157,7 @@ async def test_a_failing_chat_model_is_one_sentence_on_every_surface_and_the_det
         (row,) = [r for r in csv_rows(content) if r["chat_id"] == chat_id]
         assert row["error"] == record["error"] and row["status"] == "failed", row
     assert completion.status_code == 503, completion.text
-    assert failing.sentence in completion.json()["error"]["message"]
+    assert str(failing.sentence) in completion.json()["error"]["message"]
 
     surfaces = [error.raw.decode(), page.text, exported.content.decode(), log_export.content.decode(), completion.text]
     for text in surfaces:
@@ -184,7 +185,7 @@ async def test_a_failing_auxiliary_model_leaves_its_sentence_in_the_record_not_i
     kinds = [request_kind(b) for b in refusing.chat_bodies]
     assert "rewrite" in kinds and "assess" in kinds and "generate" not in kinds, kinds
     follow_up = next(r for r in records if r["problem_text"] == FOLLOW_UP)
-    assert follow_up["status"] == "answered" and follow_up["rewrite_error"] == failing.sentence, follow_up
+    assert follow_up["status"] == "answered" and follow_up["rewrite_error"] == str(failing.sentence), follow_up
     assert all(r["agent_stop_reason"] == "assessment_error" for r in records)
     assert_tells_nothing(json.dumps(records, ensure_ascii=False), failing)
     assert "rewrite: the model endpoint answered HTTP 401: Incorrect API key provided: ***" in caplog.text

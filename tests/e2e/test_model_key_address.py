@@ -54,7 +54,7 @@ async def test_moving_the_address_without_the_key_is_refused_and_the_new_host_ne
     model = await register(stack, model_body(f"moved-{unique}", old_host.base_url, OLD_KEY))
 
     edited, checked, listed = await edit_and_check(stack, model["id"], {"credential": {"api_base": new_host.base_url}})
-    assert edited.status_code == 400 and edited.json()["message"] == KEY_FOR_NEW_ADDRESS, edited.text
+    assert edited.status_code == 400 and edited.json()["message"] == str(KEY_FOR_NEW_ADDRESS), edited.text
     assert listed["api_base"] == old_host.base_url and listed["key_hint"] == "…1234", "nothing changed"
     assert checked["ok"] is True, checked
     assert new_host.requests == [], "the new address never hears of the model"

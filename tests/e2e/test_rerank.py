@@ -129,7 +129,7 @@ async def test_a_reranker_that_does_not_answer_keeps_the_search_order_and_the_tr
     trace = reranked["agent_trace"][0]
     assert trace["reranked"] is False
     # the record is a visitor's to read: the kind of failure, not the endpoint's address (that is logged)
-    assert trace["rerank_error"] == SENTENCES[FailureKind.UNAVAILABLE]
+    assert trace["rerank_error"] == str(SENTENCES[FailureKind.UNAVAILABLE])
 
 
 async def test_a_reranker_answering_an_error_status_keeps_the_order_and_names_the_status(
@@ -140,7 +140,7 @@ async def test_a_reranker_answering_an_error_status_keeps_the_order_and_names_th
     model_id = await register_model(stack, f"failing-reranker-{unique}", reranker.base_url)
     record = await asked_record(stack, await application(stack, f"failing-{unique}", model_id))
     assert reranker.requests, "the reranker was asked"
-    assert record["agent_trace"][0]["rerank_error"] == SENTENCES[FailureKind.UNAVAILABLE]
+    assert record["agent_trace"][0]["rerank_error"] == str(SENTENCES[FailureKind.UNAVAILABLE])
     assert "answered HTTP 500" in caplog.text, "the status is the operator's, in the log"
     assert len(first_round(record)) <= TOP_N
     reranker.reset()

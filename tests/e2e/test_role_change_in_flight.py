@@ -124,7 +124,7 @@ async def test_an_editor_demoted_mid_answer_gets_the_whole_answer_saved_and_thei
         assert answer_text(frames) == "".join(SLOW_ANSWER), "the admitted answer finished, whole"
         assert not [f for f in frames if f.kind == "error"]
         ended, _ = await ask(person, asking.chat_id, "再问一个问题")
-        assert ended.status_code == 401 and ended.json()["message"] == SESSION_ROLE_CHANGED, ended.text
+        assert ended.status_code == 401 and ended.json()["message"] == str(SESSION_ROLE_CHANGED), ended.text
     async with remote_stack.http(anonymous=True) as anonymous:
         again = data(await anonymous.post("/api/user/login", json={"username": username, "password": PASSWORD}))
     async with remote_stack.http(headers={"Authorization": f"Bearer {again}"}) as person:

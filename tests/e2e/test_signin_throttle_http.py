@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import UserAccount
 from kbcore.rpc.caller_token import operator_token
+from kbcore.words.messages import MESSAGES
 from services.chat.accounts import signin_throttle
 from services.chat.accounts.signin import WRONG
 from services.chat.accounts.signin_throttle import TOO_MANY_FOR_ACCOUNT
@@ -111,7 +112,7 @@ def retry_after(response: httpx.Response, longest: int) -> int:
 
 
 def is_too_many_for_account(outcome: tuple[int, str]) -> bool:
-    before, _, after = TOO_MANY_FOR_ACCOUNT.partition("{minutes}")
+    before, _, after = MESSAGES[TOO_MANY_FOR_ACCOUNT].en.partition("{minutes}")
     status, message = outcome
     return status == 429 and message.startswith(before) and message.endswith(after)
 
@@ -143,7 +144,7 @@ async def test_failures_from_one_address_lock_out_only_that_address_never_the_ac
             same_name_other_address = await sign_in(elsewhere, alice, PASSWORD)
         failed = await failed_sign_ins(throttled, alice_id)
     tried = [said(response) for response in attempts]
-    assert tried[:FAILURES] == [(401, WRONG)] * FAILURES
+    assert tried[:FAILURES] == [(401, str(WRONG))] * FAILURES
     assert all(is_too_many_for_account(outcome) for outcome in tried[FAILURES:]), tried[FAILURES]
     assert [retry_after(response, 15 * 60) for response in attempts[FAILURES:]], "each 429 says when"
     assert is_too_many_for_account(said(right_password)), "throttled: the right password is not even checked"

@@ -92,7 +92,7 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
         await eventually(stored, timeout=120, interval=0.1, what="the big document's first batch stored")
         disk.fill(leave=DEFAULT_RESERVE_BYTES // 2)
         [failed] = await wait_for_documents(client, dataset, [big_id])
-        assert failed["status"] == "failed" and failed["error"] == DISK_FULL, failed
+        assert failed["status"] == "failed" and failed["error"] == str(DISK_FULL), failed
         staged = await store.count(dataset, big_id)
         assert 0 < staged < len(BIG), f"{staged} points staged before the disk filled"
         disk.fill(leave=0)  # nothing writes any more: the last byte too
@@ -103,7 +103,7 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
         assert await answered(client, seeded.app_id), "a question was not answered on the full disk"
         refused = await client.post(f"/api/dataset/{dataset}/document", json={"name": "消防", "paragraphs": LATE})
         assert refused.status_code == 507, refused.text
-        assert refused.json() == {"code": 507, "message": DISK_FULL, "data": None}
+        assert refused.json() == {"code": 507, "message": str(DISK_FULL), "data": None}
         assert await store.count(dataset, big_id) == staged, "the failed version's points wait for room"
 
         disk.empty()
@@ -122,7 +122,7 @@ async def test_a_disk_that_fills_during_an_ingestion_refuses_writes_keeps_answer
     assert not store.read_only
     print(
         f"\nstore disk full during ingestion ({disk.method}; pid {os.getpid()} alive): job failed with "
-        f"{DISK_FULL!r} after {staged} of {len(BIG)} points staged, searches and questions answered, upload 507; "
+        f"{str(DISK_FULL)!r} after {staged} of {len(BIG)} points staged, searches and questions answered, upload 507; "
         f"space back: staged points dropped within {settled:.1f} s, a new upload ingested and found "
         f"(reserve {DEFAULT_RESERVE_BYTES // MiB} MiB)"
     )

@@ -75,7 +75,7 @@ async def test_the_retrieval_service_starts_on_a_full_disk_serves_searches_and_t
                     f"/api/dataset/{dataset}/document", json={"name": "消防", "paragraphs": LATE}
                 )
                 assert refused.status_code == 507, refused.text
-                assert refused.json()["message"] == DISK_FULL
+                assert refused.json()["message"] == str(DISK_FULL)
 
                 filler.unlink()
                 back = time.monotonic()

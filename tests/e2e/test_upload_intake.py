@@ -168,7 +168,7 @@ async def test_past_the_budget_an_upload_is_refused_at_once_and_taken_once_the_b
         )
         waited = time.perf_counter() - started
         assert refused.status_code == 503, refused.text
-        assert refused.json() == {"code": 503, "message": UPLOADS_FULL, "data": None}
+        assert refused.json() == {"code": 503, "message": str(UPLOADS_FULL), "data": None}
         assert refused.headers["retry-after"] == str(RETRY_SECONDS)
         assert waited < BODY_SECONDS, f"the refusal waited {waited:.1f} s: it was not at once"
         chinese = await client.post(
@@ -302,7 +302,7 @@ async def test_an_upload_on_a_full_disk_is_refused_in_words_and_leaves_nothing(
             files={"file": (f"full-{unique}.md", markdown("磁盘已满", MiB + 10))},
         )
         assert refused.status_code == 507, refused.text
-        assert refused.json() == {"code": 507, "message": DISK_FULL, "data": None}
+        assert refused.json() == {"code": 507, "message": str(DISK_FULL), "data": None}
         assert await intake.count(IngestJob) == before
         await intake.nothing_left()
     finally:

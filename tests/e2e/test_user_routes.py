@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from kbcore.rpc.caller_token import operator_token
-from kbcore.words.refusal_words import CHINESE
 from services.chat.accounts.user_tokens import (
     PERSONAL_PASSWORD_RESET,
     PERSONAL_ROLE_CHANGED,
@@ -124,18 +123,18 @@ async def test_a_reset_or_a_role_change_ends_every_session_and_personal_token_sa
     async with operator(stack) as admin:
         reset = {"password": RESET_PASSWORD, "re_password": RESET_PASSWORD}
         assert data(await admin.put(f"/api/user_manage/{made['id']}/re_password", json=reset)) is True
-    assert await refusal_of(stack, session, "en") == (401, SESSION_PASSWORD_RESET)
-    assert await refusal_of(stack, personal, "en") == (401, PERSONAL_PASSWORD_RESET)
-    assert await refusal_of(stack, session, "zh-CN") == (401, CHINESE[SESSION_PASSWORD_RESET])
-    assert await refusal_of(stack, personal, "zh-CN") == (401, CHINESE[PERSONAL_PASSWORD_RESET])
+    assert await refusal_of(stack, session, "en") == (401, str(SESSION_PASSWORD_RESET))
+    assert await refusal_of(stack, personal, "en") == (401, str(PERSONAL_PASSWORD_RESET))
+    assert await refusal_of(stack, session, "zh-CN") == (401, SESSION_PASSWORD_RESET.render("zh"))
+    assert await refusal_of(stack, personal, "zh-CN") == (401, PERSONAL_PASSWORD_RESET.render("zh"))
 
     session = await sign_in(stack, username, RESET_PASSWORD)
     async with client(stack, session) as person:
         personal = data(await person.post("/api/user/token", json={"name": "nightly"}))["token"]
     async with operator(stack) as admin:
         assert data(await admin.put(f"/api/user_manage/{made['id']}", json={"role": "editor"}))["role"] == "editor"
-    assert await refusal_of(stack, session, "en") == (401, SESSION_ROLE_CHANGED)
-    assert await refusal_of(stack, personal, "zh-CN") == (401, CHINESE[PERSONAL_ROLE_CHANGED])
+    assert await refusal_of(stack, session, "en") == (401, str(SESSION_ROLE_CHANGED))
+    assert await refusal_of(stack, personal, "zh-CN") == (401, PERSONAL_ROLE_CHANGED.render("zh"))
     async with client(stack, await sign_in(stack, username, RESET_PASSWORD)) as person:
         assert data(await person.get("/api/user"))["role"] == "editor", "signed in again, with the new role"
 

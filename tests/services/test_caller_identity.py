@@ -56,7 +56,7 @@ async def test_a_visitor_cannot_read_or_ask_in_another_visitors_chat(chat, opera
         chat.answers.Ask(chat_pb.AskRequest(chat_id=chat_id, message="年假有几天？"), metadata=bob),
     ):
         code, message = await status_of(call)
-        assert code == grpc.StatusCode.NOT_FOUND and message == NOT_VISIBLE, "D9: one text, no ids to probe"
+        assert code == grpc.StatusCode.NOT_FOUND and message == str(NOT_VISIBLE), "D9: one text, no ids to probe"
     code, _ = await status_of(
         chat.answers.ExportRecords(chat_pb.ExportRecordsRequest(application_id=DEMO_APPLICATION_ID), metadata=bob)
     )

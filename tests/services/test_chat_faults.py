@@ -20,13 +20,14 @@ from sqlalchemy import delete, update
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.context.v1.context_service_pb2_grpc import ContextServiceStub
 from kbcore.db.engine import create_engine, session_factory
-from kbcore.db.lease import LeaseStore
+from kbcore.db.lease import INTERRUPTED_ERROR, LeaseStore
 from kbcore.db.tables import ChatLock, ChatRecord, utcnow
 from kbcore.rpc.bootstrap import RunningServer
 from kbcore.rpc.caller_token import bearer, operator_token
 from kbcore.rpc.client import open_channel
 from kbcore.rpc.stubs import ChatStubs, RetrievalStubs
 from kbcore.settings import Settings
+from kbcore.words.said import Said
 from services.chat.answering.ask import AskFlow, Question, Upstreams
 from services.chat.answering.failures import CLIENT_GONE
 from services.chat.answering.running import RunningQuestions
@@ -180,7 +181,7 @@ async def _lease(sessions: Any, chat_id: str, holder: str, expires_in: float) ->
         )
 
 
-async def _status(sessions: Any, record_id: int) -> tuple[str, str, str]:
+async def _status(sessions: Any, record_id: int) -> tuple[str, str, Said | None]:
     async with sessions() as session:
         record = await session.get(ChatRecord, record_id, populate_existing=True)
         assert record is not None
@@ -215,11 +216,7 @@ async def test_a_starting_chat_service_closes_records_a_dead_process_left_runnin
 
         server = await start_chat_service(stack, sessions, offline_model, lock_ttl=0.5)
         try:
-            assert await _status(sessions, no_lease) == (
-                "interrupted",
-                "已保存的部分",
-                "the process answering it stopped",
-            )
+            assert await _status(sessions, no_lease) == ("interrupted", "已保存的部分", INTERRUPTED_ERROR)
             assert (await _status(sessions, expired))[0] == "interrupted"
             assert (await _status(sessions, alive))[0] == "running", "a live holder's record is not touched"
 

@@ -84,7 +84,7 @@ async def test_a_revoked_key_is_refused_on_its_next_call_and_revoking_twice_is_4
     revoke = chat_pb.UpdateApiKeyRequest(application_id=application_id, id=key.id, is_active=False)
     revoked = await chat.access.UpdateApiKey(revoke, metadata=operator)
     assert revoked.is_active is False and revoked.id == key.id
-    assert await whoami(chat, key.key) == (grpc.StatusCode.UNAUTHENTICATED, API_KEY_REVOKED)
+    assert await whoami(chat, key.key) == (grpc.StatusCode.UNAUTHENTICATED, str(API_KEY_REVOKED))
     code, message = await status_of(chat.access.UpdateApiKey(revoke, metadata=operator))
     assert code == grpc.StatusCode.ABORTED and "already revoked" in message
     assert (await listed_key(chat, operator, application_id, key.id)).is_active is False, "nothing changed"
@@ -120,7 +120,7 @@ async def test_a_key_past_its_expiry_is_refused_and_clearing_the_expiry_restores
     async with sessions.begin() as session:  # the expiry passes (it cannot be set in the past)
         past = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(seconds=1)
         await session.execute(update(ApiKey).where(ApiKey.id == key.id).values(expires_at=past))
-    assert await whoami(chat, key.key) == (grpc.StatusCode.UNAUTHENTICATED, API_KEY_EXPIRED)
+    assert await whoami(chat, key.key) == (grpc.StatusCode.UNAUTHENTICATED, str(API_KEY_EXPIRED))
     never = chat_pb.UpdateApiKeyRequest(application_id=application_id, id=key.id, expires_at="")
     assert (await chat.access.UpdateApiKey(never, metadata=operator)).expires_at == ""
     assert (await whoami(chat, key.key))[0] == grpc.StatusCode.OK
@@ -210,12 +210,12 @@ async def test_a_switched_off_link_refuses_sign_in_and_its_visitors_until_switch
     code, message = await status_of(
         chat.access.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token=link))
     )
-    assert (code, message) == (grpc.StatusCode.UNAUTHENTICATED, SHARE_LINK_OFF)
-    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, SHARE_LINK_OFF)
+    assert (code, message) == (grpc.StatusCode.UNAUTHENTICATED, str(SHARE_LINK_OFF))
+    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, str(SHARE_LINK_OFF))
     code, message = await status_of(chat.access.UpdateAccessToken(off, metadata=operator))
     assert code == grpc.StatusCode.ABORTED and "already revoked" in message
     await share_link(chat, operator, application_id)  # asking for the link again does not re-open it
-    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, SHARE_LINK_OFF)
+    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, str(SHARE_LINK_OFF))
     on = chat_pb.UpdateAccessTokenRequest(application_id=application_id, access_token=link, is_active=True)
     await chat.access.UpdateAccessToken(on, metadata=operator)
     assert (await whoami(chat, visitor))[0] == grpc.StatusCode.OK
@@ -237,8 +237,8 @@ async def test_an_expired_link_refuses_sign_in_and_its_visitors(chat, operator, 
     code, message = await status_of(
         chat.access.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token=link))
     )
-    assert (code, message) == (grpc.StatusCode.UNAUTHENTICATED, SHARE_LINK_EXPIRED)
-    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, SHARE_LINK_EXPIRED)
+    assert (code, message) == (grpc.StatusCode.UNAUTHENTICATED, str(SHARE_LINK_EXPIRED))
+    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, str(SHARE_LINK_EXPIRED))
 
 
 async def test_rotating_a_link_ends_the_old_link_and_its_visitor_tokens(chat, operator, unique: str) -> None:
@@ -253,7 +253,7 @@ async def test_rotating_a_link_ends_the_old_link_and_its_visitor_tokens(chat, op
     assert rotated.use_count == 1, "the visitor's question was counted against the link"
     code, _ = await status_of(chat.access.AuthenticateVisitor(chat_pb.AuthenticateVisitorRequest(access_token=old)))
     assert code == grpc.StatusCode.NOT_FOUND
-    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, VISITOR_GONE)
+    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, str(VISITOR_GONE))
     fresh = await sign_in(chat, rotated.access_token)
     assert (await whoami(chat, fresh))[0] == grpc.StatusCode.OK
     listed = await chat.access.ListAccessTokens(

@@ -35,12 +35,14 @@ async def test_existing_datasets_stay_on_the_default_embedder(
     command.upgrade(config, "head")
     with engine.connect() as connection:
         row = connection.execute(sa.select(Dataset)).one()
+        stored_error = connection.execute(sa.text("SELECT embedding_error FROM dataset")).scalar_one()
     assert (row.embedding_model_id, row.embedding_dimension, row.embedding_pending_id, row.embedding_error) == (
         "",
         0,
         None,
-        "",
+        None,  # no words: stored as "", not NULL
     )
+    assert stored_error == ""
 
     async_engine = create_engine(url)
     sessions = session_factory(async_engine)

@@ -24,6 +24,7 @@ from kbcore.db.lease import INTERRUPTED_ERROR, ChatBusy, LeaseStore, holder_is_d
 from kbcore.db.tables import Application, Chat, ChatLock, ChatRecord
 from kbcore.process import process_identity
 from kbcore.process.process_identity import ProcessIdentity
+from kbcore.words.said import Said
 from services.chat.store import ChatStore, NewQuestion
 from tests.eventually import eventually_sync
 
@@ -139,7 +140,7 @@ async def running_question(sessions: Sessions, leases: LeaseStore, holder: str) 
     return chat.id, record.id
 
 
-async def record_state(sessions: Sessions, record_id: int) -> tuple[str, str, str]:
+async def record_state(sessions: Sessions, record_id: int) -> tuple[str, str, Said | None]:
     async with sessions() as session:
         row = await session.get(ChatRecord, record_id)
     assert row is not None
@@ -167,7 +168,7 @@ async def test_a_live_holder_keeps_its_chat_and_a_dead_one_loses_it_at_once(sess
     assert not await leases.try_acquire(chat_id, successor, "question"), "the holder in the other process lives"
     with pytest.raises(ChatBusy):
         await ChatStore(sessions).begin_question(leases, NewQuestion(chat_id, "又一问", successor, re_chat=False))
-    assert await record_state(sessions, record_id) == ("running", "部分回答", "")
+    assert await record_state(sessions, record_id) == ("running", "部分回答", None)
 
     child.kill()
     started = await ChatStore(sessions).begin_question(leases, NewQuestion(chat_id, "又一问", successor, re_chat=False))
@@ -197,7 +198,7 @@ async def test_another_hosts_dead_holder_keeps_the_chat_until_its_lease_expires(
 
     assert not await leases.try_acquire(chat_id, new_holder("ask"), "question")
     assert await leases.request_stop(chat_id), "a stop is asked of it, as of any live holder"
-    assert await record_state(sessions, record_id) == ("running", "部分回答", "")
+    assert await record_state(sessions, record_id) == ("running", "部分回答", None)
 
     await expire(sessions, chat_id)
     assert await leases.try_acquire(chat_id, new_holder("ask"), "question"), "the TTL rule"

@@ -17,6 +17,7 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.engine import run_read
 from kbcore.db.tables import Document
 from kbcore.models.failures import SENTENCES, FailureKind
+from kbcore.refusals.status_details import from_proto
 from kbcore.rpc.client import open_channel
 from kbcore.rpc.service_credential import service_credential
 from kbcore.rpc.stubs import RetrievalStubs
@@ -150,7 +151,8 @@ async def test_a_batch_that_keeps_failing_fails_the_job_with_the_endpoints_answe
     document, _ = await submit_and_follow(node, unique, paragraphs(marked=150))
     assert document.status == pb.DOCUMENT_STATUS_FAILED
     # The job says the kind of failure; what the endpoint answered is in the service log.
-    assert document.error == SENTENCES[FailureKind.UNAVAILABLE], document.error
+    assert document.error == str(SENTENCES[FailureKind.UNAVAILABLE]), document.error
+    assert from_proto(document.error_words) == SENTENCES[FailureKind.UNAVAILABLE]
     assert f"tried {RETRIES + 1} times" in caplog.text and "HTTP 500" in caplog.text
     assert "test-key" not in caplog.text
     assert requests_with_marker(node.endpoint) == RETRIES + 1, "retried a bounded number of times"

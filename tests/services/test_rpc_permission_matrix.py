@@ -411,7 +411,7 @@ def refused(caller: str, outcome: Outcome) -> bool:
     plainly that it is missing. So it is a refusal for the chat-side callers, and in those words."""
     if outcome.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
         return True
-    return outcome.code == grpc.StatusCode.NOT_FOUND and (caller in CHAT_SIDE or outcome.message == NOT_VISIBLE)
+    return outcome.code == grpc.StatusCode.NOT_FOUND and (caller in CHAT_SIDE or outcome.message == str(NOT_VISIBLE))
 
 
 # --- the world the requests name ----------------------------------------------------------

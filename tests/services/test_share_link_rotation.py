@@ -60,12 +60,12 @@ async def test_one_call_rotates_the_link_and_sets_is_active_as_sent(
     assert rotated.access_token != old
     assert (rotated.is_active, rotated.access_num, rotated.daily_cap) == (is_active, 8, 50)
     assert (await sign_in(chat, old))[0] == grpc.StatusCode.NOT_FOUND
-    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, VISITOR_GONE)
+    assert await whoami(chat, visitor) == (grpc.StatusCode.UNAUTHENTICATED, str(VISITOR_GONE))
     code, fresh = await sign_in(chat, rotated.access_token)
     if is_active:
         assert code == grpc.StatusCode.OK and (await whoami(chat, fresh))[0] == grpc.StatusCode.OK
     else:
-        assert (code, fresh) == (grpc.StatusCode.UNAUTHENTICATED, SHARE_LINK_OFF)
+        assert (code, fresh) == (grpc.StatusCode.UNAUTHENTICATED, str(SHARE_LINK_OFF))
 
 
 async def test_a_rotation_with_a_refused_change_rotates_nothing(chat, operator, unique: str) -> None:

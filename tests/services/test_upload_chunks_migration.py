@@ -11,9 +11,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import command
-from alembic.script import ScriptDirectory
 
-from kbcore.db.migrate import alembic_config
+from tests.migration_steps import database_before
 
 REVISION = "0015"
 NOW = dt.datetime(2026, 12, 4, 12, 0, 0)
@@ -42,12 +41,7 @@ def _job(job_id: str, state: str, source: bytes) -> dict[str, object]:
 
 
 def test_a_queued_jobs_file_is_kept_in_pieces_and_an_ended_jobs_is_dropped(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'before-chunks.sqlite3'}"
-    config = alembic_config(url)
-    before = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
-    assert isinstance(before, str)
-    command.upgrade(config, before)
-    engine = sa.create_engine(url)
+    engine, config = database_before(tmp_path, REVISION)
     jobs = sa.Table("ingest_job", sa.MetaData(), autoload_with=engine)
     with engine.begin() as connection:
         connection.execute(
@@ -80,7 +74,7 @@ def test_a_queued_jobs_file_is_kept_in_pieces_and_an_ended_jobs_is_dropped(tmp_p
     assert stored == WAITING
     assert "source" not in columns
 
-    command.downgrade(config, before)
+    command.downgrade(config, "0014")
     with engine.connect() as connection:
         sources: dict[str, bytes | None] = {
             job: source for job, source in connection.execute(sa.text("SELECT id, source FROM ingest_job")).all()

@@ -84,7 +84,7 @@ async def test_rename_and_delete_change_only_the_visitors_list(chat, operator) -
         ),
     ):
         code, message = await status_of(call)
-        assert code == grpc.StatusCode.NOT_FOUND and message == NOT_VISIBLE
+        assert code == grpc.StatusCode.NOT_FOUND and message == str(NOT_VISIBLE)
     kept = await chat.answers.ListRecords(chat_pb.ListRecordsRequest(chat_id=chat_id), metadata=operator)
     assert kept.total == 1, "the operator's log keeps what was asked"
 
@@ -127,7 +127,7 @@ async def test_another_visitors_chat_cannot_be_renamed_or_deleted(chat, operator
         ),
     ):
         code, message = await status_of(call)
-        assert code == grpc.StatusCode.NOT_FOUND and message == NOT_VISIBLE
+        assert code == grpc.StatusCode.NOT_FOUND and message == str(NOT_VISIBLE)
     assert (await _listed(chat, alice)).chats[0].abstract == "图书馆几点开门？"
 
 
@@ -152,7 +152,7 @@ async def test_an_api_key_has_no_chat_list(chat, operator) -> None:
             metadata=bearer(key.key),
         )
     )
-    assert code == grpc.StatusCode.PERMISSION_DENIED and message == NO_CHAT_LIST
+    assert code == grpc.StatusCode.PERMISSION_DENIED and message == str(NO_CHAT_LIST)
 
 
 async def test_a_returning_visitor_keeps_their_visitor_and_chats(chat, operator) -> None:

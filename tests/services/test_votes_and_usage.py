@@ -149,7 +149,7 @@ async def test_a_record_the_caller_cannot_see_is_not_found_and_nothing_is_writte
     ]
     for request, caller in refused:
         code, message = await status_of(chat.operations.VoteRecord(request, metadata=caller))
-        assert (code, message) == (grpc.StatusCode.NOT_FOUND, NOT_VISIBLE), request
+        assert (code, message) == (grpc.StatusCode.NOT_FOUND, str(NOT_VISIBLE)), request
     assert await votes_on(sessions, record_id) == {} and await votes_on(sessions, elsewhere) == {}
     # The chat must belong to the application the request names, even for the operator.
     wrong_application = vote(place.chat_id, record_id, pb.VOTE_UP)
@@ -183,7 +183,7 @@ async def test_bad_votes_are_refused_with_reasons(chat, operator, sessions: Sess
     code, message = await status_of(
         chat.operations.VoteRecord(vote(place.chat_id, running, pb.VOTE_UP), metadata=place.alice)
     )
-    assert code == grpc.StatusCode.ABORTED and message == STILL_RUNNING
+    assert code == grpc.StatusCode.ABORTED and message == str(STILL_RUNNING)
     assert await votes_on(sessions, record_id) == {} and await votes_on(sessions, running) == {}
 
     await chat.operations.VoteRecord(vote(place.chat_id, record_id, pb.VOTE_DOWN, "长" * 500), metadata=place.alice)

@@ -19,19 +19,26 @@ from gateway.openai.wire import as_openai_error
 from kbcore import errors
 from kbcore.refusals.error_catalogue import CATALOGUE, INTERNAL_MESSAGE, Refusal, refusal_for_status, refusal_of
 from kbcore.refusals.reasons import reason_in
+from kbcore.refusals.status_details import words_in
 from kbcore.rpc.error_mapping import CALLERS_OWN, from_upstream, stream_errors, unary_errors
+from kbcore.words.said import Said, said
 
 SERVICE = "kbtest.Catalogue"
+# Every error kbcore.errors defines but their common base, which no service raises as it is.
 DOMAIN_ERRORS = [
     value
     for value in vars(errors).values()
-    if inspect.isclass(value) and issubclass(value, Exception) and value.__module__ == errors.__name__
+    if inspect.isclass(value)
+    and issubclass(value, Exception)
+    and value.__module__ == errors.__name__
+    and value is not errors.Refused
 ]
 ENTRY = dict(CATALOGUE)
-WORDS = "the words the service chose"
+WORDS = said("chat_does_not_exist", chat_id="c-7")  # the words the service chose
+UPSTREAM_FAILED = said("upstream_service_failed_2")
 
 
-def raised(error_type: type[Exception], words: str = WORDS) -> Exception:
+def raised(error_type: type[Exception], words: Said | None = WORDS) -> Exception:
     """An instance as a service raises it (the errors that word themselves take their own input)."""
     if error_type is errors.QuotaExhausted:
         return errors.QuotaExhausted(5)
@@ -40,9 +47,22 @@ def raised(error_type: type[Exception], words: str = WORDS) -> Exception:
     return error_type(words)
 
 
+def request_for(error_type: type[Exception], words: Said | None = WORDS) -> str:
+    """The request that has a method raise ``error_type`` with ``words`` (none: with no words)."""
+    return f"{error_type.__name__}:{words.as_json() if words else ''}"
+
+
 def error_named(request: bytes) -> Exception:
     name, _, words = request.decode().partition(":")
-    return raised(getattr(errors, name), words) if name in vars(errors) else RuntimeError("a fault of ours")
+    if name not in vars(errors):
+        return RuntimeError("a fault of ours")
+    return raised(getattr(errors, name), Said.from_json(words) if words else None)
+
+
+def words_of(error: Exception) -> Said | None:
+    """The words a domain error was raised with."""
+    assert isinstance(error, errors.Refused)
+    return error.words
 
 
 class Raising:
@@ -67,7 +87,7 @@ class Raising:
         try:
             answer: bytes = await self.channel.unary_unary(f"/{SERVICE}/Unary")(request)
         except grpc.aio.AioRpcError as error:
-            raise from_upstream(error, "the upstream step failed") from None
+            raise from_upstream(error, UPSTREAM_FAILED) from None
         return answer
 
 
@@ -101,23 +121,28 @@ async def refused(channel: grpc.aio.Channel, method: str, request: str) -> grpc.
     return failed.value
 
 
-def assert_http_and_openai(status: grpc.aio.AioRpcError, entry: Refusal, words: str) -> None:
-    """The gateway's two wire shapes of ``status`` are the entry's."""
+def assert_http_and_openai(status: grpc.aio.AioRpcError, entry: Refusal, words: Said) -> None:
+    """The gateway's two wire shapes of ``status`` are the entry's, in either language."""
+    assert words_in(status.trailing_metadata()) == words
     shown = from_grpc(status)
-    assert (shown.status, shown.message) == (entry.http_status, entry.http_message(words))
-    response = error_response(shown.status, shown.message, "en")
-    assert response.status_code == entry.http_status
-    assert json.loads(bytes(response.body)) == {"code": entry.http_status, "message": shown.message, "data": None}
-    body = as_openai_error(shown).body()
-    assert body == {
-        "error": {"message": shown.message, "type": entry.openai_type, "param": None, "code": entry.openai_code}
-    }
+    expected = entry.http_message(words)
+    assert (shown.status, shown.words) == (entry.http_status, expected)
+    for language in ("en", "zh"):
+        message = expected.render(language)
+        response = error_response(shown.status, shown.words, language)
+        assert response.status_code == entry.http_status
+        assert json.loads(bytes(response.body)) == {"code": entry.http_status, "message": message, "data": None}
+        body = as_openai_error(shown).body(language)
+        assert body == {
+            "error": {"message": message, "type": entry.openai_type, "param": None, "code": entry.openai_code}
+        }
 
 
 def test_every_domain_error_has_its_own_entry() -> None:
     assert DOMAIN_ERRORS, "kbcore.errors defines the domain errors"
     for error_type in DOMAIN_ERRORS:
         assert error_type in ENTRY, f"{error_type.__name__} is not in the catalogue"
+        assert issubclass(error_type, errors.Refused), f"{error_type.__name__} is raised with no words"
         assert refusal_of(raised(error_type)) is ENTRY[error_type], f"{error_type.__name__} reads another's entry"
 
 
@@ -127,10 +152,10 @@ async def test_a_domain_error_is_its_entry_on_every_surface(
     channel: grpc.aio.Channel, error_type: type[Exception], method: str
 ) -> None:
     entry = ENTRY[error_type]
-    words = str(raised(error_type))
-    status = await refused(channel, method, f"{error_type.__name__}:{WORDS}")
+    words = words_of(raised(error_type)) or entry.message
+    status = await refused(channel, method, request_for(error_type))
     assert status.code() == entry.grpc_code
-    assert status.details() == words
+    assert status.details() == str(words)
     assert reason_in(status.trailing_metadata()) == entry.reason
     assert_http_and_openai(status, entry, words)
 
@@ -140,16 +165,18 @@ async def test_an_error_without_words_gets_the_catalogues(
     channel: grpc.aio.Channel, error_type: type[Exception]
 ) -> None:
     entry = ENTRY[error_type]
-    words = str(raised(error_type, "")) or entry.message
-    status = await refused(channel, "Unary", f"{error_type.__name__}:")
-    assert (status.code(), status.details()) == (entry.grpc_code, words)
+    words = words_of(raised(error_type, None)) or entry.message
+    status = await refused(channel, "Unary", request_for(error_type, None))
+    assert (status.code(), status.details()) == (entry.grpc_code, str(words))
     assert_http_and_openai(status, entry, words)
 
 
 async def test_a_fault_of_ours_is_internal_500_and_a_server_error(channel: grpc.aio.Channel) -> None:
     status = await refused(channel, "Unary", "no domain error")
     assert status.code() == grpc.StatusCode.INTERNAL and "error id" in (status.details() or "")
-    assert_http_and_openai(status, refusal_for_status(grpc.StatusCode.INTERNAL), status.details() or "")
+    words = words_in(status.trailing_metadata())
+    assert words is not None and str(words) == status.details()
+    assert_http_and_openai(status, refusal_for_status(grpc.StatusCode.INTERNAL), words)
     assert refusal_for_status(grpc.StatusCode.INTERNAL).message == INTERNAL_MESSAGE
 
 
@@ -182,13 +209,14 @@ async def test_a_service_in_the_middle_passes_a_refusal_on_by_the_one_rule(
     """What the caller can act on, and a full disk, keep their code, reason and words; anything
     else is UNAVAILABLE, saying which step failed."""
     entry = ENTRY[error_type]
-    words = str(raised(error_type))
-    status = await refused(channel, "Relay", f"{error_type.__name__}:{WORDS}")
+    words = words_of(raised(error_type)) or entry.message
+    status = await refused(channel, "Relay", request_for(error_type))
     if entry.grpc_code in CALLERS_OWN or entry.reason:
-        assert (status.code(), status.details()) == (entry.grpc_code, words)
+        assert (status.code(), status.details()) == (entry.grpc_code, str(words))
         assert reason_in(status.trailing_metadata()) == entry.reason
         assert_http_and_openai(status, entry, words)
     else:
         assert status.code() == grpc.StatusCode.UNAVAILABLE
-        assert status.details() == f"the upstream step failed: {words}"
+        assert status.details() == f"an upstream service failed: {words}"
+        assert words_in(status.trailing_metadata()) == said("failed_because", failed=UPSTREAM_FAILED, words=words)
         assert reason_in(status.trailing_metadata()) == ""

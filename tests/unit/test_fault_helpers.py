@@ -40,7 +40,7 @@ def test_connection_level_database_errors_are_an_outage_and_lose_their_text() ->
     for error in outages:
         assert is_outage(error), error
         translated = as_unavailable(error)
-        assert isinstance(translated, Unavailable) and str(translated) == DATABASE_UNAVAILABLE
+        assert isinstance(translated, Unavailable) and translated.words == DATABASE_UNAVAILABLE
     not_outages: list[Exception] = [IntegrityError("INSERT", {}, Exception("duplicate")), RuntimeError("bug")]
     for other in not_outages:
         assert not is_outage(other) and as_unavailable(other) is other

@@ -20,6 +20,7 @@ from kbcore.db.faults import DATABASE_UNAVAILABLE, as_unavailable, is_disk_full,
 from kbcore.errors import DISK_FULL, QuotaExhausted, StorageFull, Unavailable
 from kbcore.refusals.reasons import STORAGE_FULL, reason_in
 from kbcore.rpc.error_mapping import RpcError, stream_errors, unary_errors
+from kbcore.words.said import said
 
 SERVICE = "kbtest.Disk"
 SQLITE_FULL = OperationalError("INSERT INTO chat_record", {}, sqlite3.OperationalError("database or disk is full"))
@@ -50,13 +51,13 @@ class Refusing:
         try:
             answer: bytes = await self.channel.unary_unary(f"/{SERVICE}/Store")(request)
         except grpc.aio.AioRpcError as error:
-            raise RpcError.passed_on(error) from None
+            raise RpcError.passed_on(error, said("upstream_service_failed_2")) from None
         return answer
 
     @stream_errors
     async def Stream(self, request: bytes, context: Any) -> AsyncIterator[bytes]:
         yield b"started"
-        raise StorageFull("the answer could not be saved because the server's disk is full")
+        raise StorageFull(said("answer_could_not_be_saved_because_2"))
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ async def test_a_full_disk_is_507_with_its_sentence_and_a_quota_stays_429(channe
     assert full.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert reason_in(full.trailing_metadata()) == STORAGE_FULL
     shown = from_grpc(full)
-    assert (shown.status, shown.message) == (507, DISK_FULL)
+    assert (shown.status, shown.words) == (507, DISK_FULL)
 
     quota = await refusal(channel, "Quota")
     assert quota.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and reason_in(quota.trailing_metadata()) == ""
@@ -98,13 +99,14 @@ async def test_a_full_disk_is_507_with_its_sentence_and_a_quota_stays_429(channe
 
 async def test_the_reason_survives_a_service_that_passes_the_refusal_on(channel: grpc.aio.Channel) -> None:
     relayed = from_grpc(await refusal(channel, "Relay"))
-    assert (relayed.status, relayed.message) == (507, DISK_FULL)
+    assert (relayed.status, relayed.words) == (507, DISK_FULL)
 
 
 async def test_the_databases_full_disk_is_507_and_names_no_driver(channel: grpc.aio.Channel) -> None:
     shown = from_grpc(await refusal(channel, "Database"))
-    assert (shown.status, shown.message) == (507, DISK_FULL)
-    assert "sqlite" not in shown.message.lower() and "insert" not in shown.message.lower()
+    assert (shown.status, shown.words) == (507, DISK_FULL)
+    for message in (str(shown.words), shown.words.render("zh")):
+        assert "sqlite" not in message.lower() and "insert" not in message.lower(), message
 
 
 async def test_a_stream_that_ends_on_a_full_disk_carries_the_reason(channel: grpc.aio.Channel) -> None:
@@ -113,15 +115,22 @@ async def test_a_stream_that_ends_on_a_full_disk_carries_the_reason(channel: grp
     with pytest.raises(grpc.aio.AioRpcError) as failed:
         await call.read()
     shown = from_grpc(failed.value)
-    assert shown.status == 507 and "disk is full" in shown.message
+    assert shown.status == 507 and "disk is full" in str(shown.words)
+    assert "磁盘已满" in shown.words.render("zh")
 
 
 def test_the_openai_routes_give_a_full_disk_openais_error_shape() -> None:
-    body = as_openai_error(ApiError(507, DISK_FULL)).body()
-    assert body == {
-        "error": {"message": DISK_FULL, "type": "server_error", "param": None, "code": "insufficient_storage"}
-    }
-    quota = as_openai_error(ApiError(429, "quota")).body()["error"]
+    for language in ("en", "zh"):
+        body = as_openai_error(ApiError(507, DISK_FULL)).body(language)
+        assert body == {
+            "error": {
+                "message": DISK_FULL.render(language),
+                "type": "server_error",
+                "param": None,
+                "code": "insufficient_storage",
+            }
+        }
+    quota = as_openai_error(ApiError(429, said("quota_used_up"))).body("en")["error"]
     assert (quota["type"], quota["code"]) == ("rate_limit_error", "quota_exceeded")
 
 
@@ -133,9 +142,9 @@ def test_sqlite_and_postgresql_full_disks_are_storage_full_and_still_an_outage()
         assert error is not None and is_disk_full(error), error
         assert is_outage(error), error  # the record save still retries it
         translated = as_unavailable(error)
-        assert isinstance(translated, StorageFull) and str(translated) == DISK_FULL
+        assert isinstance(translated, StorageFull) and translated.words == DISK_FULL
     refused = OperationalError("SELECT 1", {}, ConnectionRefusedError("connection refused"))
     for other in (refused, IntegrityError("INSERT", {}, sqlite3.IntegrityError("UNIQUE constraint failed"))):
         assert not is_disk_full(other)
     translated = as_unavailable(refused)
-    assert type(translated) is Unavailable and str(translated) == DATABASE_UNAVAILABLE
+    assert type(translated) is Unavailable and translated.words == DATABASE_UNAVAILABLE

@@ -2,7 +2,7 @@
 cannot be reached; a server that is not ours, whatever it wrote) reaches the next caller as what
 its code means, with an error id whose log line holds the text; a status one of ours said keeps
 its words. Real channels: one to a closed port, one to a gRPC server that ends calls the way a
-stranger would (no ``kb-words`` in its trailing metadata) and the way ours do (the decorators)."""
+stranger would (no words in its status details) and the way ours do (the decorators)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ import pytest
 from gateway.errors import from_grpc
 from kbcore.errors import Unavailable
 from kbcore.rpc.error_mapping import from_upstream, unary_errors
-from kbcore.words.translate import refusal_in
+from kbcore.words.said import said
 
 SERVICE = "kbtest.Transport"
 ERROR_ID = re.compile(r"\(error id ([0-9a-f]{12})\)")
 # What a server that is not ours might say: an address and a status name, for nobody's eyes.
 STRANGER = "upstream connect error: ipv4:10.0.0.5:5432 reset, StatusCode.UNAVAILABLE"
+UPSTREAM_FAILED = said("upstream_service_failed_2")
+AWAY = said("database_unavailable_try_again_shortly")
 
 
 class Servers:
@@ -34,7 +36,7 @@ class Servers:
 
     @unary_errors
     async def Ours(self, request: bytes, context: Any) -> bytes:
-        raise Unavailable("the database is away for a moment")
+        raise Unavailable(AWAY)
 
 
 @pytest.fixture
@@ -82,18 +84,19 @@ async def test_a_backend_that_cannot_be_reached_is_told_by_its_code_with_an_erro
     status, port = await unreachable()
     assert status.code() == grpc.StatusCode.UNAVAILABLE and f":{port}" in (status.details() or "")
 
-    passed = from_upstream(status, "an upstream service failed")
+    passed = from_upstream(status, UPSTREAM_FAILED)
     assert passed.code == grpc.StatusCode.UNAVAILABLE
     assert passed.message.startswith("an upstream service failed (error id "), passed.message
     logged_id(passed.message, caplog, f":{port}")
 
     shown = from_grpc(status)
     assert shown.status == 503
-    assert shown.message.startswith("a backend service is unavailable (error id "), shown.message
-    logged_id(shown.message, caplog, f":{port}")
-    chinese = refusal_in("zh", shown.message, shown.status)
+    english = str(shown.words)
+    assert english.startswith("a backend service is unavailable (error id "), english
+    logged_id(english, caplog, f":{port}")
+    chinese = shown.words.render("zh")
     assert chinese.startswith("后端服务不可用（错误 ID ") and chinese.endswith("），详情见服务日志"), chinese
-    for text in (passed.message, shown.message, chinese):
+    for text in (passed.message, english, chinese):
         assert str(port) not in text and "127.0.0.1" not in text and "connect" not in text.lower(), text
 
 
@@ -102,11 +105,13 @@ async def test_a_strangers_words_are_withheld_and_ours_pass(
 ) -> None:
     caplog.set_level(logging.INFO)
     stranger = await status_of(channel, "Stranger")
-    for message in (from_upstream(stranger, "an upstream service failed").message, from_grpc(stranger).message):
+    for message in (from_upstream(stranger, UPSTREAM_FAILED).message, str(from_grpc(stranger).words)):
         assert "10.0.0.5" not in message and "StatusCode" not in message, message
         logged_id(message, caplog, "10.0.0.5")
 
     ours = await status_of(channel, "Ours")
-    assert from_grpc(ours).message == "a backend service is unavailable: the database is away for a moment"
-    passed = from_upstream(ours, "an upstream service failed")
-    assert passed.message == "an upstream service failed: the database is away for a moment"
+    shown = from_grpc(ours).words
+    assert str(shown) == "a backend service is unavailable: the database is unavailable; try again shortly"
+    assert shown.render("zh") == "后端服务不可用：数据库暂时不可用，请稍后再试"
+    passed = from_upstream(ours, UPSTREAM_FAILED)
+    assert passed.message == "an upstream service failed: the database is unavailable; try again shortly"

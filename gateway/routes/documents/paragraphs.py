@@ -22,6 +22,7 @@ from gateway.shapes.datasets import ManagedParagraphOut, ParagraphPageOut
 from gateway.shapes.envelope import Envelope
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_PAGE_SIZE, MAX_PARAGRAPH_TITLE_CHARS
+from kbcore.words.said import said
 
 ParagraphTitle = Annotated[str, StringConstraints(max_length=MAX_PARAGRAPH_TITLE_CHARS)]
 ParagraphContent = Annotated[str, StringConstraints(min_length=1, max_length=MAX_PARAGRAPH_CONTENT_CHARS)]
@@ -38,7 +39,7 @@ class NewParagraphIn(BaseModel):
     @model_validator(mode="after")
     def _content_not_blank(self) -> NewParagraphIn:
         if not self.content.strip():
-            raise ValueError("content must not be blank")
+            raise ValueError(said("content_must_not_be_blank"))
         return self
 
 
@@ -53,9 +54,9 @@ class ParagraphEditIn(BaseModel):
     @model_validator(mode="after")
     def _something_to_change(self) -> ParagraphEditIn:
         if self.title is None and self.content is None and self.is_active is None:
-            raise ValueError("send at least one of title, content or is_active")
+            raise ValueError(said("send_least_one_title_content_active"))
         if self.content is not None and not self.content.strip():
-            raise ValueError("content must not be blank")
+            raise ValueError(said("content_must_not_be_blank"))
         return self
 
 

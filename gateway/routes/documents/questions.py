@@ -21,6 +21,7 @@ from gateway.shapes.datasets import AttachedQuestionOut
 from gateway.shapes.envelope import Envelope
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.limits import MAX_QUESTION_CHARS
+from kbcore.words.said import said
 
 QuestionText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS)]
 
@@ -34,7 +35,7 @@ class QuestionIn(BaseModel):
     @classmethod
     def _not_blank(cls, content: str) -> str:
         if not content.strip():
-            raise ValueError("a question needs some text")
+            raise ValueError(said("question_needs_some_text"))
         return content
 
 

@@ -22,6 +22,7 @@ from gateway.shapes.envelope import REFUSALS, Envelope
 from gateway.uploads import admitted, checked_size, form_of
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
+from kbcore.words.said import said
 
 router = APIRouter(prefix="/api/dataset", tags=["dataset"], responses=REFUSALS)
 
@@ -42,16 +43,16 @@ def split_rules_of(form: FormData) -> pb.SplitRules | None:
         if value is None or value == "":
             continue
         if not isinstance(value, str) or not value.strip().isdigit() or len(value) > 9:
-            raise ApiError(400, f"the form field {field!r} must be a whole number of characters or levels")
+            raise ApiError(400, said("form_field_must_be_whole_number", field=f"{field!r}"))
         setattr(rules, name, int(value))
     for separator in form.getlist("patterns"):
         if not isinstance(separator, str):
-            raise ApiError(400, "the form field 'patterns' must be text")
+            raise ApiError(400, said("form_field_pattern_must_be_text"))
         rules.separators.append(separator.replace("\\n", "\n"))
     keep = form.get("keep_tables")
     if keep is not None:
         if not isinstance(keep, str) or keep.strip().lower() not in (*_TRUE, *_FALSE):
-            raise ApiError(400, "the form field 'keep_tables' must be true or false")
+            raise ApiError(400, said("form_field_keep_table_must_be"))
         rules.keep_tables = keep.strip().lower() in _TRUE
     return rules
 
@@ -66,13 +67,18 @@ async def preview_split(request: Request, backend: CallerBackend) -> JSONRespons
         async with form_of(request, max_files=MAX_PREVIEW_FILES, max_fields=MAX_RULE_FIELDS) as form:
             files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
             if not files:
-                raise ApiError(400, "the preview needs a file in the form field 'file'")
+                raise ApiError(400, said("preview_needs_file_form_field_file"))
             rules = split_rules_of(form) or pb.SplitRules()
             limit = upload_max_bytes(request.app.state.settings)
             for file in files:
                 filename = file.filename or ""
                 if source_type_of_name(filename) is None:
-                    raise ApiError(415, f"cannot take in {filename!r}: {SUPPORTED_TYPES_SENTENCE}")
+                    raise ApiError(
+                        415,
+                        said(
+                            "cannot_take", filename=f"{filename!r}", supported_types_sentence=SUPPORTED_TYPES_SENTENCE
+                        ),
+                    )
                 checked_size(file, limit, by_name=True)
             for file in files:
                 await upload.send(file, pb.UploadFile(filename=file.filename or "", split_rules=rules))

@@ -12,6 +12,7 @@ from kbcore.db.tables import AccessToken, ApiKey
 from kbcore.errors import InvalidRequest
 from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, unary_errors
+from kbcore.words.said import said
 from services.chat.access.credential_admin import CredentialAdmin, KeyChange, LinkChange, masked
 from services.chat.access.credentials import (
     DEFAULT_ACCESS_NUM,
@@ -94,10 +95,12 @@ class AccessRpcs(pb_grpc.AccessServiceServicer):
         require(current_caller(), Need.APPLICATION_WRITE, request.application_id)
         access_num = request.access_num or DEFAULT_ACCESS_NUM
         if not 1 <= access_num <= MAX_ACCESS_NUM:
-            raise InvalidRequest(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {access_num}")
+            raise InvalidRequest(
+                said("access_num_must_be_between_1", max_access_num=MAX_ACCESS_NUM, access_num=access_num)
+            )
         daily_cap = request.daily_cap or DEFAULT_DAILY_CAP
         if not 1 <= daily_cap <= MAX_DAILY_CAP:
-            raise InvalidRequest(f"daily_cap must be between 1 and {MAX_DAILY_CAP}, got {daily_cap}")
+            raise InvalidRequest(said("daily_cap_must_be_between_1", max_daily_cap=MAX_DAILY_CAP, daily_cap=daily_cap))
         application_id = await self._operators_application(request.application_id)
         link = await self._credentials.set_access_token(application_id, access_num, daily_cap)
         return pb.CreateAccessTokenResponse(
@@ -112,7 +115,7 @@ class AccessRpcs(pb_grpc.AccessServiceServicer):
         self, request: pb.AuthenticateVisitorRequest, context: Context
     ) -> pb.AuthenticateVisitorResponse:
         if not request.access_token.strip():
-            raise InvalidRequest("access_token must not be empty")
+            raise InvalidRequest(said("access_token_must_not_be_empty"))
         visitor, token = await self._credentials.new_visitor(
             request.access_token.strip(), request.visitor_token.strip()
         )

@@ -26,6 +26,7 @@ from kbcore.permissions.wire import address_in
 from kbcore.rpc.caller_token import token_in
 from kbcore.rpc.error_mapping import abort_for
 from kbcore.rpc.handlers import CallMetadata, MethodInterceptor, scoped
+from kbcore.words.said import said
 from services.chat.access.credentials import Credentials
 from services.chat.accounts.grants import principal_of
 from services.chat.accounts.user_tokens import UNKNOWN_TOKEN, UserTokens, is_user_token
@@ -47,7 +48,7 @@ class CallerResolver:
 
     async def resolve(self, token: str) -> Caller:
         if not token:
-            raise Unauthenticated("missing credentials: send 'authorization: Bearer <token>' metadata")
+            raise Unauthenticated(said("missing_credentials_send_authorization_bearer_token"))
         if hmac.compare_digest(token.encode(), self._operator_token):
             return Caller(CallerKind.OPERATOR)
         if is_user_token(token):

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import AccessToken, ApiKey, Visitor, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
+from kbcore.words.said import said
 from services.chat.access.credential_audit import change_words, record_key, record_link, state_of
 from services.chat.access.credentials import MAX_ACCESS_NUM, MAX_DAILY_CAP, new_api_key
 from services.chat.access.framing_sites import stored_sites
@@ -71,9 +72,13 @@ class LinkChange(KeyChange):
 
     def __post_init__(self) -> None:
         if self.access_num is not None and not 1 <= self.access_num <= MAX_ACCESS_NUM:
-            raise InvalidRequest(f"access_num must be between 1 and {MAX_ACCESS_NUM}, got {self.access_num}")
+            raise InvalidRequest(
+                said("access_num_must_be_between_1", max_access_num=MAX_ACCESS_NUM, access_num=self.access_num)
+            )
         if self.daily_cap is not None and not 1 <= self.daily_cap <= MAX_DAILY_CAP:
-            raise InvalidRequest(f"daily_cap must be between 1 and {MAX_DAILY_CAP}, got {self.daily_cap}")
+            raise InvalidRequest(
+                said("daily_cap_must_be_between_1", max_daily_cap=MAX_DAILY_CAP, daily_cap=self.daily_cap)
+            )
 
 
 class CredentialAdmin:
@@ -149,14 +154,22 @@ class CredentialAdmin:
 async def _key(session: AsyncSession, application_id: str, key_id: str) -> ApiKey:
     row = await session.get(ApiKey, key_id) if key_id else None
     if row is None or row.application_id != application_id:  # another application's key: not found
-        raise NotFound(f"API key {key_id[:64]!r} does not exist in application {application_id}")
+        raise NotFound(
+            said("api_key_does_not_exist_application", key_id_64=f"{key_id[:64]!r}", application_id=application_id)
+        )
     return row
 
 
 async def _link(session: AsyncSession, application_id: str, access_token: str) -> AccessToken:
     row = await session.scalar(select(AccessToken).where(AccessToken.application_id == application_id))
     if row is None or (access_token and row.access_token != access_token):
-        raise NotFound(f"share link {access_token[:64]!r} does not exist in application {application_id}")
+        raise NotFound(
+            said(
+                "share_link_does_not_exist_application",
+                access_token_64=f"{access_token[:64]!r}",
+                application_id=application_id,
+            )
+        )
     return row
 
 
@@ -169,7 +182,7 @@ def _apply(row: ApiKey | AccessToken, change: KeyChange, label: str) -> None:
     if change.is_active is not None:
         if change.is_active == row.is_active and change.only_activity():
             state = "active" if row.is_active else "revoked"
-            raise Conflict(f"this {label} is already {state}; nothing was changed")
+            raise Conflict(said("already_nothing_was_changed", label=label, state=state))
         row.is_active = change.is_active
     if change.set_expiry:
         row.expires_at = change.expires_at

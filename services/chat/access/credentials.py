@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import AccessToken, ApiKey, Visitor
 from kbcore.errors import Unauthenticated
+from kbcore.words.said import said
 from services.chat.access.credential_audit import change_words, record_key, record_link, state_of
 from services.chat.access.visitors import (
     DEFAULT_ACCESS_NUM,
@@ -30,13 +31,10 @@ __all__ = ["DEFAULT_ACCESS_NUM", "DEFAULT_DAILY_CAP", "MAX_ACCESS_NUM", "MAX_DAI
 API_KEY_PREFIX = "application-"
 MAX_ACCESS_NUM = 100_000
 MAX_DAILY_CAP = 10_000_000
-VISITOR_EXPIRED = "this visitor token has expired; open the share link again"
-VISITOR_GONE = (
-    "this visitor token is no longer valid (expired, replaced by newer visitors, or its share link was replaced);"
-    " open the share link again"
-)
-API_KEY_REVOKED = "this API key was revoked; ask the application's operator for a new one"
-API_KEY_EXPIRED = "this API key has expired; ask the application's operator to extend it or for a new one"
+VISITOR_EXPIRED = said("visitor_token_has_expired_open_share")
+VISITOR_GONE = said("visitor_token_no_longer_valid_expired")
+API_KEY_REVOKED = said("api_key_was_revoked_ask_application")
+API_KEY_EXPIRED = said("api_key_has_expired_ask_application")
 
 
 @dataclass(frozen=True)

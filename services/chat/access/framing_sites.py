@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 
 MAX_SITES = 50
 MAX_SITE_LENGTH = 260
@@ -32,7 +33,7 @@ def framing_sites(entries: Iterable[str]) -> tuple[str, ...]:
         if site not in sites:
             sites.append(site)
     if len(sites) > MAX_SITES:
-        raise InvalidRequest(f"at most {MAX_SITES} sites can be allowed, not {len(sites)}")
+        raise InvalidRequest(said("most_sites_can_be_allowed_not", max_sites=MAX_SITES, len_sites=len(sites)))
     return tuple(sites)
 
 
@@ -41,9 +42,7 @@ def _site(entry: str) -> str:
     shown = entry[:80]
     found = _SITE.match(text) if len(text) <= MAX_SITE_LENGTH else None
     if found is None or (found["port"] is not None and not 0 < int(found["port"]) <= 65535):
-        raise InvalidRequest(
-            f"{shown!r} is not a site: give an origin such as https://www.example.com or a host such as *.example.com"
-        )
+        raise InvalidRequest(said("not_site_give_origin_such_https", shown=f"{shown!r}"))
     return text.rstrip("/")
 
 

@@ -24,19 +24,17 @@ from kbcore.errors import InvalidRequest, NotFound, PermissionDenied
 from kbcore.permissions.check import first_refused, objects_named, refusal_text
 from kbcore.permissions.roles import Kind, Need, Principal, allows, sees_everything
 from kbcore.permissions.table import Requirement, requirements_for_rpc
+from kbcore.words.said import said
 from services.chat.callers.chat_caller import Caller, CallerKind, current_caller
 from services.chat.store import ChatStore
 
 # One text for every application, chat or record a caller may not see, whether it is missing
 # or someone else's: a message that differs ("chat … does not exist" vs "application <id> does
 # not exist") tells a prober that the id exists and who owns it.
-NOT_VISIBLE = "not found: no such application, chat or record for this caller"
+NOT_VISIBLE = said("not_found_no_such_application_chat")
 # Said to an application key or a visitor asking for what only people who run the deployment do.
-CHAT_ONLY = (
-    "an application API key or a share-link visitor may only chat; this needs the operator's token"
-    " or a signed-in user allowed to do it"
-)
-UNLISTED = "this call is not in the permission table, so nobody may make it"
+CHAT_ONLY = said("application_api_key_share_link_visitor")
+UNLISTED = said("call_not_permission_table_so_nobody")
 _CHAT_SIDE = (Kind.VISITOR, Kind.APPLICATION)
 
 
@@ -111,12 +109,12 @@ async def visible_chat(store: ChatStore, chat_id: str, application_id: str = "",
     """The chat, once the caller is known to be allowed ``need`` on it (and, when
     ``application_id`` is given, known to be one of that application's chats)."""
     if not chat_id:
-        raise InvalidRequest("chat_id must not be empty")
+        raise InvalidRequest(said("chat_id_must_not_be_empty"))
     caller = current_caller()
     with hiding_absence(caller):
         chat = await store.get_chat(chat_id)
         if application_id and chat.application_id != application_id:
-            raise NotFound(f"chat {chat_id} does not exist in application {application_id}")
+            raise NotFound(said("chat_does_not_exist_application", chat_id=chat_id, application_id=application_id))
         require_chat_access(caller, chat, need)
     return chat
 

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.tables import AccessToken, Visitor, VisitorDailyUsage, utcnow
 from kbcore.errors import NotFound, QuotaExhausted, RateLimited, Unauthenticated
 from kbcore.settings import Settings
+from kbcore.words.said import said
 from services.chat.callers.rate_windows import day_window, minute_window, prune_earlier_windows, take
 from services.chat.callers.secret_digest import digest
 
@@ -35,8 +36,8 @@ class UnknownAccessToken(NotFound):
 
 # Said to a visitor (at sign-in, or on any call with a token the link issued) whose link the
 # operator switched off or let expire: 401, since the credential itself no longer counts.
-SHARE_LINK_OFF = "this share link was switched off by its operator; ask whoever shared it for a new link"
-SHARE_LINK_EXPIRED = "this share link has expired; ask whoever shared it for a new link"
+SHARE_LINK_OFF = said("share_link_was_switched_off_operator")
+SHARE_LINK_EXPIRED = said("share_link_has_expired_ask_whoever")
 
 
 def has_expired(expires_at: dt.datetime | None) -> bool:
@@ -64,7 +65,7 @@ async def _hold_link(session: AsyncSession, link_id: str, access_token: str) -> 
     )
     row = held.first()
     if row is None:
-        raise UnknownAccessToken("this share link does not exist")
+        raise UnknownAccessToken(said("share_link_does_not_exist"))
     refuse_unusable(row.is_active, row.expires_at)
 
 
@@ -101,7 +102,7 @@ class ShareLinkVisitors:
         async with self._sessions() as session:
             link = await session.scalar(select(AccessToken).where(AccessToken.access_token == access_token))
         if link is None:
-            raise UnknownAccessToken("this share link does not exist")
+            raise UnknownAccessToken(said("share_link_does_not_exist"))
         refuse_unusable(link.is_active, link.expires_at)
         key, window = f"sign-in:{link.id}", minute_window()
         await prune_earlier_windows(self._sessions, key, window)
@@ -109,7 +110,7 @@ class ShareLinkVisitors:
         async with self._sessions.begin() as session:
             # First, so concurrent sign-ins of one link queue on this row and count visitors in turn.
             if not await take(session, key, window, self._policy.signins_per_minute):
-                raise RateLimited("too many sign-ins through this share link; try again in a minute")
+                raise RateLimited(said("too_many_sign_ins_through_share"))
             await _hold_link(session, link.id, access_token)
             await self._make_room(session, link.application_id)
             visitor = Visitor(application_id=link.application_id, token_hash=digest(token))
@@ -127,7 +128,7 @@ class ShareLinkVisitors:
             link = await session.scalar(select(AccessToken).where(AccessToken.access_token == access_token))
             visitor = await session.scalar(select(Visitor).where(Visitor.token_hash == digest(visitor_token)))
         if link is None:
-            raise UnknownAccessToken("this share link does not exist")
+            raise UnknownAccessToken(said("share_link_does_not_exist"))
         refuse_unusable(link.is_active, link.expires_at)
         if visitor is None or visitor.application_id != link.application_id or self._policy.expired(visitor):
             return None
@@ -173,8 +174,7 @@ class ShareLinkVisitors:
                 raise QuotaExhausted(per_visitor)
             if link is not None and not await take(session, link_key, day, int(link.daily_cap)):
                 raise RateLimited(  # raised inside the transaction: the visitor's count is undone
-                    f"this share link allows {link.daily_cap} questions per day from all its visitors together;"
-                    " try again tomorrow"
+                    said("share_link_allows_questions_per_day", link_daily_cap=link.daily_cap)
                 )
 
     async def _open_usage(self, visitor_id: str, day: str) -> None:

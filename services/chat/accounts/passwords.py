@@ -18,6 +18,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 
 MIN_PASSWORD = 8
 MAX_PASSWORD = 256
@@ -30,20 +31,24 @@ def checked_username(raw: str) -> str:
     """The username as stored (stripped), or InvalidRequest with a sentence saying what is wrong."""
     name = raw.strip()
     if not name:
-        raise InvalidRequest("the username must not be empty or only spaces")
+        raise InvalidRequest(said("username_must_not_be_empty_only"))
     if len(name) > MAX_USERNAME:
-        raise InvalidRequest(f"the username must be at most {MAX_USERNAME} characters long, got {len(name)}")
+        raise InvalidRequest(
+            said("username_must_be_most_characters_long", max_username=MAX_USERNAME, len_name=len(name))
+        )
     if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in name):
-        raise InvalidRequest("the username must not contain control characters such as line breaks or tabs")
+        raise InvalidRequest(said("username_must_not_contain_control_characters"))
     return name
 
 
 def checked_password(password: str, field: str = "the password") -> str:
     """``password`` when it is 8 to 256 characters long, else InvalidRequest; never hashed before this."""
     if len(password) > MAX_PASSWORD:
-        raise InvalidRequest(f"{field} must be at most {MAX_PASSWORD} characters long, got {len(password)}")
+        raise InvalidRequest(
+            said("must_be_most_characters_long_got", field=field, max_password=MAX_PASSWORD, len_password=len(password))
+        )
     if len(password) < MIN_PASSWORD:
-        raise InvalidRequest(f"{field} must be at least {MIN_PASSWORD} characters long")
+        raise InvalidRequest(said("must_be_least_characters_long", field=field, min_password=MIN_PASSWORD))
     return password
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kbcore.db.tables import UserToken, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
+from kbcore.words.said import said
 from services.chat.accounts.account_audit import record_personal_token
 from services.chat.accounts.user_tokens import PERSONAL, PERSONAL_PREFIX, REVOKED, SHOWN_PREFIX, new_secret
 from services.chat.callers.secret_digest import digest
@@ -24,9 +25,9 @@ MAX_NAME = 100  # the width of ``user_token.name``
 def checked_name(raw: str) -> str:
     name = raw.strip()
     if len(name) > MAX_NAME:
-        raise InvalidRequest(f"a personal token's name must be at most {MAX_NAME} characters long, got {len(name)}")
+        raise InvalidRequest(said("personal_token_name_must_be_most", max_name=MAX_NAME, len_name=len(name)))
     if any(unicodedata.category(ch) == "Cc" for ch in name):
-        raise InvalidRequest("a personal token's name must not contain control characters")
+        raise InvalidRequest(said("personal_token_name_must_not_contain"))
     return name
 
 
@@ -71,9 +72,9 @@ class PersonalTokens:
         async with self._sessions.begin() as session:
             row = await session.get(UserToken, token_id) if token_id else None
             if row is None or row.user_id != user_id or row.kind != PERSONAL:
-                raise NotFound(f"you have no personal token with id {token_id[:64]!r}")
+                raise NotFound(said("you_have_no_personal_token_id", token_id_64=f"{token_id[:64]!r}"))
             if row.revoked_at is not None:
-                raise Conflict("this personal token is revoked already; nothing was changed")
+                raise Conflict(said("personal_token_revoked_already_nothing_was"))
             row.revoked_at = utcnow()
             row.ended_by = REVOKED
             record_personal_token(session, "revoke", row)

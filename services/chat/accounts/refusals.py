@@ -6,24 +6,22 @@ gRPC, 409 over HTTP), with a sentence that says what to do instead."""
 from __future__ import annotations
 
 from kbcore.errors import Conflict
+from kbcore.words.said import Said, said
 
-LAST_ADMINISTRATOR = (
-    "this is the last active administrator: make another user an administrator first,"
-    " or nobody could manage users any more"
-)
+LAST_ADMINISTRATOR = said("last_active_administrator_make_another_user")
 
 
 def username_taken(username: str) -> Conflict:
-    return Conflict(f"the username {username!r} is taken already; choose another")
+    return Conflict(said("username_taken_already_choose_another", username=f"{username!r}"))
 
 
 def last_administrator() -> Conflict:
     return Conflict(LAST_ADMINISTRATOR)
 
 
-def already_exists(message: str) -> Conflict:
-    return Conflict(message)
+def already_exists(words: Said) -> Conflict:
+    return Conflict(words)
 
 
-def failed_precondition(message: str) -> Conflict:
-    return Conflict(message)
+def failed_precondition(words: Said) -> Conflict:
+    return Conflict(words)

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from kbcore.db.audit import current_actor
 from kbcore.db.tables import UserAccount
 from kbcore.errors import InvalidRequest, Unauthenticated
+from kbcore.words.said import said
 from services.chat.accounts.account_audit import record_failed_sign_in, record_sign_in
 from services.chat.accounts.grants import UserView
 from services.chat.accounts.passwords import (
@@ -30,11 +31,11 @@ from services.chat.accounts.signin_throttle import SignInThrottle
 from services.chat.accounts.user_store import UserStore, grants_of, unknown_user
 from services.chat.accounts.user_tokens import ACCOUNT_OFF, IssuedSession, UserTokens
 
-WRONG = "wrong username or password"
+WRONG = said("wrong_username_password")
 # How a sign-in was made, as the audit trail says it.
 PASSWORD = "password"
 LINK = "sign-in link"
-WRONG_CURRENT = "the current password is not right; nothing was changed"
+WRONG_CURRENT = said("current_password_not_right_nothing_was")
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,11 @@ class SignIn:
 
     async def with_password(self, username: str, password: str, client_address: str) -> SignedIn:
         if len(password) > MAX_PASSWORD:  # nobody's password; refused before anything reads it
-            raise InvalidRequest(f"the password must be at most {MAX_PASSWORD} characters long, got {len(password)}")
+            raise InvalidRequest(
+                said("password_must_be_most_characters_long", max_password=MAX_PASSWORD, len_password=len(password))
+            )
         if not password:
-            raise InvalidRequest("enter a password")
+            raise InvalidRequest(said("enter_password"))
         name = checked_username(username)
         attempt = await self._throttle.begin(name, client_address)
         account = await self._users.by_username(name)
@@ -71,7 +74,7 @@ class SignIn:
     async def with_link(self, code: str) -> SignedIn:
         """Redeem a one-time sign-in code: it is used up in the transaction that starts the session."""
         if not code.strip():
-            raise InvalidRequest("the sign-in code must not be empty")
+            raise InvalidRequest(said("sign_code_must_not_be_empty"))
         return await self._recorded(LINK, "", "", code.strip())
 
     async def _recorded(self, method: str, tried: str, user_id: str, code: str = "") -> SignedIn:

@@ -33,19 +33,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.addresses.client_address import address_key
 from kbcore.db.tables import RateWindow
 from kbcore.errors import RateLimited
+from kbcore.words.said import said
 from services.chat.callers.rate_windows import minute_window, prune_earlier_windows, take
 
 WINDOW_MINUTES = 15
 ACCOUNT_FROM_ADDRESS = "user-at"
 ADDRESS = "address"
-TOO_MANY_FOR_ACCOUNT = (
-    "too many failed sign-ins for this username from this address; try again in {minutes} min,"
-    " or ask an administrator for a one-time sign-in link"
-)
-TOO_MANY_FROM_ADDRESS = (
-    "too many failed sign-ins from this address; try again in {minutes} min,"
-    " or ask an administrator for a one-time sign-in link"
-)
+TOO_MANY_FOR_ACCOUNT = "too_many_failed_sign_ins_username"  # "… try again in {minutes} min, …"
+TOO_MANY_FROM_ADDRESS = "too_many_failed_sign_ins_address"
 
 
 def quarter_hour_window(now: dt.datetime | None = None) -> str:
@@ -66,8 +61,8 @@ def too_many(kind: str, seconds: int) -> RateLimited:
     """The refusal once the ``kind`` count is full: when to try again, and the way that always works."""
     minutes = max(1, math.ceil(seconds / 60))
     if kind == ACCOUNT_FROM_ADDRESS:
-        return RateLimited(TOO_MANY_FOR_ACCOUNT.format(minutes=minutes), seconds)
-    return RateLimited(TOO_MANY_FROM_ADDRESS.format(minutes=minutes), seconds)
+        return RateLimited(said(TOO_MANY_FOR_ACCOUNT, minutes=minutes), seconds)
+    return RateLimited(said(TOO_MANY_FROM_ADDRESS, minutes=minutes), seconds)
 
 
 def _key(kind: str, value: str) -> str:

@@ -12,6 +12,7 @@ from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.db.tables import UserToken
 from kbcore.errors import InvalidRequest
 from kbcore.permissions.roles import Role
+from kbcore.words.said import said
 from services.chat.accounts.grants import APPLICATION, DATASET, MAX_OBJECT_ID, GrantSpec, UserView
 from services.chat.accounts.personal_tokens import is_active
 
@@ -29,7 +30,7 @@ def timestamp(value: dt.datetime | None) -> str:
 def role_of(wire: int) -> Role:
     role = ROLES.get(wire)
     if role is None:
-        raise InvalidRequest(f"role must be ROLE_ADMIN, ROLE_EDITOR or ROLE_VIEWER, got {wire}")
+        raise InvalidRequest(said("role_must_be_role_admin_role", wire=wire))
     return role
 
 
@@ -39,12 +40,12 @@ def grants_of(wire: Iterable[pb.Grant]) -> tuple[GrantSpec, ...]:
     for grant in wire:
         kind = GRANT_KINDS.get(grant.kind)
         if kind is None:
-            raise InvalidRequest("each grant must name its kind: GRANT_KIND_DATASET or GRANT_KIND_APPLICATION")
+            raise InvalidRequest(said("each_grant_must_name_kind_grant"))
         object_id = grant.object_id.strip()
         if not object_id:
-            raise InvalidRequest(f"each grant must name the id of its {kind}")
+            raise InvalidRequest(said("each_grant_must_name_id", kind=kind))
         if len(object_id) > MAX_OBJECT_ID or any(unicodedata.category(ch) == "Cc" for ch in object_id):
-            raise InvalidRequest(f"a grant's {kind} id must be at most {MAX_OBJECT_ID} printable characters")
+            raise InvalidRequest(said("grant_id_must_be_most_printable", kind=kind, max_object_id=MAX_OBJECT_ID))
         grants[GrantSpec(kind, object_id)] = None
     return tuple(grants)
 

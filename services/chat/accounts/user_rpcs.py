@@ -13,6 +13,7 @@ from grpc_stubs.chat.v1 import chat_service_pb2_grpc as pb_grpc
 from kbcore.db.audit import current_actor
 from kbcore.errors import InvalidRequest, PermissionDenied
 from kbcore.rpc.error_mapping import Context, unary_errors
+from kbcore.words.said import said
 from services.chat.accounts.account_audit import from_address
 from services.chat.accounts.passwords import checked_password, checked_username, hash_password
 from services.chat.accounts.personal_tokens import PersonalTokens
@@ -23,11 +24,8 @@ from services.chat.accounts.user_tokens import SESSION, UserTokens
 from services.chat.callers.chat_caller import Caller, CallerKind, current_caller
 from services.chat.callers.credential_expiry import parse_expiry
 
-NO_ACCOUNT = (
-    "the break-glass operator token belongs to no user account: sign in as a user for sessions,"
-    " passwords and personal tokens"
-)
-NOT_A_SESSION = "this call presents a personal token, not a session: revoke it with RevokePersonalToken"
+NO_ACCOUNT = said("break_glass_operator_token_belongs_no")
+NOT_A_SESSION = said("call_presents_personal_token_not_session")
 
 
 def own_account(caller: Caller) -> str:
@@ -116,7 +114,7 @@ class UserRpcs(pb_grpc.UserServiceServicer):
     @unary_errors
     async def UpdateUser(self, request: pb.UpdateUserRequest, context: Context) -> pb.UserInfo:
         if not request.replace_grants and request.grants:
-            raise InvalidRequest("grants are given without replace_grants: set it to replace the user's grants")
+            raise InvalidRequest(said("grants_are_given_without_replace_grants"))
         password = checked_password(request.password) if request.HasField("password") else None
         change = UserChange(
             role=role_of(request.role) if request.HasField("role") else None,

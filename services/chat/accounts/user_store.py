@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.tables import UserAccount, UserGrant, UserToken
 from kbcore.errors import NotFound
 from kbcore.permissions.roles import Role
+from kbcore.words.said import said
 from services.chat.accounts.account_audit import record_user
 from services.chat.accounts.grants import GrantSpec, UserView, specs_of
 from services.chat.accounts.last_admin import keep_an_administrator, lock_active_administrators
@@ -92,7 +93,7 @@ def creation_detail(role: Role, grants: tuple[GrantSpec, ...], password_hash: st
 
 
 def unknown_user(user_id: str) -> NotFound:
-    return NotFound(f"there is no user with id {user_id[:64]!r}")
+    return NotFound(said("there_no_user_id", user_id_64=f"{user_id[:64]!r}"))
 
 
 async def grants_of(session: AsyncSession, user_id: str) -> tuple[GrantSpec, ...]:
@@ -218,7 +219,7 @@ class UserStore:
         async with self._sessions.begin() as session:
             account = await self._locked(session, user_id)
             if not account.is_active:
-                raise failed_precondition("this account is deactivated: activate it before sending it a sign-in link")
+                raise failed_precondition(said("account_deactivated_activate_before_sending_sign"))
             return await self._tokens.new_link(session, account)
 
     @staticmethod

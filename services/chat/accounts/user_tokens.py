@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from kbcore.db.tables import UserAccount, UserGrant, UserToken, utcnow
 from kbcore.errors import Unauthenticated
 from kbcore.settings import Settings
+from kbcore.words.said import said
 from services.chat.accounts.account_audit import record_user
 from services.chat.accounts.grants import GrantSpec, specs_of
 from services.chat.callers.secret_digest import digest
@@ -42,29 +43,21 @@ PASSWORD_RESET = "password_reset"  # an administrator's reset
 ROLE_CHANGED = "role_changed"
 DEACTIVATED = "deactivated"
 
-UNKNOWN_TOKEN = "unknown or revoked token"
-SESSION_ENDED = "this session has ended (signed out, or the password was changed); sign in again"
-SESSION_SIGNED_OUT = "this session has ended: it was signed out; sign in again"
-SESSION_PASSWORD_CHANGED = "this session has ended because the account's password was changed; sign in again"
-SESSION_PASSWORD_RESET = (
-    "this session has ended because an administrator reset the account's password; sign in with the new password"
-)
-SESSION_ROLE_CHANGED = "this session has ended because an administrator changed the account's role; sign in again"
-SESSION_DEACTIVATED = "this session has ended because the account was deactivated; sign in again"
-SESSION_EXPIRED = "this session has expired; sign in again"
-PERSONAL_REVOKED = "this personal token was revoked; create a new one"
-PERSONAL_PASSWORD_CHANGED = (
-    "this personal token was revoked because the account's password was changed; create a new one"
-)
-PERSONAL_PASSWORD_RESET = (
-    "this personal token was revoked because an administrator reset the account's password; create a new one"
-)
-PERSONAL_ROLE_CHANGED = (
-    "this personal token was revoked because an administrator changed the account's role; create a new one"
-)
-PERSONAL_EXPIRED = "this personal token has expired; create a new one"
-ACCOUNT_OFF = "this account is deactivated; ask an administrator to activate it again"
-LINK_UNUSABLE = "this sign-in link is unknown, was used already or has expired; ask an administrator for a new one"
+UNKNOWN_TOKEN = said("unknown_revoked_token")
+SESSION_ENDED = said("session_has_ended_signed_out_password")
+SESSION_SIGNED_OUT = said("session_has_ended_was_signed_out")
+SESSION_PASSWORD_CHANGED = said("session_has_ended_because_account_password")
+SESSION_PASSWORD_RESET = said("session_has_ended_because_administrator_reset")
+SESSION_ROLE_CHANGED = said("session_has_ended_because_administrator_changed")
+SESSION_DEACTIVATED = said("session_has_ended_because_account_was")
+SESSION_EXPIRED = said("session_has_expired_sign_again")
+PERSONAL_REVOKED = said("personal_token_was_revoked_create_new")
+PERSONAL_PASSWORD_CHANGED = said("personal_token_was_revoked_because_account")
+PERSONAL_PASSWORD_RESET = said("personal_token_was_revoked_because_administrator")
+PERSONAL_ROLE_CHANGED = said("personal_token_was_revoked_because_administrator_2")
+PERSONAL_EXPIRED = said("personal_token_has_expired_create_new")
+ACCOUNT_OFF = said("account_deactivated_ask_administrator_activate_again")
+LINK_UNUSABLE = said("sign_link_unknown_was_used_already")
 
 
 def is_user_token(token: str) -> bool:

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.db.tables import AuditEvent
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 from services.chat.accounts.user_messages import timestamp
 
 MAX_AUDIT_PAGE = 500
@@ -35,19 +36,24 @@ def parse_bound(field: str, raw: str) -> dt.datetime | None:
     except ValueError:
         when = None
     if when is None:
-        raise InvalidRequest(f"{field} must be an RFC 3339 time such as 2026-01-31T00:00:00Z, got {shown!r}")
+        raise InvalidRequest(said("must_be_rfc_3339_time_such", field=field, shown=f"{shown!r}"))
     if when.tzinfo is None:
-        raise InvalidRequest(f"{field} needs a time zone (Z or an offset such as +08:00), got {shown!r}")
+        raise InvalidRequest(said("needs_time_zone_z_offset_such", field=field, shown=f"{shown!r}"))
     return when.astimezone(dt.UTC).replace(tzinfo=None)
 
 
 def audit_page(page: int, page_size: int) -> tuple[int, int]:
     """The page (1-based; 0 is the first) and its size (0: 50), refused in words out of range."""
     if page < 0:
-        raise InvalidRequest(f"page must be 1 or more, got {page}")
+        raise InvalidRequest(said("page_must_be_1_more_got", page=page))
     if not 0 <= page_size <= MAX_AUDIT_PAGE:
         raise InvalidRequest(
-            f"page_size must be between 1 and {MAX_AUDIT_PAGE} (0 for {DEFAULT_AUDIT_PAGE}), got {page_size}"
+            said(
+                "page_size_must_be_between_1_2",
+                max_audit_page=MAX_AUDIT_PAGE,
+                default_audit_page=DEFAULT_AUDIT_PAGE,
+                page_size=page_size,
+            )
         )
     return page or 1, page_size or DEFAULT_AUDIT_PAGE
 
@@ -85,7 +91,7 @@ def audit_query(request: pb.ListAuditRequest) -> AuditQuery:
         until=parse_bound("until", request.until),
     )
     if query.since is not None and query.until is not None and query.since >= query.until:
-        raise InvalidRequest("since must be earlier than until")
+        raise InvalidRequest(said("since_must_be_earlier_until"))
     return query
 
 

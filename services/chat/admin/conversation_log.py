@@ -25,6 +25,7 @@ from kbcore.db.engine import run_read
 from kbcore.db.tables import Chat, ChatRecord, RecordSource, RecordVote
 from kbcore.errors import InvalidRequest
 from kbcore.vocabulary import LOG_SOURCE, RECORD_STATUS, STOP_REASON, VOTE, EnumNames
+from kbcore.words.said import said
 from services.chat.admin.days import parse_day
 from services.chat.admin.votes import DOWN, UP
 from services.chat.callers.chat_caller import Caller, CallerKind
@@ -82,11 +83,15 @@ def log_query(message: pb.LogFilter) -> LogQuery:
     last = _day(message.date_to, "date_to")
     if first and last and first > last:
         raise InvalidRequest(
-            f"the date range is reversed: date_from {first.isoformat()} is after date_to {last.isoformat()}"
+            said(
+                "date_range_reversed_date_after_date",
+                first_isoformat=first.isoformat(),
+                last_isoformat=last.isoformat(),
+            )
         )
     text = message.text.strip()
     if len(text) > MAX_TEXT_CHARS:
-        raise InvalidRequest(f"the search text is at most {MAX_TEXT_CHARS} characters, got {len(text)}")
+        raise InvalidRequest(said("search_text_most_characters_got", max_text_chars=MAX_TEXT_CHARS, len_text=len(text)))
     return LogQuery(
         application_id=message.application_id.strip(),
         since=dt.datetime.combine(first, dt.time()) if first else None,
@@ -108,14 +113,14 @@ def _names_checked(values: Iterable[int], names: EnumNames[Any], field: str) -> 
     checked = list(dict.fromkeys(values))
     unknown = [v for v in checked if v and not names.name(v)]
     if unknown:
-        raise InvalidRequest(f"unknown value(s) in {field}: {', '.join(map(str, unknown))}")
+        raise InvalidRequest(said("unknown_value_s", field=field, join_map_str_unknown=", ".join(map(str, unknown))))
     return checked
 
 
 def _names(values: Iterable[int], names: EnumNames[Any], field: str, allow_unspecified: bool) -> tuple[str, ...]:
     checked = _names_checked(values, names, field)
     if not allow_unspecified and 0 in checked:
-        raise InvalidRequest(f"{field} cannot hold the unspecified value 0")
+        raise InvalidRequest(said("cannot_hold_unspecified_value_0", field=field))
     return tuple(names.name(v) for v in checked)
 
 

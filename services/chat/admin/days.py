@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,13 @@ def parse_day(field: str, text: str) -> dt.date:
         day = None
     if day is None or not EARLIEST_DAY <= day <= LATEST_DAY:
         raise InvalidRequest(
-            f"{field} must be a day written YYYY-MM-DD between {EARLIEST_DAY} and {LATEST_DAY}, got {value[:40]!r}"
+            said(
+                "must_be_day_written_yyyy_mm",
+                field=field,
+                earliest_day=EARLIEST_DAY,
+                latest_day=LATEST_DAY,
+                value_40=f"{value[:40]!r}",
+            )
         )
     return day
 
@@ -62,8 +69,8 @@ def day_range(date_from: str, date_to: str, max_days: int, default_days: int) ->
     last = parse_day("date_to", date_to) if date_to.strip() else dt.datetime.now(dt.UTC).date()
     first = parse_day("date_from", date_from) if date_from.strip() else last - dt.timedelta(days=default_days - 1)
     if first > last:
-        raise InvalidRequest(f"date_from ({first}) is after date_to ({last})")
+        raise InvalidRequest(said("date_after_date", first=first, last=last))
     span = (last - first).days + 1
     if span > max_days:
-        raise InvalidRequest(f"the date range covers {span} days; at most {max_days} are allowed")
+        raise InvalidRequest(said("date_range_covers_days_most_are", span=span, max_days=max_days))
     return DayRange(first, last)

@@ -26,6 +26,7 @@ from kbcore.permissions.roles import Principal
 from kbcore.permissions.wire import address_metadata, principal_metadata
 from kbcore.rpc.error_mapping import from_upstream
 from kbcore.rpc.stubs import RetrievalStubs
+from kbcore.words.said import said
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +38,12 @@ def paragraph_text(question: str, answer: str, record_question: str) -> tuple[st
     to a title's length, since a question may be longer than a title)."""
     content = answer.strip()
     if not content:
-        raise InvalidRequest("answer must not be empty: it is the corrected answer written into the dataset")
+        raise InvalidRequest(said("answer_must_not_be_empty_corrected"))
     if len(content) > MAX_PARAGRAPH_CONTENT_CHARS:
-        raise InvalidRequest(f"answer is longer than {MAX_PARAGRAPH_CONTENT_CHARS} characters")
+        raise InvalidRequest(said("answer_longer_characters", max_paragraph_content_chars=MAX_PARAGRAPH_CONTENT_CHARS))
     title = question.strip()
     if len(title) > MAX_PARAGRAPH_TITLE_CHARS:
-        raise InvalidRequest(f"question is longer than {MAX_PARAGRAPH_TITLE_CHARS} characters")
+        raise InvalidRequest(said("question_longer_characters", max_paragraph_title_chars=MAX_PARAGRAPH_TITLE_CHARS))
     return title or record_question.strip()[:MAX_PARAGRAPH_TITLE_CHARS], content
 
 
@@ -118,7 +119,7 @@ class Improver:
             if event.HasField("document"):
                 document_id = event.document.id
         if not document_id:
-            raise Unavailable("the dataset did not confirm the new document; try again")
+            raise Unavailable(said("dataset_did_not_confirm_new_document"))
         page = await self._retrieval.paragraphs.ListParagraphs(
             retrieval_pb.ListParagraphsRequest(dataset_id=dataset_id, document_id=document_id, page=1, page_size=1),
             timeout=self._timeout,
@@ -131,8 +132,8 @@ def _refusal(error: grpc.aio.AioRpcError, dataset_id: str) -> Exception:
     """The retrieval service's refusal as the operator reads it: a missing dataset in words that
     say which choice to change, anything else by the rule every service passes refusals on by."""
     if error.code() == grpc.StatusCode.NOT_FOUND:
-        return NotFound(f"dataset {dataset_id} does not exist (it may have been deleted); choose another dataset")
-    return from_upstream(error, "the retrieval service could not write the paragraph")
+        return NotFound(said("dataset_does_not_exist_may_have", dataset_id=dataset_id))
+    return from_upstream(error, said("retrieval_service_could_not_write_paragraph_2"))
 
 
 async def link_paragraph(

@@ -21,6 +21,7 @@ from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.models.endpoints import AUX_PURPOSES, CHAT_PURPOSES, PROVIDERS, PURPOSES
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.secret_box import SecretBox, key_hint
+from kbcore.words.said import said
 from services.chat.audit_details import changed_fields, detail_of
 
 MODEL = "model"  # the audit trail's object kind
@@ -31,10 +32,7 @@ MAX_KEY = 500
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # A stored key is only ever sent to the address it was entered for: moving the address without
 # entering the key again would send it to whoever answers there (MaxKB keeps it).
-KEY_FOR_NEW_ADDRESS = (
-    "api_base changed to another address: enter the API key for it again (credential.api_key; an empty one "
-    "if it needs none), because the stored key is only sent to the address it was entered for"
-)
+KEY_FOR_NEW_ADDRESS = said("api_base_changed_another_address_enter")
 # The model slots an application has, and the purposes each accepts (a reranker is optional).
 SLOTS = {"chat_model_id": CHAT_PURPOSES, "aux_model_id": AUX_PURPOSES, "rerank_model_id": frozenset({"rerank"})}
 
@@ -63,23 +61,23 @@ class EndpointFields:
         if self.purpose is not None:
             values["purpose"] = _choice("purpose", self.purpose, PURPOSES)
         if self.api_key is not None and len(self.api_key.strip()) > MAX_KEY:
-            raise InvalidRequest(f"api_key is longer than {MAX_KEY} characters")
+            raise InvalidRequest(said("api_key_longer_characters", max_key=MAX_KEY))
         return values
 
 
 def _text(name: str, value: str, limit: int) -> str:
     value = value.strip()
     if not value:
-        raise InvalidRequest(f"{name} must not be empty")
+        raise InvalidRequest(said("must_not_be_empty", name=name))
     if len(value) > limit:
-        raise InvalidRequest(f"{name} is longer than {limit} characters")
+        raise InvalidRequest(said("longer_characters", name=name, limit=limit))
     return value
 
 
 def _choice(name: str, value: str, allowed: Iterable[str]) -> str:
     value = value.strip().lower()
     if value not in allowed:
-        raise InvalidRequest(f"unknown {name} {value!r}: one of {', '.join(allowed)}")
+        raise InvalidRequest(said("unknown_one_2", name=name, value=f"{value!r}", join_allowed=", ".join(allowed)))
     return value
 
 
@@ -87,7 +85,7 @@ def _base_url(value: str) -> str:
     value = _text("base_url", value, MAX_URL).rstrip("/")
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InvalidRequest(f"base_url must be an http(s) URL such as https://api.openai.com/v1, got {value!r}")
+        raise InvalidRequest(said("base_url_must_be_http_s", value=f"{value!r}"))
     return value
 
 
@@ -149,7 +147,7 @@ class ModelAdmin:
         async with self._sessions() as session:
             row = await session.get(ModelEndpoint, endpoint_id) if endpoint_id else None
         if row is None:
-            raise NotFound(f"model {endpoint_id} does not exist")
+            raise NotFound(said("model_does_not_exist", endpoint_id=endpoint_id))
         return row
 
     async def listed(self, purpose: str = "") -> tuple[list[ModelEndpoint], list[Application]]:
@@ -169,17 +167,25 @@ class ModelAdmin:
         async with self._sessions.begin() as session:
             row = await session.get(ModelEndpoint, endpoint_id)
             if row is None:
-                raise NotFound(f"model {endpoint_id} does not exist")
+                raise NotFound(said("model_does_not_exist", endpoint_id=endpoint_id))
             users = users_of((await session.scalars(select(Application))).all(), endpoint_id)
             if users:
                 raise Conflict(
-                    f"model {row.name!r} is used by {len(users)} application(s) ({', '.join(users)}): "
-                    "choose another model for them first"
+                    said(
+                        "model_used_application_s_choose_another",
+                        row_name=f"{row.name!r}",
+                        len_users=len(users),
+                        join_users=", ".join(users),
+                    )
                 )
             if datasets:  # their vectors were made by it: without it they could not be searched
                 raise Conflict(
-                    f"model {row.name!r} embeds {len(datasets)} dataset(s) ({', '.join(map(repr, datasets))}): "
-                    "give them another embedding model first"
+                    said(
+                        "model_embeds_dataset_s_give_them",
+                        row_name=f"{row.name!r}",
+                        len_datasets=len(datasets),
+                        join_map_repr_datasets=", ".join(map(repr, datasets)),
+                    )
                 )
             await session.delete(row)
             record_action(session, "model.delete", MODEL, row.id, row.name)
@@ -202,10 +208,16 @@ class ModelAdmin:
             async with self._sessions() as session:
                 row = await session.get(ModelEndpoint, endpoint_id)
             if row is None:
-                raise InvalidRequest(f"model_setting.{slot}: model {endpoint_id} is not registered")
+                raise InvalidRequest(said("model_setting_model_not_registered", slot=slot, endpoint_id=endpoint_id))
             if row.purpose not in purposes:
                 raise InvalidRequest(
-                    f"model_setting.{slot}: model {row.name!r} is a {row.purpose} model, not one of {sorted(purposes)}"
+                    said(
+                        "model_setting_model_model_not_one",
+                        slot=slot,
+                        row_name=f"{row.name!r}",
+                        row_purpose=row.purpose,
+                        sorted_purposes=sorted(purposes),
+                    )
                 )
 
     def api_key(self, row: ModelEndpoint) -> str:
@@ -221,8 +233,12 @@ class ModelAdmin:
             for slot, purposes in SLOTS.items():
                 if (application.model_setting or {}).get(slot) == endpoint_id and purpose not in purposes:
                     raise Conflict(
-                        f"application {application.id} uses this model as its {slot}: "
-                        f"it must stay one of {sorted(purposes)}"
+                        said(
+                            "application_uses_model_must_stay_one",
+                            application_id=application.id,
+                            slot=slot,
+                            sorted_purposes=sorted(purposes),
+                        )
                     )
 
     async def _saved(self, row: ModelEndpoint, verb: str, detail: str) -> ModelEndpoint:
@@ -233,5 +249,5 @@ class ModelAdmin:
                 await session.flush()
                 record_action(session, f"model.{verb}", MODEL, row.id, row.name, detail)
         except IntegrityError:
-            raise Conflict(f"a model named {row.name!r} already exists") from None
+            raise Conflict(said("model_named_already_exists", row_name=f"{row.name!r}")) from None
         return row

@@ -15,6 +15,7 @@ from kbcore.permissions.roles import Need
 from kbcore.rpc.error_mapping import Context, unary_errors
 from kbcore.rpc.stubs import RetrievalStubs
 from kbcore.vocabulary import VOTE
+from kbcore.words.said import said
 from services.chat.access.rules import hiding_absence, is_chat_side, require, shown_applications, visible_chat
 from services.chat.admin.audit_trail import AuditTrail, audit_page, audit_query
 from services.chat.admin.conversation_log import ChatLog, LogQuery, log_query
@@ -38,9 +39,7 @@ MAX_GROUPS = 200
 GROUPING_TIMEOUT = 180.0
 # Said to an API key or a visitor: the log holds every caller's questions (a key exports its
 # own application's records with AnswerService.ExportRecords).
-LOG_NOT_FOR_CHAT_CREDENTIALS = (
-    "only the operator and signed-in users granted the application may read the conversation log"
-)
+LOG_NOT_FOR_CHAT_CREDENTIALS = said("only_operator_signed_users_granted_application")
 
 
 class OperationsRpcs(pb_grpc.OperationsServiceServicer):
@@ -88,9 +87,9 @@ class OperationsRpcs(pb_grpc.OperationsServiceServicer):
     @unary_errors
     async def ImproveRecord(self, request: pb.ImproveRecordRequest, context: Context) -> pb.ImproveRecordResponse:
         if not request.application_id:
-            raise InvalidRequest("application_id must not be empty")
+            raise InvalidRequest(said("application_id_must_not_be_empty"))
         if not request.dataset_id.strip():
-            raise InvalidRequest("dataset_id must name the dataset the improvement is written into")
+            raise InvalidRequest(said("dataset_id_must_name_dataset_improvement"))
         caller = current_caller()
         require(caller, Need.APPLICATION_WRITE, request.application_id)
         require(caller, Need.DATASET_WRITE, request.dataset_id.strip())
@@ -110,7 +109,7 @@ class OperationsRpcs(pb_grpc.OperationsServiceServicer):
         require(current_caller(), Need.APPLICATION_READ, request.application_id)
         max_groups = request.max_groups or DEFAULT_GROUPS
         if not 1 <= max_groups <= MAX_GROUPS:
-            raise InvalidRequest(f"max_groups must be between 1 and {MAX_GROUPS}, got {max_groups}")
+            raise InvalidRequest(said("max_groups_must_be_between_1", max_groups=MAX_GROUPS, max_groups2=max_groups))
         days = day_range(request.date_from, request.date_to, MAX_GAP_DAYS, DEFAULT_GAP_DAYS)
         application = await self._store.get_application(request.application_id)
         records = await insufficient_records(self._store.sessions, application.id, days, MAX_TEXTS)

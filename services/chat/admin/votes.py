@@ -22,10 +22,11 @@ from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import ChatRecord, RecordStatus, RecordVote, utcnow
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.vocabulary import VOTE
+from kbcore.words.said import said
 from services.chat.callers.chat_caller import Caller, CallerKind
 
 MAX_REASON_CHARS = 500
-STILL_RUNNING = "this answer is still being written; vote once it has finished"
+STILL_RUNNING = said("answer_still_being_written_vote_once")
 UP = VOTE.name(pb.VOTE_UP)
 DOWN = VOTE.name(pb.VOTE_DOWN)
 
@@ -51,10 +52,12 @@ def voter_of(caller: Caller) -> str:
 def requested_vote(vote: int, reason: str) -> CastVote:
     """The request's vote, checked; a withdrawal keeps no reason."""
     if vote and not VOTE.name(vote):
-        raise InvalidRequest(f"unknown vote {vote}: use VOTE_UP, VOTE_DOWN, or VOTE_UNSPECIFIED to withdraw")
+        raise InvalidRequest(said("unknown_vote_use_vote_up_vote", vote=vote))
     text = reason.strip()
     if len(text) > MAX_REASON_CHARS:
-        raise InvalidRequest(f"the reason is {len(text)} characters long; at most {MAX_REASON_CHARS} are allowed")
+        raise InvalidRequest(
+            said("reason_characters_long_most_are_allowed", len_text=len(text), max_reason_chars=MAX_REASON_CHARS)
+        )
     name = VOTE.name(vote)
     return CastVote(name, text if name else "")
 
@@ -81,7 +84,7 @@ class VoteBook:
 def _cast(session: Session, chat_id: str, record_id: int, voter: str, wanted: CastVote) -> None:
     status = session.scalar(select(ChatRecord.status).where(ChatRecord.id == record_id, ChatRecord.chat_id == chat_id))
     if status is None:
-        raise NotFound(f"record {record_id} does not exist in chat {chat_id}")
+        raise NotFound(said("record_does_not_exist_chat", record_id=record_id, chat_id=chat_id))
     if status == RecordStatus.RUNNING:
         raise Conflict(STILL_RUNNING)
     if not wanted.vote:

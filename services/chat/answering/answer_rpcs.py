@@ -20,6 +20,7 @@ from kbcore.telemetry.log_context import begin_question
 from kbcore.text.control_chars import LINE_BREAKS_AND_TABS, code_point, first_control
 from kbcore.text.tokens import require_question_fits
 from kbcore.vocabulary import RECORD_SOURCE, VOTE
+from kbcore.words.said import said
 from services.chat.access.credential_admin import counted_use
 from services.chat.access.credentials import Credentials
 from services.chat.access.rules import hiding_absence, require_application_access, require_chat_access, visible_chat
@@ -46,12 +47,10 @@ def checked_question(message: str) -> str:
     stripping, which would take some of them for spaces), within the token limit."""
     found = first_control(message, LINE_BREAKS_AND_TABS)
     if found is not None:
-        raise InvalidRequest(
-            f"the question must not contain control characters other than tabs and line breaks; it has {code_point(found)}"
-        )
+        raise InvalidRequest(said("question_must_not_contain_control_characters", code_point_found=code_point(found)))
     question = message.strip()
     if not question:
-        raise InvalidRequest("message must not be empty")
+        raise InvalidRequest(said("message_must_not_be_empty"))
     require_question_fits(question)
     return question
 
@@ -62,9 +61,11 @@ def client_history(request: pb.AskRequest) -> list[common_pb2.Message] | None:
         return None
     messages = list(request.client_history.messages)
     if len(messages) > MAX_CLIENT_MESSAGES:
-        raise InvalidRequest(f"at most {MAX_CLIENT_MESSAGES} history messages, got {len(messages)}")
+        raise InvalidRequest(
+            said("most_history_messages_got", max_client_messages=MAX_CLIENT_MESSAGES, len_messages=len(messages))
+        )
     if any(m.role not in (common_pb2.ROLE_USER, common_pb2.ROLE_ASSISTANT) for m in messages):
-        raise InvalidRequest("history messages must come from the user or the assistant")
+        raise InvalidRequest(said("history_messages_must_come_user_assistant"))
     return messages
 
 
@@ -89,7 +90,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
         begin_question(context.invocation_metadata() or ())  # its trace id, for the record and the log
         question = checked_question(request.message)
         if not request.chat_id:
-            raise InvalidRequest("chat_id must not be empty")
+            raise InvalidRequest(said("chat_id_must_not_be_empty"))
         caller = current_caller()
         with hiding_absence(caller):
             chat, application = await self._store.get_chat_and_application(request.chat_id)
@@ -178,7 +179,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
     async def ExportRecords(self, request: pb.ExportRecordsRequest, context: Context) -> pb.ExportRecordsResponse:
         caller = current_caller()
         if caller.kind is CallerKind.VISITOR:
-            raise PermissionDenied("a visitor cannot export an application's log")
+            raise PermissionDenied(said("visitor_cannot_export_application_log"))
         with hiding_absence(caller):
             require_application_access(caller, request.application_id, Need.LOG_READ)
             application = await self._store.get_application(request.application_id)

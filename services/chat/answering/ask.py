@@ -35,7 +35,7 @@ from kbcore.telemetry.log_context import bind_record, question_trace_id
 from kbcore.text.tokens import count_tokens
 from kbcore.vocabulary import ROLE, STOP_REASON
 from services.chat.answering.delta_pump import DeltaPump, Pacing, has_text
-from services.chat.answering.failures import CLIENT_GONE, Ending, ending_for
+from services.chat.answering.failures import CLIENT_GONE, STOPPED_BY_USER, Ending, ending_for
 from services.chat.answering.prompt import build_messages
 from services.chat.answering.running import RunningQuestions
 from services.chat.answering.saving import save_outcome
@@ -223,7 +223,7 @@ class AskFlow:
             async for event in self._steps(application, asked, calls, outcome, stop_requested):
                 yield event
             if stop_requested.is_set():
-                ending = Ending(RecordStatus.STOPPED, "stopped by the user")
+                ending = Ending(RecordStatus.STOPPED, STOPPED_BY_USER)
         except GeneratorExit:  # the stream was closed under us: the caller has gone
             ending = Ending(RecordStatus.STOPPED, CLIENT_GONE)
             raise

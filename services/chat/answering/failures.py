@@ -29,12 +29,14 @@ from kbcore.error_ids import error_id_in, new_error_id, with_error_id
 from kbcore.models.base import ModelError
 from kbcore.refusals.error_catalogue import refusal_for_status, refusal_of
 from kbcore.rpc.error_mapping import RpcError, as_rpc_error, from_upstream
+from kbcore.words.said import Said, said
 
 log = logging.getLogger(__name__)
 
-CLIENT_GONE = "the client went away before the answer ended"
+CLIENT_GONE = said("client_went_away_before_answer_ended")
+STOPPED_BY_USER = said("stopped_by_user")
 # What the reader is told when the context or retrieval service failed (the answer page reads it as 503).
-UPSTREAM_FAILED = "an upstream service failed"
+UPSTREAM_FAILED = said("upstream_service_failed_2")
 DETAIL_CHARS = 500  # the operator's detail is a line to read, not a dump
 
 
@@ -44,7 +46,7 @@ class Ending:
     cause for the operator."""
 
     status: str
-    error: str = ""
+    error: Said | None = None
     raise_: BaseException | None = None
     detail: str = ""
 
@@ -59,18 +61,18 @@ def ending_for(error: BaseException, chat_id: str) -> Ending:
         from_upstream(error, UPSTREAM_FAILED) if isinstance(error, grpc.aio.AioRpcError) else as_rpc_error(error, where)
     )
     failure = _with_error_id(told, where, detail)
-    return Ending(RecordStatus.FAILED, failure.message, failure, detail)
+    return Ending(RecordStatus.FAILED, failure.words, failure, detail)
 
 
 def _with_error_id(failure: RpcError, where: str, detail: str) -> RpcError:
     """``failure`` as the reader gets it: a failure whose words carry no error id yet (a model's
     sentence, an upstream's words) gets one, and the cause is logged under it."""
     refusal = refusal_for_status(failure.code, failure.reason)
-    if refusal.http_status < 500 or failure.reason or error_id_in(failure.message):
+    if refusal.http_status < 500 or failure.reason or error_id_in(failure.words):
         return failure
     error_id = new_error_id()
     log.warning("%s failed (error id %s): %s", where, error_id, detail)
-    return RpcError(failure.code, with_error_id(failure.message, error_id), failure.reason)
+    return RpcError(failure.code, with_error_id(failure.words, error_id), failure.reason)
 
 
 def operator_detail(error: BaseException) -> str:

@@ -37,21 +37,19 @@ from kbcore.error_ids import new_error_id, with_error_id
 from kbcore.errors import StorageFull, Unavailable
 from kbcore.rpc.error_mapping import RpcError
 from kbcore.text.storable import storable_text
+from kbcore.words.said import Said, said
 from services.chat.store import ChatStore
 
 log = logging.getLogger(__name__)
 
 # Seconds between attempts: four attempts within about two seconds.
 RETRY_DELAYS = (0.2, 0.5, 1.0)
-NOT_SAVED = "the answer could not be saved because the database is unavailable; ask again shortly"
+NOT_SAVED = said("answer_could_not_be_saved_because")
 # The database refused the record for good: what the caller is told, and what the record says.
-NOT_SAVED_FAULT = "the answer could not be saved"
-KEPT_TEXT_ONLY = "saving the answer failed: only its text was kept"
-NOT_SAVED_DISK_FULL = (
-    "the answer could not be saved because the server's disk is full; free some space or ask the operator to, "
-    "then ask again"
-)
-TAKEN_OVER = "the answer was not saved: this chat was taken over by another process; ask again"
+NOT_SAVED_FAULT = said("answer_could_not_be_saved")
+KEPT_TEXT_ONLY = said("saving_answer_failed_only_text_was")
+NOT_SAVED_DISK_FULL = said("answer_could_not_be_saved_because_2")
+TAKEN_OVER = said("answer_was_not_saved_chat_was")
 # After the client was told: the record is closed in the background, every second for ten minutes
 # (the sweep closes it later still, should the outage last longer, saying only what it can know).
 CLOSE_EVERY = 1.0
@@ -96,7 +94,7 @@ async def save_outcome(store: ChatStore, record_id: int, values: dict[str, Any])
     raise AssertionError("unreachable: the last attempt returns")
 
 
-def _interrupted(values: dict[str, Any], error: str) -> dict[str, Any]:
+def _interrupted(values: dict[str, Any], error: Said) -> dict[str, Any]:
     """``values`` as an unsaved record is closed with: the answer kept, and why it is not whole."""
     return {**values, "status": RecordStatus.INTERRUPTED, "error": error}
 

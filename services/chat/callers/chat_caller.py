@@ -15,6 +15,7 @@ from enum import Enum
 from kbcore.errors import Unauthenticated
 from kbcore.permissions.roles import Kind, Principal
 from kbcore.rpc.handlers import holding
+from kbcore.words.said import said
 
 
 class CallerKind(Enum):
@@ -61,7 +62,7 @@ def current_caller() -> Caller:
     try:
         return _CALLER.get()
     except LookupError as exc:
-        raise Unauthenticated("the caller is not identified") from exc
+        raise Unauthenticated(said("caller_not_identified")) from exc
 
 
 def calling_as(caller: Caller) -> contextlib.AbstractContextManager[None]:

@@ -8,6 +8,7 @@ import datetime as dt
 
 from kbcore.db.tables import utcnow
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 
 MAX_EXPIRY = dt.timedelta(days=3653)  # ten years: beyond that an expiry is a typo, not a plan
 MAX_EXPIRY_TEXT = 64
@@ -25,13 +26,13 @@ def parse_expiry(raw: str, now: dt.datetime | None = None) -> dt.datetime | None
     except ValueError:
         when = None
     if when is None:
-        raise InvalidRequest(f"expires_at must be an RFC 3339 time such as 2027-01-31T00:00:00Z, got {shown!r}")
+        raise InvalidRequest(said("expires_must_be_rfc_3339_time", shown=f"{shown!r}"))
     if when.tzinfo is None:
-        raise InvalidRequest(f"expires_at needs a time zone (Z or an offset such as +08:00), got {shown!r}")
+        raise InvalidRequest(said("expires_needs_time_zone_z_offset", shown=f"{shown!r}"))
     when = when.astimezone(dt.UTC).replace(tzinfo=None)
     now = now or utcnow()
     if when <= now:
-        raise InvalidRequest(f"expires_at must be in the future, got {shown!r}")
+        raise InvalidRequest(said("expires_must_be_future_got", shown=f"{shown!r}"))
     if when > now + MAX_EXPIRY:
-        raise InvalidRequest(f"expires_at must be within ten years from now, got {shown!r}")
+        raise InvalidRequest(said("expires_must_be_within_ten_years", shown=f"{shown!r}"))
     return when

@@ -20,6 +20,7 @@ from kbcore.db.audit import record_action
 from kbcore.db.tables import Document
 from kbcore.errors import InvalidRequest, NotFound
 from kbcore.limits import MAX_QUESTION_CHARS, MAX_QUESTIONS_PER_PARAGRAPH
+from kbcore.words.said import said
 from services.retrieval.embedding.spaces import EmbeddingSpaces, Space
 from services.retrieval.ingestion.jobs.queue import JobQueue
 from services.retrieval.store.base import AttachedQuestion, QuestionPoint, StoredParagraph, VectorStore
@@ -51,8 +52,9 @@ class AttachedQuestionAdmin:
             return same
         if len(attached) >= MAX_QUESTIONS_PER_PARAGRAPH:
             raise InvalidRequest(
-                f"this paragraph already has {MAX_QUESTIONS_PER_PARAGRAPH} questions, the most one can have: "
-                "edit or detach one first"
+                said(
+                    "paragraph_already_has_questions_most_one", max_questions_per_paragraph=MAX_QUESTIONS_PER_PARAGRAPH
+                )
             )
         question = QuestionPoint(
             id=str(uuid.uuid4()),
@@ -101,9 +103,11 @@ def checked_question(content: str) -> str:
     """The question as stored: trimmed, one line, not empty, within the length limit."""
     text = " ".join(content.split())
     if not text:
-        raise InvalidRequest("a question needs some text")
+        raise InvalidRequest(said("question_needs_some_text"))
     if len(text) > MAX_QUESTION_CHARS:
-        raise InvalidRequest(f"a question is limited to {MAX_QUESTION_CHARS} characters; this one has {len(text)}")
+        raise InvalidRequest(
+            said("question_limited_characters_one_has", max_question_chars=MAX_QUESTION_CHARS, len_text=len(text))
+        )
     return text
 
 
@@ -117,7 +121,9 @@ async def _served_paragraph(store: VectorStore, document: Document, paragraph_id
         or found.document_id != document.id
         or found.version != document.active_version
     ):
-        raise NotFound(f"paragraph {paragraph_id!r} does not exist in document {document.id}")
+        raise NotFound(
+            said("paragraph_does_not_exist_document", paragraph_id=f"{paragraph_id!r}", document_id=document.id)
+        )
     return found
 
 
@@ -125,10 +131,10 @@ async def _question(space: Space, dataset_id: str, question_id: str) -> Attached
     try:
         canonical = str(uuid.UUID(question_id))
     except ValueError:
-        raise NotFound(f"question {question_id!r} does not exist") from None
+        raise NotFound(said("question_does_not_exist", question_id=f"{question_id!r}")) from None
     found = await space.store.questions(dataset_id, question_ids=[canonical])
     if not found:
-        raise NotFound(f"question {question_id!r} does not exist in this dataset")
+        raise NotFound(said("question_does_not_exist_dataset", question_id=f"{question_id!r}"))
     return found[0]
 
 

@@ -13,6 +13,7 @@ from kbcore.db.audit import record_action
 from kbcore.db.lookup import require_row
 from kbcore.db.tables import Application, Dataset, Document, UserGrant, new_id, utcnow
 from kbcore.errors import Conflict, NotFound
+from kbcore.words.said import said
 from services.retrieval.catalog.known_ids import KnownIds
 
 DATASET_GRANT = "dataset"  # user_grant.object_kind of a dataset
@@ -42,7 +43,7 @@ class Catalog:
             if dataset_id:
                 existing = await session.get(Dataset, dataset_id)
                 if existing is not None and not reuse_existing:
-                    raise Conflict(f"dataset id {dataset_id!r} is taken: choose another or leave it empty")
+                    raise Conflict(said("dataset_id_taken_choose_another_leave", dataset_id=f"{dataset_id!r}"))
                 if existing is not None:
                     return existing
             dataset = Dataset(
@@ -52,7 +53,7 @@ class Catalog:
                 embedding_model_id=embedding_model_id,
                 embedding_dimension=embedding_dimension,
                 embedding_pending_id=None,
-                embedding_error="",
+                embedding_error=None,
             )
             session.add(dataset)
             record_action(session, "dataset.create", "dataset", dataset.id, name)
@@ -68,7 +69,7 @@ class Catalog:
         async with self._sessions.begin() as session:
             dataset = await session.get(Dataset, dataset_id, with_for_update=True)
             if dataset is None:
-                raise NotFound(f"dataset {dataset_id} does not exist")
+                raise NotFound(said("dataset_does_not_exist", dataset_id=dataset_id))
             changed = [
                 field
                 for field, given, current in (
@@ -136,7 +137,7 @@ class Catalog:
             self._known.forget(dataset_id)
             dataset = await session.get(Dataset, dataset_id)
             if dataset is None:
-                raise NotFound(f"dataset {dataset_id} does not exist")
+                raise NotFound(said("dataset_does_not_exist", dataset_id=dataset_id))
             documents = (await session.scalars(select(Document).where(Document.dataset_id == dataset_id))).all()
             for document in documents:
                 await session.delete(document)
@@ -163,6 +164,6 @@ class Catalog:
         async with self._sessions.begin() as session:
             document = await session.get(Document, document_id)
             if document is None or document.dataset_id != dataset_id:
-                raise NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+                raise NotFound(said("document_does_not_exist_dataset", document_id=document_id, dataset_id=dataset_id))
             await session.delete(document)
             record_action(session, "document.delete", "document", document_id, document.name, f"dataset {dataset_id}")

@@ -17,10 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 import services.retrieval.retrieval_messages as convert
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.tables import ModelEndpoint
-from kbcore.embedding_rule import DEFAULT_MODEL_LABEL
+from kbcore.embedding_rule import DEFAULT_MODEL_LABEL, model_label
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
 from kbcore.permissions.roles import Kind, Need, Principal, allows
+from kbcore.words.said import said
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.embedding.model_switches import newest_switches
 from services.retrieval.embedding.spaces import EmbeddingSpaces
@@ -33,9 +34,9 @@ MAX_DESCRIPTION_CHARS = 5000
 def checked_name(name: str) -> str:
     name = name.strip()
     if not name:
-        raise InvalidRequest("dataset name must not be empty")
+        raise InvalidRequest(said("dataset_name_must_not_be_empty"))
     if len(name) > MAX_NAME_CHARS:
-        raise InvalidRequest(f"dataset name is longer than {MAX_NAME_CHARS} characters")
+        raise InvalidRequest(said("dataset_name_longer_characters", max_name_chars=MAX_NAME_CHARS))
     return name
 
 
@@ -75,13 +76,15 @@ class DatasetAdmin:
         name = checked_name(request.name) if request.HasField("name") else None
         description = request.description if request.HasField("description") else None
         if description is not None and len(description) > MAX_DESCRIPTION_CHARS:
-            raise InvalidRequest(f"dataset description is longer than {MAX_DESCRIPTION_CHARS} characters")
+            raise InvalidRequest(
+                said("dataset_description_longer_characters", max_description_chars=MAX_DESCRIPTION_CHARS)
+            )
         dataset = await self._catalog.get_dataset(request.dataset_id)
         if request.HasField("embedding_model_id"):
             model_id = request.embedding_model_id.strip()
             known = model_id in (dataset.embedding_model_id, dataset.embedding_pending_id)
             # A model already chosen (its own, or the one a change is going to) needs no check.
-            change = Change(model_id, 0, "") if known else await self._change(model_id)
+            change = Change(model_id, 0, model_label(model_id, "")) if known else await self._change(model_id)
             if await self._switches.request(dataset.id, change):
                 self._wake_switcher()
         sync_hours = request.sync_hours if request.HasField("sync_hours") else None
@@ -96,7 +99,7 @@ class DatasetAdmin:
             return Change("", self._spaces.default.dimension, DEFAULT_MODEL_LABEL)
         row = await self._spaces.models.require(model_id)
         dimension = await self._spaces.models.probe_dimension(model_id)
-        return Change(model_id, dimension, f"embedding model {row.name!r}")
+        return Change(model_id, dimension, model_label(model_id, row.name))
 
     async def view(self, dataset_id: str) -> pb.Dataset:
         for dataset in await self.views([dataset_id]):

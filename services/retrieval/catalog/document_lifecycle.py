@@ -14,6 +14,7 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.db.tables import Application, Document, IngestJob
 from kbcore.document_types import source_type_of_name
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.embedding.spaces import EmbeddingSpaces
 from services.retrieval.ingestion.jobs.intake import UploadIntake
@@ -99,7 +100,7 @@ class DocumentLifecycle:
         come and fed from there; nothing stored."""
         check_filename(head.filename)
         if source_type_of_name(head.filename) == ARCHIVE:
-            raise InvalidRequest("a .zip holds several documents: preview its files one at a time")
+            raise InvalidRequest(said("zip_holds_several_documents_preview_files"))
         async with self._intake.spool.folder() as folder:
             path = await folder.receive(head.filename, pieces, min(limit, self._intake.max_bytes))
             return await parse_in_child(head.filename, in_file(path), self._limits, head.rules or DEFAULT_RULES)

@@ -10,7 +10,9 @@ import services.retrieval.retrieval_messages as convert
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from kbcore.errors import Conflict, InvalidRequest
+from kbcore.refusals.status_details import as_proto
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
+from kbcore.words.said import said
 from services.retrieval.catalog.document_lifecycle import DocumentLifecycle
 from services.retrieval.catalog.upload_stream import UploadStream
 from services.retrieval.ingestion.jobs.states import DocumentState
@@ -35,14 +37,16 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
     ) -> AsyncIterator[pb.AddDocumentResponse]:
         source = _source(request)
         if source == "file" and request.file.filename.lower().endswith(".zip"):
-            raise InvalidRequest("an archive holds several documents: submit it with SubmitDocuments")
+            raise InvalidRequest(said("archive_holds_several_documents_submit_submitdocuments"))
         [(document, _)] = await self._lifecycle.submit(source, request)
         async for row, job in self._lifecycle.follow(request.dataset_id, document.id):
             shown = convert.document(row, job)
             if row.status == DocumentState.FAILED:
-                raise InvalidRequest(f"document {row.name!r} could not be ingested: {row.error}")
+                raise InvalidRequest(
+                    said("document_could_not_be_ingested", row_name=f"{row.name!r}", row_error=row.error)
+                )
             if row.status == DocumentState.CANCELLED:
-                raise Conflict(f"the ingestion of document {row.name!r} was cancelled while this request waited for it")
+                raise Conflict(said("ingestion_document_was_cancelled_while_request", row_name=f"{row.name!r}"))
             done, total = (
                 (row.paragraph_count,) * 2
                 if row.status == DocumentState.READY
@@ -79,9 +83,9 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
     @unary_errors
     async def SyncDocuments(self, request: pb.SyncDocumentsRequest, context: Context) -> pb.SyncDocumentsResponse:
         if not request.dataset_id:
-            raise InvalidRequest("dataset_id must not be empty")
+            raise InvalidRequest(said("dataset_id_must_not_be_empty"))
         if len(request.document_ids) > MAX_SYNCED_DOCUMENTS:
-            raise InvalidRequest(f"at most {MAX_SYNCED_DOCUMENTS} documents can be named in one sync")
+            raise InvalidRequest(said("most_documents_can_be_named_one", max_synced_documents=MAX_SYNCED_DOCUMENTS))
         synced = await self._sync.sync_documents(request.dataset_id, list(dict.fromkeys(request.document_ids)))
         documents = []
         for result in synced:
@@ -90,7 +94,8 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
                 pb.SyncedDocument(
                     document=convert.document(row, job),
                     outcome=result.outcome,
-                    message=result.message,
+                    message=str(result.message),
+                    message_words=as_proto(result.message),
                 )
             )
         return pb.SyncDocumentsResponse(documents=documents)
@@ -106,13 +111,13 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
         parts = UploadStream(requests)
         head = await parts.head()
         if not head.dataset_id:
-            raise InvalidRequest("dataset_id must not be empty")
+            raise InvalidRequest(said("dataset_id_must_not_be_empty"))
         async with self._lifecycle.admitted(head.dataset_id, head.declared_bytes, context.time_remaining()) as limit:
             yield pb.UploadReply(admitted=pb.UploadAdmitted())
             async with parts.refused_once_read():
                 file = await parts.file()
                 if file is None:
-                    raise InvalidRequest("the upload needs a file")
+                    raise InvalidRequest(said("upload_needs_file"))
                 pieces = parts.chunks(last=True)
                 views = await self._lifecycle.submit_file(head.dataset_id, FileHead.of_part(file), pieces, limit)
         documents = pb.SubmitDocumentsResponse(documents=[convert.document(d, j) for d, j in views])
@@ -130,11 +135,13 @@ class DocumentRpcs(pb_grpc.DocumentServiceServicer):
             async with parts.refused_once_read():
                 while (file := await parts.file()) is not None:
                     if len(previews) == MAX_PREVIEWED_FILES:
-                        raise InvalidRequest(f"one preview takes at most {MAX_PREVIEWED_FILES} files")
+                        raise InvalidRequest(
+                            said("one_preview_takes_most_files", max_previewed_files=MAX_PREVIEWED_FILES)
+                        )
                     preview = await self._lifecycle.preview(FileHead.of_part(file), parts.chunks(), limit)
                     previews.append(_preview(preview))
         if not previews:
-            raise InvalidRequest("the preview needs a file")
+            raise InvalidRequest(said("preview_needs_file"))
         yield pb.UploadReply(previews=pb.PreviewUploadsResponse(previews=previews))
 
     @unary_errors
@@ -155,8 +162,8 @@ def _preview(parsed: ParsedDocument) -> pb.PreviewSplitResponse:
 
 def _source(request: pb.AddDocumentRequest | pb.SubmitDocumentsRequest) -> str:
     if not request.dataset_id:
-        raise InvalidRequest("dataset_id must not be empty")
+        raise InvalidRequest(said("dataset_id_must_not_be_empty"))
     source = request.WhichOneof("source")
     if source is None:
-        raise InvalidRequest("give the document as paragraphs, as a file or as a web page address")
+        raise InvalidRequest(said("give_document_paragraphs_file_web_page"))
     return str(source)

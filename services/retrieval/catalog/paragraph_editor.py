@@ -22,6 +22,7 @@ from kbcore.db.tables import Document
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.limits import MAX_PARAGRAPH_CONTENT_CHARS, MAX_PARAGRAPH_PAGE_SIZE, MAX_PARAGRAPH_TITLE_CHARS
 from kbcore.paging import checked_page
+from kbcore.words.said import said
 from services.retrieval.embedding.spaces import EmbeddingSpaces, Space
 from services.retrieval.ingestion.jobs.queue import JobQueue
 from services.retrieval.ingestion.jobs.states import ACTIVE
@@ -114,11 +115,9 @@ class ParagraphEditor:
     async def _editable(self, dataset_id: str, document_id: str) -> tuple[VersionTarget, Space]:
         document, job = await self._queue.document(dataset_id, document_id)
         if job is not None and job.state in ACTIVE:
-            raise Conflict(
-                f"document {document.name!r} is being ingested; its paragraphs can be changed once it is ready"
-            )
+            raise Conflict(said("document_being_ingested_paragraphs_can_be", document_name=f"{document.name!r}"))
         if not document.active_version and document.paragraph_count == 0:
-            raise Conflict(f"document {document.name!r} has no searchable version to change")
+            raise Conflict(said("document_has_no_searchable_version_change", document_name=f"{document.name!r}"))
         space = await self._spaces.writable(dataset_id)
         return VersionTarget(dataset_id, document_id, document.name, document.active_version), space
 
@@ -128,7 +127,7 @@ class ParagraphEditor:
         try:
             uuid.UUID(paragraph_id)
         except ValueError:
-            raise NotFound(f"paragraph {paragraph_id!r} does not exist") from None
+            raise NotFound(said("paragraph_does_not_exist", paragraph_id=f"{paragraph_id!r}")) from None
         found = await space.store.paragraph(paragraph_id)
         if (
             found is None
@@ -136,7 +135,9 @@ class ParagraphEditor:
             or found.document_id != document_id
             or (version is not None and found.version != version)
         ):
-            raise NotFound(f"paragraph {paragraph_id} does not exist in document {document_id}")
+            raise NotFound(
+                said("paragraph_does_not_exist_document", paragraph_id=paragraph_id, document_id=document_id)
+            )
         return found
 
     async def _settle(self, document_id: str, change: _Audited) -> None:
@@ -166,9 +167,13 @@ def _builder(space: Space) -> VersionBuilder:
 def _checked(title: str, content: str) -> SplitParagraph:
     title, content = title.strip(), content.strip()
     if not content:
-        raise InvalidRequest("a paragraph needs content")
+        raise InvalidRequest(said("paragraph_needs_content"))
     if len(content) > MAX_PARAGRAPH_CONTENT_CHARS:
-        raise InvalidRequest(f"a paragraph's content is limited to {MAX_PARAGRAPH_CONTENT_CHARS} characters")
+        raise InvalidRequest(
+            said("paragraph_content_limited_characters", max_paragraph_content_chars=MAX_PARAGRAPH_CONTENT_CHARS)
+        )
     if len(title) > MAX_PARAGRAPH_TITLE_CHARS:
-        raise InvalidRequest(f"a paragraph's title is limited to {MAX_PARAGRAPH_TITLE_CHARS} characters")
+        raise InvalidRequest(
+            said("paragraph_title_limited_characters", max_paragraph_title_chars=MAX_PARAGRAPH_TITLE_CHARS)
+        )
     return SplitParagraph(title, content)

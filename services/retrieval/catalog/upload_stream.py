@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.errors import InvalidRequest, TooLong
+from kbcore.words.said import said
 
 DRAIN_SECONDS = 30.0  # what a refused caller is given to finish sending before the refusal goes anyway
 
@@ -39,7 +40,7 @@ class UploadStream:
     async def head(self) -> pb.UploadHead:
         part = await self._next()
         if part is None or part.WhichOneof("part") != "head":
-            raise InvalidRequest("an upload starts with its head: the dataset and the bytes it brings")
+            raise InvalidRequest(said("upload_starts_head_dataset_bytes_brings"))
         self._allowed = part.head.declared_bytes
         return part.head
 
@@ -49,7 +50,7 @@ class UploadStream:
         if part is None:
             return None
         if part.WhichOneof("part") != "file":
-            raise InvalidRequest("a file's bytes come after its name: send a file part before its chunks")
+            raise InvalidRequest(said("file_bytes_come_after_name_send"))
         return part.file
 
     async def chunks(self, last: bool = False) -> AsyncIterator[bytes]:
@@ -58,12 +59,12 @@ class UploadStream:
         while (part := await self._next()) is not None:
             if part.WhichOneof("part") != "chunk":
                 if last:
-                    raise InvalidRequest("one upload brings one file (a .zip for several documents)")
+                    raise InvalidRequest(said("one_upload_brings_one_file_zip"))
                 self._ahead = part
                 return
             self._received += len(part.chunk)
             if self._received > self._allowed:
-                raise TooLong(f"the upload brings more than the {self._allowed} bytes its head declared")
+                raise TooLong(said("upload_brings_more_bytes_head_declared", self__allowed=self._allowed))
             yield part.chunk
 
     @contextlib.asynccontextmanager

@@ -19,6 +19,7 @@ from kbcore.models.http_transport import model_http_client
 from kbcore.models.scrub import shown
 from kbcore.secret_box import SecretBox
 from kbcore.settings import Settings
+from kbcore.words.said import said
 from services.retrieval.embedding.embedders import Embedder, OpenAIEmbedder
 
 EMBEDDING_PURPOSE = "embedding"
@@ -36,13 +37,10 @@ class EmbeddingModels:
         """The registered embedding model; InvalidRequest, in words, for anything else."""
         row = await read_endpoint(self._sessions, model_id)
         if row is None:
-            raise InvalidRequest(
-                f"embedding model {model_id!r} is not registered: register it under Model endpoints first"
-            )
+            raise InvalidRequest(said("embedding_model_not_registered_register_under", model_id=f"{model_id!r}"))
         if row.purpose != EMBEDDING_PURPOSE:
             raise InvalidRequest(
-                f"model {row.name!r} is registered as a {row.purpose} model, not an embedding model: "
-                "choose a model registered with purpose 'embedding'"
+                said("model_registered_model_not_embedding_model", row_name=f"{row.name!r}", row_purpose=row.purpose)
             )
         return row
 
@@ -52,7 +50,7 @@ class EmbeddingModels:
         try:
             return self._box.open(row.api_key_sealed)
         except CorruptData as exc:
-            raise InvalidRequest(f"embedding model {row.name!r}: {exc}") from None
+            raise InvalidRequest(said("embedding_model", row_name=f"{row.name!r}", exc=exc)) from None
 
     async def probe_dimension(self, model_id: str) -> int:
         """The size of the model's vectors, from one real call; InvalidRequest when it does not answer."""
@@ -69,13 +67,14 @@ class EmbeddingModels:
             reply = await client.embeddings.create(model=row.model, input=[PROBE_TEXT], encoding_format="float")
             dimension = len(reply.data[0].embedding) if reply.data else 0
         except openai.APIError as exc:
+            reason = shown(str(exc), api_key)
             raise InvalidRequest(
-                shown(f"embedding model {row.name!r} did not answer an embeddings call: {exc}", api_key)
+                said("embedding_model_did_not_answer_embeddings", row_name=f"{row.name!r}", exc=reason)
             ) from None
         finally:
             await client.close()
         if dimension <= 0:
-            raise InvalidRequest(f"embedding model {row.name!r} answered without a vector")
+            raise InvalidRequest(said("embedding_model_answered_without_vector", row_name=f"{row.name!r}"))
         return dimension
 
     async def current(self, model_id: str) -> ModelEndpoint:
@@ -83,9 +82,7 @@ class EmbeddingModels:
         searched until given another model (deleting a model datasets use is refused)."""
         row = await read_endpoint(self._sessions, model_id)
         if row is None:
-            raise NotFound(
-                f"embedding model {model_id} is no longer registered: give its datasets another embedding model"
-            )
+            raise NotFound(said("embedding_model_no_longer_registered_give", model_id=model_id))
         return row
 
     def embedder(self, row: ModelEndpoint, dimension: int) -> Embedder:

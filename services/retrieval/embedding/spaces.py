@@ -29,6 +29,7 @@ from kbcore.db.tables import Dataset, ModelEndpoint
 from kbcore.embedding_rule import DatasetModel, mixed_models
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.settings import Settings
+from kbcore.words.said import said
 from services.retrieval.embedding.embedders import CachedQueryEmbedder, Embedder
 from services.retrieval.embedding.model_switches import newest_switch
 from services.retrieval.embedding.registered import EmbeddingModels
@@ -129,7 +130,7 @@ class EmbeddingSpaces:
         async with self._sessions() as session:
             dataset = await session.get(Dataset, dataset_id)
         if dataset is None:
-            raise NotFound(f"dataset {dataset_id} does not exist")
+            raise NotFound(said("dataset_does_not_exist", dataset_id=dataset_id))
         return dataset
 
     async def served(self, dataset_id: str) -> Space:
@@ -142,9 +143,7 @@ class EmbeddingSpaces:
         because the copy being made in the new model's space would not have the change."""
         dataset = await self._existing(dataset_id)
         if dataset.embedding_pending_id is not None:
-            raise Conflict(
-                f"dataset {dataset.name!r} is being embedded again by another model; change it once that has finished"
-            )
+            raise Conflict(said("dataset_being_embedded_again_another_model", dataset_name=f"{dataset.name!r}"))
         return await self.space(dataset.embedding_model_id, dataset.embedding_dimension)
 
     async def every_space_of(self, dataset_id: str) -> list[Space]:
@@ -198,7 +197,7 @@ class EmbeddingSpaces:
         found = {dataset.id: (dataset, name) for dataset, name in await run_read(self._sessions, work)}
         missing = [d for d in ids if d not in found]
         if missing:
-            raise NotFound(f"unknown dataset(s): {', '.join(missing)}")
+            raise NotFound(said("unknown_dataset_s", join_unknown=", ".join(missing)))
         chosen = [found[d] for d in ids]
         refusal = mixed_models([DatasetModel(d.name, d.embedding_model_id, name or "") for d, name in chosen])
         if refusal:

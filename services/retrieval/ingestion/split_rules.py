@@ -20,6 +20,7 @@ from typing import Any
 
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 
 DEFAULT_MAX_LENGTH = 600
 MIN_MAX_LENGTH, MAX_MAX_LENGTH = 50, 10_000
@@ -40,23 +41,42 @@ class SplitRules:
         """These rules, or ``InvalidRequest`` naming the first that is out of bounds."""
         if not MIN_MAX_LENGTH <= self.max_length <= MAX_MAX_LENGTH:
             raise InvalidRequest(
-                f"max_length must be between {MIN_MAX_LENGTH} and {MAX_MAX_LENGTH} characters, not {self.max_length}"
+                said(
+                    "max_length_must_be_between_characters",
+                    min_max_length=MIN_MAX_LENGTH,
+                    max_max_length=MAX_MAX_LENGTH,
+                    self_max_length=self.max_length,
+                )
             )
         if len(self.separators) > MAX_SEPARATORS:
-            raise InvalidRequest(f"at most {MAX_SEPARATORS} separators, not {len(self.separators)}")
+            raise InvalidRequest(
+                said("most_separators_not", max_separators=MAX_SEPARATORS, len_self_separators=len(self.separators))
+            )
         for separator in self.separators:
             if not separator or len(separator) > MAX_SEPARATOR_CHARS:
-                raise InvalidRequest(f"a separator must have 1 to {MAX_SEPARATOR_CHARS} characters: {separator[:40]!r}")
-            if separator.isspace() and "\n" not in separator:
                 raise InvalidRequest(
-                    f"separator {separator!r} is only spaces: it would cut between almost any two words"
+                    said(
+                        "separator_must_have_1_characters",
+                        max_separator_chars=MAX_SEPARATOR_CHARS,
+                        separator_40=f"{separator[:40]!r}",
+                    )
                 )
+            if separator.isspace() and "\n" not in separator:
+                raise InvalidRequest(said("separator_only_spaces_would_cut_between", separator=f"{separator!r}"))
         if not 0 <= self.overlap <= self.max_length // 2:
             raise InvalidRequest(
-                f"overlap must be between 0 and half of max_length ({self.max_length // 2}), not {self.overlap}"
+                said(
+                    "overlap_must_be_between_0_half", self_max_length_2=self.max_length // 2, self_overlap=self.overlap
+                )
             )
         if not 1 <= self.title_levels <= MAX_TITLE_LEVELS:
-            raise InvalidRequest(f"title_levels must be between 1 and {MAX_TITLE_LEVELS}, not {self.title_levels}")
+            raise InvalidRequest(
+                said(
+                    "title_levels_must_be_between_1",
+                    max_title_levels=MAX_TITLE_LEVELS,
+                    self_title_levels=self.title_levels,
+                )
+            )
         return self
 
     def to_json(self) -> str:

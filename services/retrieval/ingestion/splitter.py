@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 from services.retrieval.ingestion.split_rules import DEFAULT_MAX_LENGTH, DEFAULT_RULES, MAX_TABLE_CHARS, SplitRules
 
 MAX_PARAGRAPH_CHARS = DEFAULT_MAX_LENGTH
@@ -108,13 +109,15 @@ class UnsupportedDocument(InvalidRequest):
 
 def decode_text(filename: str, data: bytes) -> str:
     if not filename.lower().endswith(SUPPORTED_SUFFIXES):
-        raise UnsupportedDocument(f"unsupported file type {filename!r}: upload a .md, .markdown or .txt file")
+        raise UnsupportedDocument(said("unsupported_file_type_upload_md_markdown", filename=f"{filename!r}"))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UnsupportedDocument(f"{filename!r} is not UTF-8 text (byte {exc.start} cannot be decoded)") from exc
+        raise UnsupportedDocument(
+            said("not_utf_8_text_byte_cannot", filename=f"{filename!r}", exc_start=exc.start)
+        ) from exc
     if "\x00" in text:
-        raise UnsupportedDocument(f"{filename!r} looks like a binary file, not text")
+        raise UnsupportedDocument(said("looks_like_binary_file_not_text", filename=f"{filename!r}"))
     return text
 
 

@@ -31,6 +31,7 @@ from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import InvalidRequest, NotFound
 from kbcore.limits import MAX_SYNC_HOURS, MIN_SYNC_HOURS
+from kbcore.words.said import Said, said
 from services.retrieval.ingestion.jobs.claim_loop import ClaimingWorker
 from services.retrieval.ingestion.jobs.queue import Upload
 from services.retrieval.ingestion.jobs.states import ACTIVE
@@ -52,7 +53,7 @@ GONE, UNREACHABLE = "gone", "unreachable"  # document.source_state; "" = the pag
 class Synced:
     document_id: str
     outcome: pb.SyncOutcome
-    message: str  # what happened, in words
+    message: Said  # what happened, in words
 
 
 Submit = Callable[[str, Upload], Awaitable[None]]  # queue an upload as a new version of its document
@@ -62,7 +63,7 @@ def check_sync_hours(hours: int) -> None:
     """0 turns the schedule off; otherwise at least hourly and at most monthly."""
     if hours and not MIN_SYNC_HOURS <= hours <= MAX_SYNC_HOURS:
         raise InvalidRequest(
-            f"sync_hours must be 0 (no schedule) or between {MIN_SYNC_HOURS} and {MAX_SYNC_HOURS} hours, not {hours}"
+            said("sync_hours_must_be_0_no", min_sync_hours=MIN_SYNC_HOURS, max_sync_hours=MAX_SYNC_HOURS, hours=hours)
         )
 
 
@@ -85,28 +86,30 @@ class WebSync:
 
     async def _sync(self, document: Document, busy: bool) -> Synced:
         if busy:
-            return Synced(document.id, pb.SYNC_OUTCOME_BUSY, "an ingestion of this document is queued or running")
+            return Synced(document.id, pb.SYNC_OUTCOME_BUSY, said("ingestion_document_queued_running"))
         served = bool(document.active_version and document.source_hash)
         validators = Validators(document.source_etag, document.source_modified) if served else Validators()
         try:
             fetched = await fetch_if_changed(document.source_url, self._fetch, validators)
         except FetchGone as exc:
-            await self._mark(document.id, GONE, str(exc))
-            return Synced(document.id, pb.SYNC_OUTCOME_GONE, f"{exc}; the document keeps serving its last version")
+            await self._mark(document.id, GONE, exc.words)
+            return Synced(document.id, pb.SYNC_OUTCOME_GONE, said("document_keeps_serving_last_version", exc=exc))
         except FetchError as exc:
-            await self._mark(document.id, UNREACHABLE, str(exc))
-            return Synced(document.id, pb.SYNC_OUTCOME_FAILED, f"{exc}; the document keeps serving its last version")
+            await self._mark(document.id, UNREACHABLE, exc.words)
+            return Synced(document.id, pb.SYNC_OUTCOME_FAILED, said("document_keeps_serving_last_version", exc=exc))
         if not isinstance(fetched, FetchedPage):
-            await self._mark(document.id, "", "")
-            return Synced(document.id, pb.SYNC_OUTCOME_UNCHANGED, "the page is not modified (304)")
+            await self._mark(document.id, "", None)
+            return Synced(document.id, pb.SYNC_OUTCOME_UNCHANGED, said("page_not_modified_304"))
         upload = web_upload(document.name, document.source_url, fetched)
         if served and upload.digest == document.source_hash:
-            await self._mark(document.id, "", "", Validators(upload.etag, upload.modified))
-            return Synced(document.id, pb.SYNC_OUTCOME_UNCHANGED, "the page is the same as the served version")
+            await self._mark(document.id, "", None, Validators(upload.etag, upload.modified))
+            return Synced(document.id, pb.SYNC_OUTCOME_UNCHANGED, said("page_same_served_version"))
         await self._submit(document.dataset_id, upload)
-        return Synced(document.id, pb.SYNC_OUTCOME_QUEUED, "the page changed: its new version is being ingested")
+        return Synced(document.id, pb.SYNC_OUTCOME_QUEUED, said("page_changed_new_version_being_ingested"))
 
-    async def _mark(self, document_id: str, state: str, note: str, validators: Validators | None = None) -> None:
+    async def _mark(
+        self, document_id: str, state: str, note: Said | None, validators: Validators | None = None
+    ) -> None:
         def work(session: Session) -> None:
             document = session.get(Document, document_id)
             if document is None:
@@ -122,17 +125,17 @@ def _web_documents(session: Session, dataset_id: str, document_ids: list[str]) -
     """The dataset's web documents (or these: each must be one), each with whether a job of it is
     queued or running."""
     if session.get(Dataset, dataset_id) is None:
-        raise NotFound(f"dataset {dataset_id} does not exist")
+        raise NotFound(said("dataset_does_not_exist", dataset_id=dataset_id))
     query = select(Document).where(Document.dataset_id == dataset_id)
     if document_ids:
         query = query.where(Document.id.in_(document_ids))
     documents = list(session.scalars(query.order_by(Document.created_at, Document.name)))
     missing = set(document_ids) - {d.id for d in documents}
     if missing:
-        raise NotFound(f"document {sorted(missing)[0]} does not exist in dataset {dataset_id}")
+        raise NotFound(said("document_does_not_exist_dataset", document_id=sorted(missing)[0], dataset_id=dataset_id))
     not_web = [d.name for d in documents if not d.source_url]
     if document_ids and not_web:
-        raise InvalidRequest(f"document {not_web[0]!r} was not imported from a web page: upload its file again instead")
+        raise InvalidRequest(said("document_was_not_imported_web_page", not_web_0=f"{not_web[0]!r}"))
     jobs = {d.job_id for d in documents if d.job_id}
     running = set(session.scalars(select(IngestJob.id).where(IngestJob.id.in_(jobs), IngestJob.state.in_(ACTIVE))))
     for document in documents:

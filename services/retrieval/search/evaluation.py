@@ -17,6 +17,7 @@ from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_QUESTION_TOKENS
 from kbcore.models.base import ChatMessage
 from kbcore.text.tokens import fits_tokens
+from kbcore.words.said import Said, listed, said
 from services.retrieval.search.loop import LoopResult
 
 MAX_CASES = 500
@@ -37,12 +38,14 @@ class EvalQuestion:
 def questions(request: pb.EvaluateRequest) -> list[EvalQuestion]:
     """Every case, checked; ``InvalidRequest`` naming the first few that cannot be scored."""
     if not request.cases:
-        raise InvalidRequest("cases must hold at least one question")
+        raise InvalidRequest(said("cases_must_hold_least_one_question"))
     if len(request.cases) > MAX_CASES:
-        raise InvalidRequest(f"at most {MAX_CASES} cases per evaluation, got {len(request.cases)}")
+        raise InvalidRequest(
+            said("most_cases_per_evaluation_got", max_cases=MAX_CASES, len_request_cases=len(request.cases))
+        )
     problems = [p for i, case in enumerate(request.cases) if (p := case_problem(case, i))]
     if problems:
-        raise InvalidRequest("; ".join(problems[:PROBLEMS_SHOWN]))
+        raise InvalidRequest(listed(problems[:PROBLEMS_SHOWN]))
     return [
         EvalQuestion(
             question=case.turns[-1].question.strip(),
@@ -53,24 +56,25 @@ def questions(request: pb.EvaluateRequest) -> list[EvalQuestion]:
     ]
 
 
-def case_problem(case: pb.EvalCase, index: int) -> str:
-    """Why a case cannot be scored, or "" when it can."""
-    name = f"case {case.id or index + 1}"
+def case_problem(case: pb.EvalCase, index: int) -> Said | None:
+    """Why a case cannot be scored, or None when it can."""
+    name = str(case.id or index + 1)
     if not case.turns:
-        return f"{name}: it has no turns"
+        return said("case_has_no_turns", case_id_or_index_1=name)
     if len(case.turns) > MAX_TURNS:
-        return f"{name}: more than {MAX_TURNS} turns"
+        return said("case_more_turns", case_id_or_index_1=name, max_turns=MAX_TURNS)
     last = case.turns[-1]
     question = last.question.strip()
     if not question:
-        return f"{name}: its last question is empty"
+        return said("case_last_question_empty", case_id_or_index_1=name)
     if not fits_tokens(question, MAX_QUESTION_TOKENS):
-        return f"{name}: its last question is longer than {MAX_QUESTION_TOKENS} estimated tokens"
+        tokens = MAX_QUESTION_TOKENS
+        return said("case_last_question_longer_estimated_tokens", case_id_or_index_1=name, max_question_tokens=tokens)
     if not last.gold:
-        return f"{name}: its last turn has no gold snippets to look for"
+        return said("case_last_turn_has_no_gold", case_id_or_index_1=name)
     if any(not g.must_contain for g in last.gold):
-        return f"{name}: a gold snippet is empty (it would match any evidence)"
-    return ""
+        return said("case_gold_snippet_empty_would_match", case_id_or_index_1=name)
+    return None
 
 
 def history_of(case: pb.EvalCase) -> list[ChatMessage]:

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import said
 from services.retrieval.embedding.embedders import Embedder
 
 MAX_TEXTS = 2000
@@ -62,12 +63,12 @@ class Group:
 
 def check_texts(texts: Sequence[str]) -> None:
     if not texts:
-        raise InvalidRequest("texts must hold at least one text")
+        raise InvalidRequest(said("texts_must_hold_least_one_text"))
     if len(texts) > MAX_TEXTS:
-        raise InvalidRequest(f"at most {MAX_TEXTS} texts can be grouped at once, got {len(texts)}")
+        raise InvalidRequest(said("most_texts_can_be_grouped_once", max_texts=MAX_TEXTS, len_texts=len(texts)))
     too_long = [i for i, text in enumerate(texts) if len(text) > MAX_TEXT_CHARS]
     if too_long:
-        raise InvalidRequest(f"text {too_long[0]} is longer than {MAX_TEXT_CHARS} characters")
+        raise InvalidRequest(said("text_longer_characters", too_long_0=too_long[0], max_text_chars=MAX_TEXT_CHARS))
 
 
 async def group_texts(embedder: Embedder, texts: Sequence[str]) -> list[Group]:

@@ -31,6 +31,7 @@ from kbcore.models.offline.borrowing import supported_reading
 from kbcore.models.offline.evidence import prepare
 from kbcore.models.offline.question_parts import normalise_query
 from kbcore.text.tokens import count_tokens, token_bound
+from kbcore.words.said import Said
 from services.retrieval.search.assessment import InvalidAssessment, parse_assessment
 from services.retrieval.search.rerank_step import RerankedRound
 from services.retrieval.store.base import Hit
@@ -109,7 +110,7 @@ class LoopResult:
     sufficient: bool
     missing: str
     run_time: float
-    rewrite_error: str = ""
+    rewrite_error: Said | None = None
     support: list[PartSupport] = field(default_factory=list)  # offline model: which sentences answer which part
 
 
@@ -270,7 +271,7 @@ class RetrievalLoop:
         """Progress events of each round, then the LoopResult (always last, whatever stopped the loop)."""
         started = time.monotonic()
         gathered = _Gathered(TokenBudget(self._limits.evidence_tokens))
-        rewrite_error = ""
+        rewrite_error: Said | None = None
         gathered.reading = Reading(question, question, history)
         if not has_datasets:
             # No knowledge to search: no rewrite, no assessment, no model call at all.
@@ -490,13 +491,13 @@ class RetrievalLoop:
         step.sufficient, step.missing, step.next_queries = gathered.sufficient, gathered.missing, queries
         return queries
 
-    async def _rewrite(self, history: Sequence[ChatMessage], question: str) -> tuple[str, str]:
+    async def _rewrite(self, history: Sequence[ChatMessage], question: str) -> tuple[str, Said | None]:
         """The standalone question; the original when there is no history or the model fails."""
         if not history:
-            return question, ""
+            return question, None
         try:
             rewritten = (await self._model.rewrite(history, question)).strip()
         except ModelError as exc:
             log.warning("rewrite failed, searching with the question as asked: %s", exc)
-            return question, str(exc)
-        return (rewritten or question), ""
+            return question, exc.words
+        return (rewritten or question), None

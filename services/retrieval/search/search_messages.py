@@ -12,7 +12,9 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_TOP_N
 from kbcore.models.base import ChatMessage, PartSupport
+from kbcore.refusals.status_details import stored_fields
 from kbcore.vocabulary import PART_VERDICT, ROLE, SEARCH_MODE
+from kbcore.words.said import said
 from services.retrieval.search.loop import Assessed, LoopResult, Retrieving
 from services.retrieval.search.query import SearchSettings
 from services.retrieval.store.base import Hit, SearchMode
@@ -24,13 +26,13 @@ def search_settings(message: common_pb2.SearchSettings) -> SearchSettings:
     """Unset fields take the defaults; out-of-range numbers are refused, not guessed at."""
     top_n = message.top_n or DEFAULT_SEARCH.top_n
     if not 1 <= top_n <= MAX_TOP_N:
-        raise InvalidRequest(f"top_n must be between 1 and {MAX_TOP_N}, got {top_n}")
+        raise InvalidRequest(said("top_n_must_be_between_1", max_top_n=MAX_TOP_N, top_n=top_n))
     similarity = message.similarity if message.HasField("similarity") else DEFAULT_SEARCH.similarity
     if not 0.0 <= similarity <= 1.0:
-        raise InvalidRequest(f"similarity must be between 0 and 1, got {similarity:g}")
+        raise InvalidRequest(said("similarity_must_be_between_0_1", similarity=f"{similarity:g}"))
     mode_name = SEARCH_MODE.name(message.search_mode)
     if message.search_mode and not mode_name:
-        raise InvalidRequest(f"unknown search_mode {message.search_mode}")
+        raise InvalidRequest(said("unknown_search_mode", message_search_mode=message.search_mode))
     mode = SearchMode(mode_name) if mode_name else DEFAULT_SEARCH.mode
     return SearchSettings(top_n=top_n, similarity=similarity, mode=mode)
 
@@ -92,7 +94,8 @@ def result(outcome: LoopResult, mode: SearchMode = DEFAULT_SEARCH.mode) -> pb.Re
             sufficient=outcome.sufficient,
             missing=outcome.missing,
             run_time=outcome.run_time,
-            rewrite_error=outcome.rewrite_error,
+            rewrite_error=stored_fields(outcome.rewrite_error)[0],
+            rewrite_error_words=stored_fields(outcome.rewrite_error)[1],
             part_support=[part_support(s) for s in outcome.support],
             search_mode=SEARCH_MODE.value(mode.value),
         )

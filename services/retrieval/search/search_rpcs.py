@@ -19,6 +19,7 @@ from kbcore.models.endpoints import EndpointClients
 from kbcore.models.rerank import RerankEndpoints
 from kbcore.rpc.error_mapping import Context, stream_errors, unary_errors
 from kbcore.text.tokens import require_question_fits
+from kbcore.words.said import said
 from services.retrieval.catalog.catalog_store import Catalog
 from services.retrieval.embedding.embedders import Embedder
 from services.retrieval.search.grouping import group_texts
@@ -72,13 +73,13 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
     async def _require_known(self, ids: tuple[str, ...]) -> None:
         missing = await self._catalog.missing_datasets(list(ids))
         if missing:
-            raise NotFound(f"unknown dataset(s): {', '.join(missing)}")
+            raise NotFound(said("unknown_dataset_s", join_unknown=", ".join(missing)))
 
     @stream_errors
     async def Retrieve(self, request: pb.RetrieveRequest, context: Context) -> AsyncIterator[pb.RetrieveResponse]:
         question = request.question.strip()
         if not question:
-            raise InvalidRequest("question must not be empty")
+            raise InvalidRequest(said("question_must_not_be_empty"))
         require_question_fits(question)
         settings = convert.search_settings(request.search)
         history = convert.history(list(request.history))
@@ -115,7 +116,7 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
         settings = convert.search_settings(request.search)
         dataset_ids = await self._known_datasets(request.dataset_ids)
         if not dataset_ids:
-            raise InvalidRequest("dataset_ids must name at least one dataset to evaluate against")
+            raise InvalidRequest(said("dataset_ids_must_name_least_one_2"))
         model = await self._aux_model(request.aux_model_id)
         gate = asyncio.Semaphore(CONCURRENT_CASES)
 
@@ -209,13 +210,13 @@ class SearchRpcs(pb_grpc.SearchServiceServicer):
     async def Search(self, request: pb.SearchRequest, context: Context) -> pb.SearchResponse:
         query = request.query.strip()
         if not query:
-            raise InvalidRequest("query must not be empty")
+            raise InvalidRequest(said("query_must_not_be_empty"))
         if len(query) > MAX_SEARCH_QUERY_CHARS:
-            raise InvalidRequest(f"query is longer than {MAX_SEARCH_QUERY_CHARS} characters")
+            raise InvalidRequest(said("query_longer_characters", max_search_query_chars=MAX_SEARCH_QUERY_CHARS))
         settings = convert.search_settings(request.search)
         dataset_ids = await self._known_datasets(request.dataset_ids)
         if not dataset_ids:
-            raise InvalidRequest("dataset_ids must name at least one dataset")
+            raise InvalidRequest(said("dataset_ids_must_name_least_one"))
         hits = await self._searcher.search(dataset_ids, query, settings)
         reply = pb.SearchResponse(paragraphs=[convert.paragraph(h) for h in hits])
         await self._name_datasets(reply.paragraphs)

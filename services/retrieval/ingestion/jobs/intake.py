@@ -17,6 +17,7 @@ from kbcore.errors import InvalidRequest, TooLong
 from kbcore.permissions.roles import Principal
 from kbcore.process.disk_space import MiB
 from kbcore.settings import Settings
+from kbcore.words.said import said
 from services.retrieval.caller_check import current_principal
 from services.retrieval.ingestion.jobs.spool import UploadSpool
 from services.retrieval.ingestion.jobs.upload_budget import UploadBudget
@@ -51,13 +52,10 @@ class UploadIntake:
         call's deadline, which the hold never outlives (a process that dies mid-request leaves a
         row that stops counting then)."""
         if declared <= 0:
-            raise InvalidRequest("declared_bytes must be the size of the upload, more than 0")
+            raise InvalidRequest(said("declared_bytes_must_be_size_upload"))
         allowed = self.max_bytes + FRAMING_BYTES
         if declared > allowed:
-            raise TooLong(
-                f"the upload declares {declared} bytes; one upload may bring at most {allowed // MiB} MiB "
-                "with its form fields (KB_UPLOAD_MAX_MB)"
-            )
+            raise TooLong(said("upload_declares_bytes_one_upload_may", declared=declared, allowed_mib=allowed // MiB))
         seconds = seconds_left if seconds_left is not None else self.body_seconds + STORE_SECONDS
         async with self.budget.held(caller_key(current_principal()), declared, seconds):
             yield declared

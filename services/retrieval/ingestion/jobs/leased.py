@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 
 from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import EmbeddingJob, IngestJob, utcnow
+from kbcore.words.said import Said
 
 MAX_ATTEMPTS = 3  # a job that killed its process this many times is failed, not retried forever
 
@@ -79,7 +80,7 @@ def claimed_as(kind: type[Job], row: IngestJob | EmbeddingJob, **rest: Any) -> J
     return kind(**columns, **rest)
 
 
-def release(row: IngestJob | EmbeddingJob, state: str, error: str) -> None:
+def release(row: IngestJob | EmbeddingJob, state: str, error: Said | None) -> None:
     """The job ends: its state and reason, and nobody holds it any more."""
     row.state, row.error, row.holder, row.lease_until = state, error, None, None
 
@@ -114,7 +115,7 @@ class LeasedQueue(abc.ABC, Generic[Row, Job]):
             total=0,
             attempts=0,
             cancel_requested=False,
-            error="",
+            error=None,
             **fields,
         )
 
@@ -141,7 +142,7 @@ class LeasedQueue(abc.ABC, Generic[Row, Job]):
         return await run_write(self._sessions, work)
 
     async def close_job(
-        self, job: Job, holder: str, state: str, error: str, then: Callable[[Session, Row], None]
+        self, job: Job, holder: str, state: str, error: Said | None, then: Callable[[Session, Row], None]
     ) -> bool:
         """The job ends (finished, failed, cancelled, given up) with ``state`` and ``error`` and
         nobody holding it, and ``then`` writes what that means besides, in one transaction; False

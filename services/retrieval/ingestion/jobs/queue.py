@@ -23,6 +23,7 @@ from kbcore.db.engine import run_read
 from kbcore.db.tables import Dataset, Document, IngestJob, utcnow
 from kbcore.errors import Conflict, NotFound
 from kbcore.limits import MAX_NAME_CHARS
+from kbcore.words.said import Said, said
 from services.retrieval.ingestion.jobs.leased import LeasedQueue, claimed_as
 from services.retrieval.ingestion.jobs.source_chunks import Source, delete_source, pieces, read_source, store_source
 from services.retrieval.ingestion.jobs.states import ACTIVE, DocumentState, JobState
@@ -147,7 +148,7 @@ class JobQueue(LeasedQueue[IngestJob, ClaimedJob]):
     async def documents(self, dataset_id: str) -> list[tuple[Document, IngestJob | None]]:
         def work(session: Session) -> list[tuple[Document, IngestJob | None]]:
             if session.get(Dataset, dataset_id) is None:
-                raise NotFound(f"dataset {dataset_id} does not exist")
+                raise NotFound(said("dataset_does_not_exist", dataset_id=dataset_id))
             rows = session.execute(
                 _WITH_JOB.where(Document.dataset_id == dataset_id).order_by(Document.created_at, Document.name)
             )
@@ -171,7 +172,7 @@ class Outcome:
     the document's new figures; a failed or cancelled job leaves the served version as it was."""
 
     state: str
-    error: str = ""
+    error: Said | None = None
     published: bool = False
     paragraph_count: int = 0
     char_length: int = 0
@@ -179,7 +180,7 @@ class Outcome:
 
 
 def _no_document(dataset_id: str, document_id: str) -> NotFound:
-    return NotFound(f"document {document_id} does not exist in dataset {dataset_id}")
+    return NotFound(said("document_does_not_exist_dataset", document_id=document_id, dataset_id=dataset_id))
 
 
 def _document_in(session: Session, dataset_id: str, document_id: str) -> Document:
@@ -192,11 +193,9 @@ def _document_in(session: Session, dataset_id: str, document_id: str) -> Documen
 def _submit(session: Session, dataset_id: str, upload: Upload, queue: JobQueue) -> Document:
     dataset = session.get(Dataset, dataset_id)
     if dataset is None:
-        raise NotFound(f"dataset {dataset_id} does not exist")
+        raise NotFound(said("dataset_does_not_exist", dataset_id=dataset_id))
     if dataset.embedding_pending_id is not None:  # the copy for the new model would miss it
-        raise Conflict(
-            f"dataset {dataset.name!r} is being embedded again by another model; upload once that has finished"
-        )
+        raise Conflict(said("dataset_being_embedded_again_another_model_2", dataset_name=f"{dataset.name!r}"))
     document = _document_of(session, dataset_id, upload, lock=True)
     if document is None:
         name = _free_name(session, dataset_id, upload)
@@ -204,9 +203,7 @@ def _submit(session: Session, dataset_id: str, upload: Upload, queue: JobQueue) 
         session.add(document)
         session.flush()
     elif document.job_id is not None and _job_blocks(session, document.job_id, queue.store_key):
-        raise Conflict(
-            f"document {upload.name!r} is still being ingested; wait for it to finish or cancel it before uploading it again"
-        )
+        raise Conflict(said("document_still_being_ingested_wait_finish", upload_name=f"{upload.name!r}"))
     versions = session.scalar(select(func.max(IngestJob.version)).where(IngestJob.document_id == document.id))
     job = queue.new_row(
         document_id=document.id,
@@ -218,7 +215,7 @@ def _submit(session: Session, dataset_id: str, upload: Upload, queue: JobQueue) 
     session.add(job)
     session.flush()
     store_source(session, job.id, upload.data)
-    document.job_id, document.status, document.error = job.id, DocumentState.QUEUED, ""
+    document.job_id, document.status, document.error = job.id, DocumentState.QUEUED, None
     document.source_type = upload.source_type
     document.source_hash = upload.digest
     if upload.rules is not None:
@@ -231,7 +228,7 @@ def _submit(session: Session, dataset_id: str, upload: Upload, queue: JobQueue) 
         upload.modified,
     )
     document.source_checked_at = utcnow() if upload.source_url else None
-    document.source_state = document.source_note = ""
+    document.source_state, document.source_note = "", None
     return document
 
 
@@ -261,7 +258,7 @@ def _job_blocks(session: Session, job_id: str, store_key: str) -> bool:
     if job is None or job.state not in ACTIVE:
         return False
     if job.store_key != store_key and (job.lease_until is None or job.lease_until < utcnow()):
-        job.state, job.error, job.holder = JobState.FAILED, "superseded by an upload to another vector store", None
+        job.state, job.error, job.holder = JobState.FAILED, said("superseded_upload_another_vector_store"), None
         delete_source(session, job.id)
         return False
     return True
@@ -291,9 +288,9 @@ def _finished(session: Session, job: ClaimedJob, outcome: Outcome) -> None:
     _settle(document, outcome)
 
 
-CANCELLED_BY_OPERATOR = "ingestion cancelled by an operator"
-INGESTION_FAILED = "ingestion failed"  # a failed job that said nothing more
-STILL_SERVED = "{failure} The previous version is still searchable."
+CANCELLED_BY_OPERATOR = said("ingestion_cancelled_operator")
+INGESTION_FAILED = said("ingestion_failed")  # a failed job that said nothing more
+STILL_SERVED = "previous_version_still_searchable"  # "{failure} The previous version is still …"
 
 
 def _settle(document: Document, outcome: Outcome) -> None:
@@ -301,13 +298,13 @@ def _settle(document: Document, outcome: Outcome) -> None:
     as it was (ready), a cancelled first upload reads cancelled; a failure is shown, saying
     whether an earlier version still serves."""
     if outcome.state == JobState.READY or (outcome.state == JobState.CANCELLED and document.active_version):
-        document.status, document.error = DocumentState.READY, ""
+        document.status, document.error = DocumentState.READY, None
     elif outcome.state == JobState.CANCELLED:
         document.status, document.error = DocumentState.CANCELLED, CANCELLED_BY_OPERATOR
     else:
         document.status = DocumentState.FAILED
         failure = outcome.error or INGESTION_FAILED
-        document.error = STILL_SERVED.format(failure=failure) if document.active_version else failure
+        document.error = said(STILL_SERVED, failure=failure) if document.active_version else failure
     if outcome.state != JobState.READY and document.active_version:
         # The stored original is no longer what is served: the next upload or sync is whole.
         document.source_hash = document.source_etag = document.source_modified = ""
@@ -317,7 +314,7 @@ def _cancel(session: Session, dataset_id: str, document_id: str) -> Document:
     document = _document_in(session, dataset_id, document_id)
     job = session.get(IngestJob, document.job_id, with_for_update=True) if document.job_id else None
     if job is None or job.state not in ACTIVE:
-        raise Conflict(f"document {document.name!r} has no ingestion queued or running to cancel")
+        raise Conflict(said("document_has_no_ingestion_queued_running", document_name=f"{document.name!r}"))
     if job.holder is None:
         job.state = JobState.CANCELLED
         delete_source(session, job.id)

@@ -32,6 +32,7 @@ from kbcore.db.tables import Application, Dataset, Document, EmbeddingJob, Inges
 from kbcore.embedding_rule import model_label
 from kbcore.errors import Conflict, InvalidRequest, NotFound
 from kbcore.vocabulary import EMBEDDING_SWITCH_STATE
+from kbcore.words.said import Said, said
 from services.retrieval.ingestion.jobs.leased import Control, LeasedQueue, claimed_as, release
 from services.retrieval.ingestion.jobs.states import ACTIVE as INGESTING
 
@@ -45,7 +46,7 @@ class SwitchState:
 
 
 RUNNING = (SwitchState.QUEUED, SwitchState.EMBEDDING)
-CANCELLED_BY_OPERATOR = "cancelled by an operator"
+CANCELLED_BY_OPERATOR = said("cancelled_operator")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Change:
 
     model_id: str
     dimension: int
-    label: str  # how messages name it
+    label: Said  # how messages name it
 
 
 @dataclass(frozen=True)
@@ -111,45 +112,42 @@ class SwitchQueue(LeasedQueue[EmbeddingJob, ClaimedSwitch]):
             if dataset is None:
                 return Control.DELETED
             dataset.embedding_model_id, dataset.embedding_dimension = job.to_model_id, job.to_dimension
-            dataset.embedding_pending_id, dataset.embedding_error = None, ""
+            dataset.embedding_pending_id, dataset.embedding_error = None, None
             row.done = row.total
-            release(row, SwitchState.READY, "")
+            release(row, SwitchState.READY, None)
             return Control.GO
 
         return await run_write(self._sessions, work)
 
-    async def end(self, job: ClaimedSwitch, holder: str, state: str, error: str) -> bool:
+    async def end(self, job: ClaimedSwitch, holder: str, state: str, error: Said) -> bool:
         """The change failed or was cancelled: the dataset stays on its model and says why."""
         return await self.close_job(job, holder, state, error, lambda session, row: _kept_model(session, row, error))
 
 
-def _ended(session: Session, row: EmbeddingJob, state: str, error: str) -> None:
+def _ended(session: Session, row: EmbeddingJob, state: str, error: Said) -> None:
     release(row, state, error)
     _kept_model(session, row, error)
 
 
-def _kept_model(session: Session, row: EmbeddingJob, error: str) -> None:
+def _kept_model(session: Session, row: EmbeddingJob, error: Said) -> None:
     """The dataset of a change that ended without its flip keeps its model, and says why."""
     dataset = session.get(Dataset, row.dataset_id)
     if dataset is not None and dataset.embedding_pending_id == row.to_model_id:
         dataset.embedding_pending_id = None
-        dataset.embedding_error = f"the change of embedding model was not made ({error}); the dataset keeps its model"
+        dataset.embedding_error = said("embedding_change_not_made", reason=error)
 
 
 def _request(session: Session, dataset_id: str, change: Change, queue: SwitchQueue) -> Requested:
     dataset = session.get(Dataset, dataset_id, with_for_update=True)
     if dataset is None:
-        raise NotFound(f"dataset {dataset_id} does not exist")
+        raise NotFound(said("dataset_does_not_exist", dataset_id=dataset_id))
     if dataset.embedding_pending_id is not None:
         if change.model_id == dataset.embedding_model_id:
             _cancel(session, dataset_id)
             return Requested(False, dataset.name, "embedding model (change cancelled)")
         if change.model_id == dataset.embedding_pending_id:
             return Requested(False)
-        raise Conflict(
-            f"dataset {dataset.name!r} is already being embedded again by another model; "
-            "cancel that first (choose its current model again) or wait for it to finish"
-        )
+        raise Conflict(said("dataset_already_being_embedded_again_another", dataset_name=f"{dataset.name!r}"))
     if change.model_id == dataset.embedding_model_id:
         return Requested(False)
     _require_idle(session, dataset)
@@ -163,7 +161,7 @@ def _request(session: Session, dataset_id: str, change: Change, queue: SwitchQue
             to_dimension=change.dimension,
         )
     )
-    dataset.embedding_pending_id, dataset.embedding_error = change.model_id, ""
+    dataset.embedding_pending_id, dataset.embedding_error = change.model_id, None
     return Requested(True, dataset.name, "embedding model")
 
 
@@ -175,9 +173,7 @@ def _require_idle(session: Session, dataset: Dataset) -> None:
         .where(IngestJob.dataset_id == dataset.id, IngestJob.state.in_(INGESTING))
     )
     if busy:
-        raise Conflict(
-            f"dataset {dataset.name!r} has documents being ingested; change its embedding model once they are ready"
-        )
+        raise Conflict(said("dataset_has_documents_being_ingested_change", dataset_name=f"{dataset.name!r}"))
 
 
 def _require_alone(session: Session, dataset: Dataset, change: Change) -> None:
@@ -191,10 +187,16 @@ def _require_alone(session: Session, dataset: Dataset, change: Change) -> None:
         listed = ", ".join(repr(n) for n in names)
         model = session.get(ModelEndpoint, dataset.embedding_model_id) if dataset.embedding_model_id else None
         raise InvalidRequest(
-            f"dataset {dataset.name!r} is searched together with {listed} by application {application.name!r}, "
-            f"all on {model_label(dataset.embedding_model_id, model.name if model else '')}: "
-            f"changing only this dataset to {change.label} "
-            "would mix embedding models in one application; take it out of the application first"
+            said(
+                "dataset_searched_together_application_all_changing",
+                dataset_name=f"{dataset.name!r}",
+                listed=listed,
+                application_name=f"{application.name!r}",
+                model_label_dataset_embedding_model_id_model_name_if_model_else=model_label(
+                    dataset.embedding_model_id, model.name if model else ""
+                ),
+                change_label=change.label,
+            )
         )
 
 

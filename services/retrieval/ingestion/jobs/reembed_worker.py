@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session
 
 from kbcore.db.engine import run_read
 from kbcore.db.tables import Document
-from kbcore.errors import InvalidRequest, NotFound
+from kbcore.errors import InvalidRequest, NotFound, Refused
+from kbcore.words.said import Said, said
 from services.retrieval.embedding.spaces import FLIP_GRACE_SECONDS, EmbeddingSpaces, Space
 from services.retrieval.ingestion.jobs.claim_loop import ClaimingWorker
 from services.retrieval.ingestion.jobs.embed_pipeline import embed_in_order
@@ -65,17 +66,19 @@ class SwitchWorker(ClaimingWorker[ClaimedSwitch]):
 
     async def process(self, job: ClaimedSwitch) -> None:
         if worn_out(job.attempts):
-            await self._give_up(job, f"it stopped {job.attempts - 1} times without finishing (the service restarted)")
+            await self._give_up(
+                job, said("stopped_times_without_finishing_service_restarted", job_attempts_1=job.attempts - 1)
+            )
             return
         try:
             await self._switch(job)
         except Stopped as stop:
             await self._stopped(job, stop.control)
         except (InvalidRequest, NotFound, ValueError) as exc:  # a model that fails or answers wrongly
-            await self._give_up(job, str(exc))
+            await self._give_up(job, _words_of(exc))
         except Exception:
             log.exception("re-embedding job %s of dataset %s failed", job.id, job.dataset_id)
-            await self._give_up(job, "an internal error stopped it; the service log has the details")
+            await self._give_up(job, said("internal_error_stopped_service_log_has"))
 
     async def _switch(self, job: ClaimedSwitch) -> None:
         old = await self._spaces.space(job.from_model_id, job.from_dimension)
@@ -147,7 +150,7 @@ class SwitchWorker(ClaimingWorker[ClaimedSwitch]):
         elif control == Control.DELETED:
             await self._drop_new(job)
 
-    async def _give_up(self, job: ClaimedSwitch, error: str, state: str = SwitchState.FAILED) -> None:
+    async def _give_up(self, job: ClaimedSwitch, error: Said, state: str = SwitchState.FAILED) -> None:
         await self._drop_new(job)
         if not await self._queue.end(job, self.holder, state, error):
             log.info("re-embedding job %s ended elsewhere (taken over or deleted)", job.id)
@@ -186,3 +189,9 @@ def _staged(paragraph: StoredParagraph, vector: list[float]) -> ParagraphPoint:
         searchable=False,
         enabled=paragraph.enabled,
     )
+
+
+def _words_of(failure: Exception) -> Said:
+    """What a change of model that failed says: a refusal's words; a model's answer that did not
+    fit (a ValueError) as a failure in general."""
+    return (failure.words if isinstance(failure, Refused) else None) or said("embedding_model_answered_wrongly")

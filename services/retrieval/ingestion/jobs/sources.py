@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.jobs.queue import ClaimedJob
 from services.retrieval.ingestion.jobs.uploads import PARAGRAPHS, paragraphs_of
 from services.retrieval.ingestion.parsing import DocumentRejected, ParseLimits
@@ -29,7 +30,12 @@ def job_parser(limits: ParseLimits, source: SourceReader) -> Parser:
             paragraphs = parsed.paragraphs
         if len(paragraphs) > limits.max_paragraphs:
             raise DocumentRejected(
-                f"{job.filename!r} has {len(paragraphs)} paragraphs; the limit is {limits.max_paragraphs} (KB_INGEST_MAX_PARAGRAPHS)"
+                said(
+                    "has_paragraphs_limit_kb_ingest_max",
+                    job_filename=f"{job.filename!r}",
+                    len_paragraphs=len(paragraphs),
+                    limits_max_paragraphs=limits.max_paragraphs,
+                )
             )
         return paragraphs
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from kbcore.errors import StorageFull, TooLong
 from kbcore.process import process_identity
 from kbcore.process.disk_space import DiskSpace, MiB
+from kbcore.words.said import said
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class SpoolFolder:
                 size += len(piece)
                 if size > limit:
                     raise TooLong(
-                        f"{filename!r} is larger than the upload limit of {limit // MiB} MiB (KB_UPLOAD_MAX_MB)"
+                        said("larger_upload_limit_mib_kb_upload", filename=f"{filename!r}", limit_mib=limit // MiB)
                     )
                 self._disk.require(len(piece))
                 try:

@@ -30,19 +30,14 @@ from kbcore.db.engine import run_read, run_write
 from kbcore.db.tables import UploadReservation, utcnow
 from kbcore.errors import Busy
 from kbcore.process.disk_space import MiB
+from kbcore.words.said import said
 
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 5  # what a refused uploader is told to wait: a 50 MiB upload is stored in seconds
 _LOCK_KEY = 0x6B62_7570  # the advisory lock reservers take turns on (PostgreSQL): "kbup"
-UPLOADS_FULL = (
-    "the server is receiving as many uploads as it can at once (KB_UPLOAD_BUDGET_MB); "
-    "nothing was stored: try again in a few seconds"
-)
-CALLER_UPLOADS_FULL = (
-    "your uploads still in progress hold as much as one caller may at once (KB_UPLOAD_CALLER_MB); "
-    "nothing was stored: try again once they have finished"
-)
+UPLOADS_FULL = said("server_receiving_many_uploads_can_once")
+CALLER_UPLOADS_FULL = said("your_uploads_still_progress_hold_much")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.document_types import source_type_of_name
 from kbcore.errors import InvalidRequest
 from kbcore.limits import MAX_NAME_CHARS
+from kbcore.words.said import said
 from services.retrieval.ingestion.jobs.queue import Upload
 from services.retrieval.ingestion.jobs.spool import SpoolFolder
 from services.retrieval.ingestion.parsing import ParseLimits, sniff
@@ -63,12 +64,12 @@ async def uploads_of(
     rules = _rules_of(request)
     if source == "paragraphs":
         if rules is not None:
-            raise InvalidRequest("split rules cut a file or a page: paragraphs sent are kept as they are")
+            raise InvalidRequest(said("split_rules_cut_file_page_paragraphs"))
         return [_paragraphs_upload(name, request.paragraphs.paragraphs)]
     if source == "url":
         url = request.url.strip()
         return [dataclasses.replace(web_upload(name, url, await fetch_page(url, fetch)), rules=rules)]
-    raise InvalidRequest("give the document as paragraphs, as a file or as a web page address")
+    raise InvalidRequest(said("give_document_paragraphs_file_web_page"))
 
 
 def web_upload(name: str, url: str, page: FetchedPage) -> Upload:
@@ -101,10 +102,10 @@ def paragraphs_of(upload_source: bytes) -> list[SplitParagraph]:
 
 def _paragraphs_upload(name: str, given: Sequence[pb.ParagraphInput]) -> Upload:
     if not name:
-        raise InvalidRequest("a document given as paragraphs needs a name")
+        raise InvalidRequest(said("document_given_paragraphs_needs_name"))
     paragraphs = [{"title": p.title.strip(), "content": p.content.strip()} for p in given if p.content.strip()]
     if not paragraphs:
-        raise InvalidRequest("the document has no paragraph with content")
+        raise InvalidRequest(said("document_has_no_paragraph_content"))
     data = json.dumps(paragraphs, ensure_ascii=False).encode()
     return Upload(_checked(name), f"{name}.json", PARAGRAPHS, data)
 
@@ -112,7 +113,7 @@ def _paragraphs_upload(name: str, given: Sequence[pb.ParagraphInput]) -> Upload:
 def check_filename(filename: str) -> None:
     """Refused before any byte is read: without a name, a file has no type."""
     if not filename.strip():
-        raise InvalidRequest("the file needs a name: its suffix says what type it is")
+        raise InvalidRequest(said("file_needs_name_suffix_says_what"))
 
 
 async def file_uploads(head: FileHead, path: Path, folder: SpoolFolder, limits: ParseLimits) -> list[Upload]:
@@ -147,7 +148,7 @@ def _member_name(member: str) -> str:
 def _checked(name: str) -> str:
     name = name.strip()
     if not name:
-        raise InvalidRequest("the document needs a name")
+        raise InvalidRequest(said("document_needs_name"))
     if len(name) > MAX_NAME_CHARS:
-        raise InvalidRequest(f"document name is longer than {MAX_NAME_CHARS} characters")
+        raise InvalidRequest(said("document_name_longer_characters", max_name_chars=MAX_NAME_CHARS))
     return name

@@ -23,6 +23,7 @@ import logging
 
 from kbcore.errors import InvalidRequest, Unavailable
 from kbcore.metrics.catalog import observe_ingestion_job
+from kbcore.words.said import said
 from services.retrieval.ingestion.jobs.claim_loop import ClaimingWorker
 from services.retrieval.ingestion.jobs.leased import Control, worn_out
 from services.retrieval.ingestion.jobs.queue import ClaimedJob, JobQueue, Outcome
@@ -35,11 +36,8 @@ from services.retrieval.ingestion.version_build import Progress, VersionBuilder,
 
 log = logging.getLogger(__name__)
 # What a failed job tells the operator (the document's error).
-GAVE_UP = (
-    "ingestion stopped {restarts} times without finishing (the retrieval service restarted while it ran); "
-    "upload the file again to retry"
-)
-INTERNAL_FAILURE = "an internal error stopped the ingestion; the service log has the details"
+GAVE_UP = "ingestion_stopped_times_without_finishing_retrieval"  # "ingestion stopped {restarts} times …"
+INTERNAL_FAILURE = said("internal_error_stopped_ingestion_service_log")
 # Why a job was told to stop besides a report's ``Control``: its wall-clock time ran out.
 OVERTIME = "overtime"
 
@@ -64,7 +62,7 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
     async def process(self, job: ClaimedJob) -> None:
         target = VersionTarget(job.dataset_id, job.document_id, job.document_name, job.version)
         if worn_out(job.attempts):
-            await self._end(job, target, Outcome(JobState.FAILED, error=GAVE_UP.format(restarts=job.attempts - 1)))
+            await self._end(job, target, Outcome(JobState.FAILED, error=said(GAVE_UP, restarts=job.attempts - 1)))
             return
         progress = Progress(JobState.PARSING)
         stopped = asyncio.Event()
@@ -74,7 +72,7 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
         try:
             outcome = await self._build(job, target, progress, stopped)
         except (InvalidRequest, Unavailable) as exc:  # bad input, or an embeddings endpoint that kept failing
-            outcome = Outcome(JobState.FAILED, error=str(exc))
+            outcome = Outcome(JobState.FAILED, error=exc.words or INTERNAL_FAILURE)
         except Exception:
             log.exception("ingestion job %s of document %s failed", job.id, job.document_id)
             outcome = Outcome(JobState.FAILED, error=INTERNAL_FAILURE)
@@ -150,7 +148,8 @@ class IngestWorker(ClaimingWorker[ClaimedJob]):
             return Outcome(JobState.CANCELLED)
         if progress.stopped_by == OVERTIME:
             return Outcome(
-                JobState.FAILED, error=PAST_WALL_CLOCK.format(filename=job.filename, seconds=self._job_seconds)
+                JobState.FAILED,
+                error=said(PAST_WALL_CLOCK, filename=f"{job.filename!r}", seconds=f"{self._job_seconds:g}"),
             )
         if progress.stopped_by == Control.DELETED:
             await self._builder.drop(target)

@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 from typing import BinaryIO
 
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
 
 _CHUNK = 1 << 16
@@ -34,7 +35,7 @@ def _open(filename: str, data: bytes | BinaryIO) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise DocumentRejected(f"{filename!r} is damaged: it cannot be opened as a zip archive") from exc
+        raise DocumentRejected(said("damaged_cannot_be_opened_zip_archive", filename=f"{filename!r}")) from exc
 
 
 def _mib(size: int) -> str:
@@ -60,18 +61,25 @@ class Inflation:
         self.budget -= added
         if self.budget < 0:
             raise DocumentRejected(
-                f"{self.filename!r} unpacks to more than its limit (it passed it at {part!r}): it is too large "
-                "or a zip bomb; the operator's limit is KB_ARCHIVE_MAX_MB"
+                said("unpacks_more_limit_passed_too_large", self_filename=f"{self.filename!r}", part=f"{part!r}")
             )
         if self.per_part is not None and inflated > self.per_part:
             raise DocumentRejected(
-                f"{self.filename!r} has a part ({part!r}) that unpacks to more than {_mib(self.per_part)}: "
-                "it is too large or a zip bomb; the operator's limit is KB_PARSE_MAX_STREAM_MB"
+                said(
+                    "has_part_unpacks_more_too_large",
+                    self_filename=f"{self.filename!r}",
+                    part=f"{part!r}",
+                    mib_self_per_part=_mib(self.per_part),
+                )
             )
         if inflated > RATIO_FLOOR and inflated > self.max_ratio * max(packed, 1):
             raise DocumentRejected(
-                f"{self.filename!r} has a part ({part!r}) that unpacks to more than {self.max_ratio} times its "
-                "packed size: that is a zip bomb, not a document (the operator's limit is KB_ARCHIVE_MAX_RATIO)"
+                said(
+                    "has_part_unpacks_more_times_packed",
+                    self_filename=f"{self.filename!r}",
+                    part=f"{part!r}",
+                    self_max_ratio=self.max_ratio,
+                )
             )
 
 
@@ -85,10 +93,20 @@ def inflated_chunks(archive: zipfile.ZipFile, info: zipfile.ZipInfo, inflation: 
                 inflation.count(info.filename, info.compress_size, total, len(chunk))
                 yield chunk
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
-        raise DocumentRejected(f"{inflation.filename!r} is damaged: {info.filename!r} cannot be unpacked") from exc
+        raise DocumentRejected(
+            said(
+                "damaged_cannot_be_unpacked",
+                inflation_filename=f"{inflation.filename!r}",
+                info_filename=f"{info.filename!r}",
+            )
+        ) from exc
     except RuntimeError as exc:  # zipfile's word for an encrypted member
         raise DocumentRejected(
-            f"{inflation.filename!r} holds an encrypted file ({info.filename!r}); upload it unencrypted"
+            said(
+                "holds_encrypted_file_upload_unencrypted",
+                inflation_filename=f"{inflation.filename!r}",
+                info_filename=f"{info.filename!r}",
+            )
         ) from exc
 
 
@@ -141,15 +159,31 @@ def archive_members(
         members = [(info, _member_name(info)) for info in archive.infolist()]
         chosen = [(info, name) for info, name in members if _wanted(info, name)]
         if not chosen:
-            raise DocumentRejected(f"{filename!r} holds no document of a supported type; {SUPPORTED_TYPES_SENTENCE}")
+            raise DocumentRejected(
+                said(
+                    "holds_no_document_supported_type",
+                    filename=f"{filename!r}",
+                    supported_types_sentence=SUPPORTED_TYPES_SENTENCE,
+                )
+            )
         if len(chosen) > limits.archive_max_files:
             raise DocumentRejected(
-                f"{filename!r} holds {len(chosen)} documents; one archive may hold at most {limits.archive_max_files}"
+                said(
+                    "holds_documents_one_archive_may_hold",
+                    filename=f"{filename!r}",
+                    len_chosen=len(chosen),
+                    limits_archive_max_files=limits.archive_max_files,
+                )
             )
         declared = sum(info.file_size for info, _ in chosen)
         if declared > limits.archive_max_bytes:
             raise DocumentRejected(
-                f"{filename!r} unpacks to {_mib(declared)}; one archive may unpack to at most {_mib(limits.archive_max_bytes)}"
+                said(
+                    "unpacks_one_archive_may_unpack_most",
+                    filename=f"{filename!r}",
+                    mib_declared=_mib(declared),
+                    mib_limits_archive_max_bytes=_mib(limits.archive_max_bytes),
+                )
             )
         inflation = Inflation(filename, limits, per_part=None)  # a member may be a whole PDF
         for info, name in chosen:
@@ -171,10 +205,16 @@ def check_container(filename: str, data: bytes, limits: ParseLimits, scan: PartS
     with _open(filename, data) as archive:
         infos = archive.infolist()
         if len(infos) > _CONTAINER_MAX_PARTS:
-            raise DocumentRejected(f"{filename!r} has {len(infos)} internal parts; it is not a document a person wrote")
+            raise DocumentRejected(
+                said("has_internal_parts_not_document_person", filename=f"{filename!r}", len_infos=len(infos))
+            )
         if sum(info.file_size for info in infos) > limits.archive_max_bytes:
             raise DocumentRejected(
-                f"{filename!r} unpacks to more than {_mib(limits.archive_max_bytes)}: it is too large or a zip bomb"
+                said(
+                    "unpacks_more_too_large_zip_bomb",
+                    filename=f"{filename!r}",
+                    mib_limits_archive_max_bytes=_mib(limits.archive_max_bytes),
+                )
             )
         inflation = Inflation(filename, limits, per_part=limits.max_stream_bytes)
         for info in infos:

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from kbcore.errors import InvalidRequest
 from kbcore.settings import Settings
+from kbcore.words.said import said
 from services.retrieval.ingestion.splitter import SplitParagraph
 
 
@@ -18,10 +19,8 @@ class DocumentRejected(InvalidRequest):
 
 # A file whose ingestion ran past its wall-clock bound (``KB_INGEST_JOB_SECONDS``): its parse,
 # ended by the sandbox, or the whole job, ended by the worker; one sentence, whichever it was.
-PAST_WALL_CLOCK = (
-    "{filename!r} took more than {seconds:g} seconds of wall-clock time to take in: it is too large, built to "
-    "stall a parser, or the service was too busy; split it, or ask the operator to raise KB_INGEST_JOB_SECONDS"
-)
+# "{filename} took more than {seconds} seconds of wall-clock time to take in: …"
+PAST_WALL_CLOCK = "took_more_seconds_wall_clock_time"
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ def decode_legacy(filename: str, data: bytes) -> str:
         if "\x00" in text:
             break
         return text
-    raise DocumentRejected(f"{filename!r} is neither UTF-8 nor GB18030 text")
+    raise DocumentRejected(said("neither_utf_8_nor_gb18030_text", filename=f"{filename!r}"))
 
 
 # --- the text's own limits, counted while it is read and split ---------------------------
@@ -136,8 +135,7 @@ class TextBudget:
         if self.paragraphs > self._limits.max_paragraphs:
             filename, limit = self._filename, self._limits.max_paragraphs
             raise DocumentRejected(
-                f"{filename!r} makes more than {limit:,} paragraphs, the most one document may have: "
-                "split it into smaller files or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
+                said("makes_more_paragraphs_most_one_document", filename=f"{filename!r}", limit=f"{limit:,}")
             )
 
     def _take(self, characters: int, lines: int) -> None:
@@ -147,12 +145,8 @@ class TextBudget:
         if self.characters > self._limits.max_chars:
             limit = self._limits.max_chars
             raise DocumentRejected(
-                f"{filename!r} has more than {limit:,} characters of text, the most one document may have: "
-                "split it into smaller files or ask the operator to raise KB_PARSE_MAX_CHARS"
+                said("has_more_characters_text_most_one", filename=f"{filename!r}", limit=f"{limit:,}")
             )
         if self.lines > self._limits.max_lines:
             limit = self._limits.max_lines
-            raise DocumentRejected(
-                f"{filename!r} has more than {limit:,} lines of text, the most one document may have: "
-                "split it into smaller files or ask the operator to raise KB_PARSE_MAX_LINES"
-            )
+            raise DocumentRejected(said("has_more_lines_text_most_one", filename=f"{filename!r}", limit=f"{limit:,}"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath, PureWindowsPath
 
 from kbcore.text.storable import storable_text
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import (
     DocumentRejected,
     ParsedDocument,
@@ -63,7 +64,7 @@ def finish(
             budget.paragraph()
             paragraphs.append(kept)
     if not paragraphs:
-        raise DocumentRejected(f"{filename!r} contains no text")
+        raise DocumentRejected(said("contains_no_text", filename=f"{filename!r}"))
     texts = [b.text for b in document.blocks if isinstance(b, Text)]
     unused = tuple(s for s in rules.separators if not any(s in text for text in texts))
     return ParsedDocument(title=title, paragraphs=paragraphs, unused_separators=unused)
@@ -75,7 +76,7 @@ def _markdown_document(filename: str, data: bytes, budget: TextBudget) -> Struct
     try:
         text = decode_text(filename, data)
     except UnsupportedDocument as exc:
-        raise DocumentRejected(str(exc)) from exc
+        raise DocumentRejected(exc.words) from exc
     return StructuredDocument(blocks=markdown_blocks(budget.read(text)))
 
 
@@ -107,7 +108,7 @@ def _structured(kind: str, filename: str, data: bytes, limits: ParseLimits, budg
         from services.retrieval.ingestion.parsing.slides import slides_document
 
         return slides_document(filename, data, budget)
-    raise DocumentRejected(f"{filename!r} is an archive: its files are taken in one by one, not as one document")
+    raise DocumentRejected(said("archive_files_are_taken_one_one", filename=f"{filename!r}"))
 
 
 def parse_document(

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, SectionLine, StructuredDocument, Table, Text
 
@@ -57,10 +58,15 @@ class _Line:
 
 def _too_many_pages(filename: str, limits: ParseLimits, pages: int | None = None) -> DocumentRejected:
     """``pages``: the count when the page tree declares it; None when only building them told."""
-    counted = f"{pages} pages" if pages is not None else f"more than {limits.max_pages} pages"
+    if pages is not None:
+        return DocumentRejected(
+            said(
+                "has_pages_pdf_may_have_most", filename=f"{filename!r}", pages=pages, limits_max_pages=limits.max_pages
+            )
+        )
+    most = limits.max_pages
     return DocumentRejected(
-        f"{filename!r} has {counted}; a PDF may have at most {limits.max_pages} "
-        "(split it, or ask the operator to raise KB_PARSE_MAX_PAGES)"
+        said("has_more_pages_pdf_may_have", filename=f"{filename!r}", limits_max_pages=most, limits_max_pages2=most)
     )
 
 
@@ -90,9 +96,9 @@ def _open(filename: str, data: bytes, limits: ParseLimits) -> Any:
         cause = exc.args[0] if exc.args else exc
         if "Password" in type(cause).__name__ or "encrypt" in str(cause).lower():
             raise DocumentRejected(
-                f"{filename!r} is encrypted (password-protected); remove the password and upload it again"
+                said("encrypted_password_protected_remove_password_upload", filename=f"{filename!r}")
             ) from exc
-        raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a PDF") from exc
+        raise DocumentRejected(said("damaged_cannot_be_read_pdf", filename=f"{filename!r}")) from exc
     if built > limits.max_pages:  # a page tree whose count lied (its pages are built already)
         pdf.close()
         raise _too_many_pages(filename, limits)
@@ -225,10 +231,7 @@ def pdf_document(filename: str, data: bytes, limits: ParseLimits, budget: TextBu
     lines = [i for i in items if isinstance(i, _Line)]
     if not lines and not any(isinstance(i, Table) for i in items):
         if images:
-            raise DocumentRejected(
-                f"{filename!r} has no text layer: it looks scanned (pages are images); "
-                "run it through OCR to add a text layer, then upload it again"
-            )
-        raise DocumentRejected(f"{filename!r} contains no text")
+            raise DocumentRejected(said("has_no_text_layer_looks_scanned", filename=f"{filename!r}"))
+        raise DocumentRejected(said("contains_no_text", filename=f"{filename!r}"))
     right_edge = max((line.x1 for line in lines), default=0.0)
     return StructuredDocument(title=title, blocks=_blocks(items, _heading_levels(lines), right_edge))

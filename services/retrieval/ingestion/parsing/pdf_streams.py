@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import zlib
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
 
 _STREAM = re.compile(rb"(?<!end)stream(?:\r\n|\n|\r)")
@@ -59,13 +60,18 @@ def check_pdf_streams(filename: str, data: bytes, limits: ParseLimits) -> None:
         size = _inflated_size(view, match.end(), min(limits.max_stream_bytes, left))
         if size > limits.max_stream_bytes:
             raise DocumentRejected(
-                f"{filename!r} has a compressed stream that unpacks to more than "
-                f"{limits.max_stream_bytes >> 20} MiB: it is too large or a decompression bomb; the operator's "
-                "limit is KB_PARSE_MAX_STREAM_MB"
+                said(
+                    "has_compressed_stream_unpacks_more_mib",
+                    filename=f"{filename!r}",
+                    limits_max_stream_bytes_20=limits.max_stream_bytes >> 20,
+                )
             )
         left -= size
         if left < 0:
             raise DocumentRejected(
-                f"{filename!r} unpacks to more than {limits.archive_max_bytes >> 20} MiB of content: it is too "
-                "large or a decompression bomb; the operator's limit is KB_ARCHIVE_MAX_MB"
+                said(
+                    "unpacks_more_mib_content_too_large",
+                    filename=f"{filename!r}",
+                    limits_archive_max_bytes_20=limits.archive_max_bytes >> 20,
+                )
             )

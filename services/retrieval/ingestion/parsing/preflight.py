@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.archive import check_container
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
 from services.retrieval.ingestion.parsing.pdf_streams import check_pdf_streams
@@ -27,8 +28,12 @@ def _check_slides(filename: str, data: bytes, limits: ParseLimits) -> None:
     check_container(filename, data, limits, count)
     if slides > limits.max_pages:
         raise DocumentRejected(
-            f"{filename!r} has {slides} slides; a presentation may have at most {limits.max_pages} "
-            "(split it, or ask the operator to raise KB_PARSE_MAX_PAGES)"
+            said(
+                "has_slides_presentation_may_have_most",
+                filename=f"{filename!r}",
+                slides=slides,
+                limits_max_pages=limits.max_pages,
+            )
         )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
 
 _SHEET_PART = re.compile(r"^xl/worksheets/[^/]+\.xml$")
@@ -55,7 +56,9 @@ class _SheetReader:
         self._read(data[:cut])
         self._rest = data[cut:]
         if len(self._rest) > _LONGEST_TAG:
-            raise DocumentRejected(f"{self._filename!r} is damaged: {self._part!r} is not a readable sheet")
+            raise DocumentRejected(
+                said("damaged_not_readable_sheet", self__filename=f"{self._filename!r}", self__part=f"{self._part!r}")
+            )
 
     def _read(self, data: bytes) -> None:
         for match in _TAG.finditer(data):
@@ -94,7 +97,9 @@ class WorkbookExtent:
         self.cells += grid
         if self.cells > self._limit:
             raise DocumentRejected(
-                f"{self._filename!r} spans more than {self._limit:,} cells (rows × columns of its sheets, counted "
-                "from its first to its last cell): delete the empty rows and columns far from the data, split the "
-                "workbook, or ask the operator to raise KB_PARSE_MAX_CELLS"
+                said(
+                    "spans_more_cells_rows_columns_sheets",
+                    self__filename=f"{self._filename!r}",
+                    self__limit=f"{self._limit:,}",
+                )
             )

@@ -16,8 +16,10 @@ import datetime as dt
 import io
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
+from typing import TypeAlias
 
 from kbcore.limits import MAX_QUESTION_CHARS, MAX_QUESTIONS_PER_PARAGRAPH
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits, TextBudget, decode_legacy
 from services.retrieval.ingestion.splitter import Block, Heading, Record, StructuredDocument, Text
 
@@ -57,7 +59,11 @@ def _qa_columns(header: Sequence[str]) -> tuple[int | None, int, int | None] | N
     return None if content is None else (column(QA_TITLE), content, column(QA_QUESTIONS))
 
 
-def _qa_record(columns: tuple[int | None, int, int | None], row: Sequence[str], where: str) -> Record | None:
+# The file, sheet and row a refusal of one question-and-answer row names: its words' first holes.
+RowPlace: TypeAlias = dict[str, str | int]
+
+
+def _qa_record(columns: tuple[int | None, int, int | None], row: Sequence[str], where: RowPlace) -> Record | None:
     def cell(index: int | None) -> str:
         return row[index] if index is not None and index < len(row) else ""
 
@@ -68,12 +74,22 @@ def _qa_record(columns: tuple[int | None, int, int | None], row: Sequence[str], 
     questions = tuple(dict.fromkeys(q.strip() for q in cell(questions_at).splitlines() if q.strip()))
     if len(questions) > MAX_QUESTIONS_PER_PARAGRAPH:
         raise DocumentRejected(
-            f"{where} has {len(questions)} questions; a paragraph takes at most {MAX_QUESTIONS_PER_PARAGRAPH}"
+            said(
+                "sheet_row_has_questions_paragraph_takes",
+                **where,
+                len_questions=len(questions),
+                max_questions_per_paragraph=MAX_QUESTIONS_PER_PARAGRAPH,
+            )
         )
     too_long = next((q for q in questions if len(q) > MAX_QUESTION_CHARS), None)
     if too_long is not None:
         raise DocumentRejected(
-            f"{where} has a question of {len(too_long)} characters; a question is at most {MAX_QUESTION_CHARS}"
+            said(
+                "sheet_row_has_question_characters_question",
+                **where,
+                len_too_long=len(too_long),
+                max_question_chars=MAX_QUESTION_CHARS,
+            )
         )
     return Record(cell(title_at), content, questions)
 
@@ -110,11 +126,10 @@ def sheet_blocks(
         count += 1
         if count > budget:
             raise DocumentRejected(
-                f"{filename!r} has more rows than the {budget} paragraphs a document may have left "
-                "(each row is one); split the sheet or ask the operator to raise KB_INGEST_MAX_PARAGRAPHS"
+                said("has_more_rows_paragraphs_document_may", filename=f"{filename!r}", budget=budget)
             )
         if qa is not None:
-            record = _qa_record(qa, row, f"{filename!r}, sheet {name or 1}, row {number},")
+            record = _qa_record(qa, row, {"filename": f"{filename!r}", "name_or_1": name or 1, "number": number})
             if record is not None:
                 yield record
             continue
@@ -138,7 +153,7 @@ def workbook_document(filename: str, data: bytes, limits: ParseLimits, text_budg
             budget = limits.max_paragraphs - len(blocks)
             blocks.extend(sheet_blocks(sheet_name, sheet.iter_rows(), budget, filename, text_budget))
     except (CalamineError, ValueError, OSError) as exc:
-        raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a spreadsheet ({exc})") from exc
+        raise DocumentRejected(said("damaged_cannot_be_read_spreadsheet", filename=f"{filename!r}", exc=exc)) from exc
     return StructuredDocument(blocks=blocks)
 
 
@@ -153,5 +168,5 @@ def csv_document(filename: str, data: bytes, limits: ParseLimits, budget: TextBu
     try:
         blocks = list(sheet_blocks(PurePosixPath(filename).stem, rows, limits.max_paragraphs, filename, budget))
     except csv.Error as exc:
-        raise DocumentRejected(f"{filename!r} is not valid CSV: {exc}") from exc
+        raise DocumentRejected(said("not_valid_csv", filename=f"{filename!r}", exc=exc)) from exc
     return StructuredDocument(blocks=blocks)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
 
@@ -30,7 +31,7 @@ def slides_document(filename: str, data: bytes, budget: TextBudget) -> Structure
     try:
         deck = Presentation(io.BytesIO(data))
     except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors… for a damaged package
-        raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a PowerPoint deck") from exc
+        raise DocumentRejected(said("damaged_cannot_be_read_powerpoint_deck", filename=f"{filename!r}")) from exc
     blocks: list[Block] = []
     for number, slide in enumerate(deck.slides, start=1):
         title_shape = slide.shapes.title

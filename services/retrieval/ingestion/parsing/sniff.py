@@ -8,19 +8,26 @@ parser that fails with a library's error, or worse, parse garbage into paragraph
 from __future__ import annotations
 
 from kbcore.document_types import SUPPORTED_TYPES_SENTENCE, source_type_of_name
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.archive import container_names
 from services.retrieval.ingestion.parsing.document import DocumentRejected
 
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header of .xls (and old .doc/.ppt)
-_IMAGES = {b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"BM": "a bitmap image"}
+_IMAGES = {b"\x89PNG": "png", b"\xff\xd8\xff": "jpeg", b"GIF8": "gif", b"BM": "bitmap"}
+# What each kind of content is called when it is not what the file's name says.
 _DESCRIPTIONS = {
-    "pdf": "a PDF",
-    "docx": "a Word document (.docx)",
-    "xlsx": "an Excel workbook (.xlsx)",
-    "pptx": "a PowerPoint deck (.pptx)",
-    "zip": "a zip archive",
-    "ole": "an old binary Office file (.xls/.doc/.ppt)",
-    "text": "text",
+    "pdf": said("pdf"),
+    "docx": said("word_document_docx"),
+    "xlsx": said("excel_workbook_xlsx"),
+    "pptx": said("powerpoint_deck_pptx"),
+    "zip": said("zip_archive"),
+    "ole": said("old_binary_office_file_xls_doc"),
+    "text": said("plain_text"),
+    "png": said("png_image"),
+    "jpeg": said("jpeg_image"),
+    "gif": said("gif_image"),
+    "bitmap": said("bitmap_image"),
+    "binary": said("binary_file"),
 }
 # Which content each announced type accepts. An .xls is often really an .xlsx (Excel opens both).
 _ACCEPTS: dict[str, frozenset[str]] = {
@@ -52,7 +59,8 @@ def _zip_kind(data: bytes) -> str:
 
 
 def content_kind(data: bytes) -> str:
-    """What the bytes are: 'pdf', 'docx', 'xlsx', 'pptx', 'zip', 'ole', 'text', or a description of something else."""
+    """What the bytes are: 'pdf', 'docx', 'xlsx', 'pptx', 'zip', 'ole', 'text', an image's kind,
+    'binary', or 'damaged'."""
     head = data[:1024]
     if b"%PDF-" in head:
         return "pdf"
@@ -60,11 +68,11 @@ def content_kind(data: bytes) -> str:
         return _zip_kind(data)
     if head.startswith(_OLE):
         return "ole"
-    for magic, description in _IMAGES.items():
+    for magic, kind in _IMAGES.items():
         if head.startswith(magic):
-            return description
+            return kind
     if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "a binary file"
+        return "binary"
     return "text"
 
 
@@ -72,16 +80,23 @@ def sniff(filename: str, data: bytes) -> str:
     """The source type of an upload ('pdf', 'md', …) once its content agrees with its name; refuses otherwise."""
     announced = source_type_of_name(filename)
     if announced is None:
-        raise DocumentRejected(f"{filename!r} is not a supported type; {SUPPORTED_TYPES_SENTENCE}")
+        raise DocumentRejected(
+            said("not_supported_type", filename=f"{filename!r}", supported_types_sentence=SUPPORTED_TYPES_SENTENCE)
+        )
     if not data.strip():
-        raise DocumentRejected(f"{filename!r} is empty")
+        raise DocumentRejected(said("empty", filename=f"{filename!r}"))
     kind = content_kind(data)
     if kind == "damaged":
-        raise DocumentRejected(f"{filename!r} is damaged: it is cut short or corrupt and cannot be opened")
+        raise DocumentRejected(said("damaged_cut_short_corrupt_cannot_be", filename=f"{filename!r}"))
     if kind not in _ACCEPTS[announced]:
-        found = _DESCRIPTIONS.get(kind, kind)
+        found = _DESCRIPTIONS.get(kind, said("binary_file"))
         raise DocumentRejected(
-            f"{filename!r} is named as {announced.upper()} but its content is {found}; rename it or upload the right file"
+            said(
+                "named_but_content_rename_upload_right",
+                filename=f"{filename!r}",
+                announced_upper=announced.upper(),
+                found=found,
+            )
         )
     if announced == "xls" and kind == "xlsx":
         return "xlsx"

@@ -12,6 +12,7 @@ import html as html_text
 import re
 from typing import Any
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
 
@@ -105,7 +106,7 @@ def html_document(html: str, budget: TextBudget) -> StructuredDocument:
         title = article.short_title().strip()
         main = lxml.html.fragment_fromstring(article.summary(html_partial=True))
     except (ParserError, ValueError) as exc:
-        raise DocumentRejected("the web page has no readable content") from exc
+        raise DocumentRejected(said("web_page_has_no_readable_content")) from exc
     blocks: list[Block] = []
     _walk(main, blocks, budget)
     return StructuredDocument(title=title, blocks=blocks)

@@ -36,6 +36,7 @@ from urllib.parse import unquote
 import httpx
 
 from kbcore.errors import InvalidRequest
+from kbcore.words.said import Said, said
 
 if TYPE_CHECKING:
     from kbcore.settings import Settings
@@ -238,22 +239,24 @@ def _check_url(url: httpx.URL, shown: str) -> None:
     """Refuse what no fetch may touch, before any network traffic."""
     if url.scheme not in ("http", "https"):
         scheme = url.scheme or "no scheme"
-        raise FetchRefused(f"{shown}: only http:// and https:// pages can be fetched, not {scheme}")
+        raise FetchRefused(said("only_http_https_pages_can_be_2", shown=shown, scheme=scheme))
     if url.userinfo:
-        raise FetchRefused(f"{shown}: a URL with a user name or password in it is not accepted")
+        raise FetchRefused(said("url_user_name_password_not_accepted", shown=shown))
     if not url.host:
-        raise FetchRefused(f"{shown}: the URL names no host")
+        raise FetchRefused(said("url_names_no_host", shown=shown))
 
 
 def _parse_url(text: str) -> httpx.URL:
     """Parse what the user typed (or a redirect's target), refusing the unparseable and the huge."""
     text = text.strip()
     if len(text) > MAX_URL_LENGTH:
-        raise FetchRefused(f"the URL is {len(text)} characters long; at most {MAX_URL_LENGTH} are accepted")
+        raise FetchRefused(
+            said("url_characters_long_most_are_accepted", len_text=len(text), max_url_length=MAX_URL_LENGTH)
+        )
     try:
         url = httpx.URL(text)
     except (httpx.InvalidURL, ValueError, TypeError):
-        raise FetchRefused(f"{text[:200]!r} is not a valid URL") from None
+        raise FetchRefused(said("not_valid_url", text_200=f"{text[:200]!r}")) from None
     _check_url(url, _shown(url))
     return url.copy_with(fragment=None)
 
@@ -272,16 +275,19 @@ async def _checked_addresses(url: httpx.URL, allow: _Allow, resolver: Resolver) 
     try:
         addresses = await resolver(host, port)
     except (socket.gaierror, UnicodeError, ValueError):
-        raise FetchFailed(f"the host {url.host} in {_shown(url)} was not found") from None
+        raise FetchFailed(said("host_was_not_found", url_host=url.host, shown_url=_shown(url))) from None
     if not addresses:
-        raise FetchFailed(f"the host {url.host} in {_shown(url)} was not found")
+        raise FetchFailed(said("host_was_not_found", url_host=url.host, shown_url=_shown(url)))
     if allow.covers_host(host):
         return addresses
     if any(not is_public_address(a) and not allow.covers_address(a) for a in addresses):
         raise FetchRefused(
-            f"{_shown(url)} points at a private or loopback address (host {url.host}); "
-            f"pages on private, loopback, link-local or reserved addresses are not allowed "
-            f"unless the operator lists the host or its network in {ALLOW_SETTING}"
+            said(
+                "points_private_loopback_address_host_pages",
+                shown_url=_shown(url),
+                url_host=url.host,
+                allow_setting=ALLOW_SETTING,
+            )
         )
     return addresses
 
@@ -310,23 +316,25 @@ async def _send_pinned(
     try:
         return await client.send(_pinned_request(client, url, addresses[-1], validators), stream=True)
     except httpx.ConnectError as exc:
-        raise FetchFailed(f"the page at {shown} could not be reached: {_connect_reason(exc, url.host)}") from None
+        raise FetchFailed(
+            said("page_could_not_be_reached", shown=shown, connect_reason_exc_url_host=_connect_reason(exc, url.host))
+        ) from None
 
 
-def _connect_reason(exc: BaseException, host: str) -> str:
+def _connect_reason(exc: BaseException, host: str) -> Said:
     """Name why a connection failed in words (refused, certificate, TLS) without exception text."""
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
             break
         if isinstance(seen, ConnectionRefusedError):
-            return f"{host} refused the connection"
+            return said("refused_connection", host=host)
         if isinstance(seen, ssl.SSLCertVerificationError):
-            return f"the TLS certificate of {host} could not be verified"
+            return said("tls_certificate_could_not_be_verified", host=host)
         if isinstance(seen, ssl.SSLError):
-            return f"the TLS handshake with {host} failed"
+            return said("tls_handshake_failed", host=host)
         seen = seen.__cause__ or seen.__context__
-    return f"the connection to {host} failed"
+    return said("connection_failed", host=host)
 
 
 async def _follow(
@@ -349,8 +357,8 @@ async def _follow(
         try:
             url = _parse_url(str(url.join(location.strip())))
         except (httpx.InvalidURL, ValueError):
-            raise FetchFailed(f"the page at {shown_start} redirects to an invalid URL") from None
-    raise FetchRefused(f"the page at {shown_start} redirects more than {MAX_REDIRECTS} times")
+            raise FetchFailed(said("page_redirects_invalid_url", shown_start=shown_start)) from None
+    raise FetchRefused(said("page_redirects_more_times", shown_start=shown_start, max_redirects=MAX_REDIRECTS))
 
 
 def _media_type(response: httpx.Response) -> str:
@@ -366,27 +374,28 @@ def _suffix_for(media_type: str, url: httpx.URL, shown: str) -> str:
         url_suffix = _split_suffix(_last_segment(url))[1]
         if url_suffix in _SUFFIXES_TRUSTED_FROM_URL:
             return url_suffix
-    named = media_type or "no content type"
-    kinds = "web pages (HTML), plain text, PDF, Word (.docx), spreadsheets (.xlsx, .xls, .csv) and PowerPoint (.pptx)"
-    raise FetchRefused(f"the page at {shown} is {named}; only {kinds} can be ingested")
+    if not media_type:
+        raise FetchRefused(said("page_no_content_type_only_web", shown=shown))
+    raise FetchRefused(said("page_only_web_pages_html_plain", shown=shown, named=media_type))
 
 
 def _check_status(response: httpx.Response, shown: str) -> None:
     """Only a 2xx is a page; a 3xx that could not be followed (no Location, 304) is not one either."""
     if 200 <= response.status_code < 300:
         return
-    try:
-        phrase = HTTPStatus(response.status_code).phrase
-    except ValueError:
-        phrase = "an error"
     failed = FetchGone if response.status_code in (404, 410) else FetchFailed
-    raise failed(f"the page at {shown} answered {response.status_code} {phrase}")
+    code = response.status_code
+    try:  # HTTP's reason phrase ("Not Found") is protocol words, kept as they are in every language
+        words = said("page_answered", shown=shown, response_status_code=code, phrase=HTTPStatus(code).phrase)
+    except ValueError:
+        words = said("page_answered_error", shown=shown, response_status_code=code)
+    raise failed(words)
 
 
 async def _read_bounded(response: httpx.Response, max_bytes: int, shown: str) -> bytes:
     """Read the (decoded) body, abandoning it as soon as it passes ``max_bytes``: a huge or
     endless body, or a compression bomb, costs at most one network chunk past the limit."""
-    refused = FetchRefused(f"the page at {shown} is larger than the {_size(max_bytes)} limit")
+    refused = FetchRefused(said("page_larger_limit", shown=shown, size_max_bytes=_size(max_bytes)))
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise refused
@@ -466,9 +475,11 @@ async def fetch_if_changed(
         async with asyncio.timeout(policy.timeout):
             return await _fetch(start, policy, resolver or resolve_host, transport, validators)
     except (TimeoutError, httpx.TimeoutException):
-        raise FetchFailed(f"the page at {shown} did not answer within {policy.timeout:g} s") from None
+        raise FetchFailed(
+            said("page_did_not_answer_within_s", shown=shown, policy_timeout=f"{policy.timeout:g}")
+        ) from None
     except httpx.HTTPError:
-        raise FetchFailed(f"the page at {shown} could not be fetched: the connection failed") from None
+        raise FetchFailed(said("page_could_not_be_fetched_connection", shown=shown)) from None
 
 
 async def _fetch(

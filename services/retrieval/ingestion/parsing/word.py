@@ -6,6 +6,7 @@ import io
 import re
 from typing import Any
 
+from kbcore.words.said import said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, TextBudget
 from services.retrieval.ingestion.splitter import Block, Heading, StructuredDocument, Table, Text
 
@@ -45,7 +46,7 @@ def word_document(filename: str, data: bytes, budget: TextBudget) -> StructuredD
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors… for a damaged package
-        raise DocumentRejected(f"{filename!r} is damaged: it cannot be read as a Word document") from exc
+        raise DocumentRejected(said("damaged_cannot_be_read_word_document", filename=f"{filename!r}")) from exc
     blocks: list[Block] = []
     for item in document.iter_inner_content():
         if isinstance(item, DocxTable):

@@ -3,7 +3,7 @@ spool inside limits of its own (``upload_check``), as the parser runs (``child``
 
 The parent (``check_sandbox``) passes one argument, ``{"filename", "path", "members", "limits"}``
 (``members``: the folder an archive's files are written to, "" to leave an archive whole), and
-reads one JSON object from stdout: ``{"files": [CheckedFile, …]}`` or ``{"rejected": sentence}``.
+reads one JSON object from stdout: ``{"files": [CheckedFile, …]}`` or ``{"rejected": words}``.
 """
 
 from __future__ import annotations

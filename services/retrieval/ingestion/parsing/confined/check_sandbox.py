@@ -4,12 +4,11 @@ ever reading it into the service's memory, and a hostile file's cost ends with t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from services.retrieval.ingestion.parsing.confined.check_child import check_argument
-from services.retrieval.ingestion.parsing.confined.sandbox import run_confined
-from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
+from services.retrieval.ingestion.parsing.confined.sandbox import answer_of, run_confined
+from services.retrieval.ingestion.parsing.document import ParseLimits
 from services.retrieval.ingestion.parsing.upload_check import CheckedFile
 
 CHECKER = "services.retrieval.ingestion.parsing.confined.check_child"
@@ -19,7 +18,5 @@ async def check_in_child(filename: str, path: Path, limits: ParseLimits, members
     """``upload_check.check_upload`` of the file at ``path`` under ``limits``, in a child process;
     every refusal is a ``DocumentRejected`` with a sentence. Cancelling this call kills the child."""
     output = await run_confined(CHECKER, check_argument(filename, path, members, limits), filename, limits, None)
-    result = json.loads(output)
-    if "rejected" in result:
-        raise DocumentRejected(result["rejected"])
+    result = answer_of(output)
     return [CheckedFile(**file) for file in result["files"]]

@@ -3,7 +3,7 @@
 The parent (``sandbox``) starts one such process per file, passes the file name and the limits
 as the one argument (with the split rules) and the file's bytes on stdin, and reads one JSON
 object from stdout: ``{"title", "paragraphs": [[title, content], …], "unused_separators"}``, or
-``{"rejected": sentence}``. The limits on
+``{"rejected": words}`` (``kbcore.words.said``, as JSON). The limits on
 this process are set before the file is read, so a parser that runs away (a Rust allocation
 that aborts, a stream that inflates to gigabytes, a page tree that never ends) ends this process
 and nothing else; it runs at a lower priority so questions answered meanwhile keep the CPU.
@@ -20,12 +20,13 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from kbcore.words.said import Said, said
 from services.retrieval.ingestion.parsing.document import DocumentRejected, ParseLimits
 from services.retrieval.ingestion.parsing.parse import parse_document
 from services.retrieval.ingestion.split_rules import SplitRules
 
 NICENESS = 10
-MEMORY_REFUSED = "needs more memory than parsing one file may use"
+MEMORY_REFUSED = "needs_more_memory_parsing_one_file"  # "{filename} needs more memory than …"
 # The exit status of a parser that raised what no parser should: the file is the likely cause.
 # Any other failure (an import, a bad argument) is the service's own fault, not the file's.
 PARSER_FAILED = 3
@@ -56,14 +57,19 @@ def answer_parent(filename: str, work: Callable[[], dict[str, Any]]) -> None:
         try:
             result = work()
         except DocumentRejected as exc:
-            result = {"rejected": str(exc)}
+            result = {"rejected": _words_of(exc).as_json()}
         except MemoryError:
-            result = {"rejected": f"{filename!r} {MEMORY_REFUSED} (the operator's limit is KB_PARSE_MEMORY_MB)"}
+            result = {"rejected": said(MEMORY_REFUSED, filename=f"{filename!r}").as_json()}
     except Exception:
         traceback.print_exc()
         sys.exit(PARSER_FAILED)
     sys.stdout.write(json.dumps(result, ensure_ascii=False))
     sys.stdout.flush()
+
+
+def _words_of(rejected: DocumentRejected) -> Said:
+    """The words a refusal raised in this process was raised with, to send to the parent."""
+    return rejected.words or said("request_invalid")
 
 
 def _result(filename: str, data: bytes, limits: ParseLimits, rules: SplitRules) -> dict[str, Any]:

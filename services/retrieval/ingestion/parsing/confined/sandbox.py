@@ -21,9 +21,11 @@ import signal
 import sys
 from collections.abc import AsyncIterable
 from pathlib import Path
+from typing import Any
 
 from kbcore.process.child_process import Child, start_child
-from services.retrieval.ingestion.parsing.confined.child import MEMORY_REFUSED, PARSER_FAILED, request_argument
+from kbcore.words.said import Said, said
+from services.retrieval.ingestion.parsing.confined.child import PARSER_FAILED, request_argument
 from services.retrieval.ingestion.parsing.document import (
     PAST_WALL_CLOCK,
     DocumentRejected,
@@ -47,25 +49,28 @@ def _refusal(filename: str, returncode: int, limits: ParseLimits) -> DocumentRej
     internal error)."""
     if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
         return DocumentRejected(
-            f"{filename!r} takes more than {limits.cpu_seconds} CPU seconds to parse: it is too large or built to "
-            "stall a parser; split it, or ask the operator to raise KB_PARSE_CPU_SECONDS"
+            said("takes_more_cpu_seconds_parse_too", filename=f"{filename!r}", limits_cpu_seconds=limits.cpu_seconds)
         )
     if returncode in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
         return DocumentRejected(
-            f"{filename!r} {MEMORY_REFUSED} ({limits.memory_mb} MiB), or is damaged in a way that stops the parser; "
-            "the operator's limit is KB_PARSE_MEMORY_MB"
+            said("needs_more_memory_parsing_one_file_2", filename=f"{filename!r}", limits_memory_mb=limits.memory_mb)
         )
     if returncode == PARSER_FAILED:
-        return DocumentRejected(
-            f"{filename!r} cannot be read: it is damaged or uses a feature the parser does not handle"
-        )
+        return DocumentRejected(said("cannot_be_read_damaged_uses_feature", filename=f"{filename!r}"))
     return RuntimeError(f"the parsing process could not run (exit status {returncode}); its log line says why")
 
 
-def _parsed(filename: str, output: bytes) -> ParsedDocument:
-    result = json.loads(output)
+def answer_of(output: bytes) -> dict[str, Any]:
+    """A child's answer (``child.answer_parent``); a refusal in it raised as the child raised it,
+    with its words."""
+    result: dict[str, Any] = json.loads(output)
     if "rejected" in result:
-        raise DocumentRejected(result["rejected"])
+        raise DocumentRejected(Said.from_json(result["rejected"]))
+    return result
+
+
+def _parsed(filename: str, output: bytes) -> ParsedDocument:
+    result = answer_of(output)
     paragraphs = [
         SplitParagraph(title, content, tuple(questions)) for title, content, questions in result["paragraphs"]
     ]
@@ -106,14 +111,15 @@ async def run_confined(module: str, argument: str, filename: str, limits: ParseL
         output, errors = await asyncio.wait_for(_exchange(child, data), limits.wall_seconds)
     except TimeoutError:
         log.warning("parsing %r ran past its wall-clock bound; the child was killed", filename)
-        raise DocumentRejected(PAST_WALL_CLOCK.format(filename=filename, seconds=limits.wall_seconds)) from None
+        words = said(PAST_WALL_CLOCK, filename=f"{filename!r}", seconds=f"{limits.wall_seconds:g}")
+        raise DocumentRejected(words) from None
     finally:
         if child.returncode is None:  # cancelled, or timed out: the child goes with the call
             child.kill()
             await child.wait()
     if child.returncode != 0:  # the first lines say why (a traceback's last line is cut from the end)
-        said = errors.decode(errors="replace")
-        said = said if len(said) <= 2000 else f"{said[:1000]} … {said[-1000:]}"
-        log.warning("parsing %r ended with exit status %s: %s", filename, child.returncode, said)
+        told = errors.decode(errors="replace")
+        told = told if len(told) <= 2000 else f"{told[:1000]} … {told[-1000:]}"
+        log.warning("parsing %r ended with exit status %s: %s", filename, child.returncode, told)
         raise _refusal(filename, child.returncode or 0, limits)
     return output
