@@ -22,7 +22,8 @@ from gateway.backends import Backend, CallerBackend
 from gateway.errors import ApiError, ok
 from gateway.log_export import csv_bytes
 from gateway.presenter import AUDIT_EXPORT_COLUMNS, audit_event_json, audit_export_row
-from gateway.shapes.envelope import REFUSALS, Envelope, Shape, download
+from gateway.shapes.audit_trail import AuditPageOut
+from gateway.shapes.envelope import REFUSALS, Envelope, download
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE
 from kbcore.words.said import said
@@ -39,26 +40,6 @@ TIME_EXAMPLE = "2025-01-31T08:00:00Z"
 
 FilterText = Annotated[str, Query(max_length=FILTER_CHARS)]
 TimeText = Annotated[str, Query(max_length=64, description=f"RFC 3339 with a time zone, e.g. {TIME_EXAMPLE}")]
-
-
-class AuditEventOut(Shape):
-    id: str
-    time: str
-    actor_kind: str  # user, operator, application, visitor, service
-    actor: str
-    client_address: str
-    action: str
-    object_kind: str
-    object_id: str
-    object_name: str
-    detail: str
-
-
-class AuditPageOut(Shape):
-    records: list[AuditEventOut]
-    total: int
-    current: int
-    size: int
 
 
 def rfc3339(value: str, name: str) -> str:

@@ -11,6 +11,7 @@ from pydantic import Field
 from gateway.shapes.envelope import Shape
 
 VoteStatus = Literal["-1", "0", "1"]
+PartVerdictName = Literal["verified", "nearest", "unverifiable"]
 
 
 class ParagraphOut(Shape):
@@ -94,7 +95,7 @@ class PartOut(Shape):
     """One part of the question as the offline model judged it, and the paragraphs it quotes."""
 
     part: str
-    verdict: Literal["verified", "nearest", "unverifiable"] = Field(
+    verdict: PartVerdictName = Field(
         description="verified: the quotes answer the part; nearest: they are only the closest evidence;"
         " unverifiable: nothing to quote"
     )

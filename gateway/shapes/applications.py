@@ -7,6 +7,8 @@ from typing import Literal
 
 from gateway.shapes.envelope import Shape
 
+ModelType = Literal["LLM", "EMBEDDING", "RERANKER"]
+
 
 class DatasetSettingOut(Shape):
     top_n: int
@@ -40,12 +42,17 @@ class PageSettingOut(Shape):
     placeholder: str
 
 
-class ApplicationOut(PageSettingOut):
-    """The whole application, as its operator (or its own API key) sees it."""
+class ApplicationNameOut(Shape):
+    """What every view of an application starts with."""
 
     id: str
     name: str
     desc: str
+
+
+class ApplicationSettingsOut(ApplicationNameOut):
+    """The datasets an application searches, how, and with which models: its operator's."""
+
     dataset_id_list: list[str]
     dialogue_number: int
     dataset_setting: DatasetSettingOut
@@ -54,12 +61,14 @@ class ApplicationOut(PageSettingOut):
     update_time: str
 
 
-class VisitorApplicationOut(PageSettingOut):
-    """What a share-link visitor sees of an application: what a page shows."""
+# The page's fields come last on the wire: pydantic orders a shape's fields from its last base
+# to its first, so the page is the first base of both views.
+class ApplicationOut(PageSettingOut, ApplicationSettingsOut):
+    """The whole application, as its operator (or its own API key) sees it."""
 
-    id: str
-    name: str
-    desc: str
+
+class VisitorApplicationOut(PageSettingOut, ApplicationNameOut):
+    """What a share-link visitor sees of an application: what a page shows."""
 
 
 class ServerProfileOut(Shape):
@@ -160,7 +169,7 @@ class ModelOut(Shape):
     name: str
     provider: str
     model_name: str
-    model_type: Literal["LLM", "EMBEDDING", "RERANKER"]
+    model_type: ModelType
     purpose: str
     api_base: str
     key_hint: str

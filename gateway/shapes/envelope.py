@@ -11,9 +11,17 @@ Data = TypeVar("Data")
 
 
 class Shape(BaseModel):
-    """A JSON object on the wire: exactly these keys (a key the shape does not name is a drift)."""
+    """A JSON object on the wire: exactly these keys, in this order (a key the shape does not
+    name is refused when the object is built)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    def wire(self) -> dict[str, Any]:
+        """The object as it is sent: a field with a default is on the wire only when it was given
+        (a paragraph's ``rerank_score`` only when a rerank model scored it), so an absent key and
+        a null stay two different answers. The field types are JSON's own, so the values are
+        sent as they are."""
+        return self.model_dump(exclude_unset=True)
 
 
 class Envelope(Shape, Generic[Data]):
