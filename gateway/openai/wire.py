@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from gateway.errors import ApiError, shown
-from gateway.presenter import paragraph_json
+from gateway.presenter import paragraph_out
 from gateway.shapes.validation_words import described
 from gateway.words.answer_words import REFERENCES_HEADING
 from gateway.words.catalogue import word_in
@@ -209,7 +209,7 @@ def conversation(request: CompletionIn) -> Conversation:
 
 
 def source_json(paragraph: common_pb2.Paragraph) -> dict[str, Any]:
-    shown = paragraph_json(paragraph)
+    shown = paragraph_out(paragraph).wire()
     return {key: shown[key] for key in ("id", "document_name", "title", "similarity", "round", "content")}
 
 

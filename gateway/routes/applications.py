@@ -12,7 +12,7 @@ from gateway.backends import CallerBackend
 from gateway.errors import ok
 from gateway.filled_pages import embed_script
 from gateway.pages import EMBED_SCRIPT_HEADERS, JAVASCRIPT
-from gateway.presenter import application_json, search_mode
+from gateway.presenter import application_out, search_mode
 from gateway.progress_forms import ProgressForm, progress_mode
 from gateway.shapes.applications import ApplicationOut, VisitorApplicationOut
 from gateway.shapes.envelope import REFUSALS, Envelope, download
@@ -135,7 +135,7 @@ async def create_application(body: ApplicationIn, backend: CallerBackend) -> JSO
     reply = await backend.unary(
         backend.chat.applications.CreateApplication, pb.CreateApplicationRequest(application=body.message())
     )
-    return ok(application_json(reply.application))
+    return ok(application_out(reply.application).wire())
 
 
 @router.get(
@@ -159,7 +159,7 @@ async def maxkb_embed_script(
 @router.get("", response_model=Envelope[list[ApplicationOut | VisitorApplicationOut]])
 async def list_applications(backend: CallerBackend) -> JSONResponse:
     reply = await backend.unary(backend.chat.applications.ListApplications, pb.ListApplicationsRequest())
-    return ok([application_json(a) for a in reply.applications])
+    return ok([application_out(a).wire() for a in reply.applications])
 
 
 @router.get("/{app_id}", response_model=Application)
@@ -167,7 +167,7 @@ async def get_application(app_id: str, backend: CallerBackend) -> JSONResponse:
     reply = await backend.unary(
         backend.chat.applications.GetApplication, pb.GetApplicationRequest(application_id=app_id)
     )
-    return ok(application_json(reply.application))
+    return ok(application_out(reply.application).wire())
 
 
 @router.put("/{app_id}", response_model=Envelope[ApplicationOut])
@@ -175,7 +175,7 @@ async def update_application(app_id: str, body: ApplicationIn, backend: CallerBa
     reply = await backend.unary(
         backend.chat.applications.UpdateApplication, pb.UpdateApplicationRequest(application=body.message(app_id))
     )
-    return ok(application_json(reply.application))
+    return ok(application_out(reply.application).wire())
 
 
 @router.get("/{app_id}/chat/open", response_model=Envelope[str])

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from gateway.backends import Backend, CallerBackend
 from gateway.errors import ApiError, ok
 from gateway.log_export import csv_bytes
-from gateway.presenter import AUDIT_EXPORT_COLUMNS, audit_event_json, audit_export_row
+from gateway.presenter import AUDIT_EXPORT_COLUMNS, audit_event_out, audit_export_row
 from gateway.shapes.audit_trail import AuditPageOut
 from gateway.shapes.envelope import REFUSALS, Envelope, download
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
@@ -88,8 +88,8 @@ async def list_audit(
     """One page of the trail, newest first."""
     filters.page, filters.page_size = current_page, page_size
     reply = await backend.unary(backend.chat.operations.ListAudit, filters)
-    records = [audit_event_json(e) for e in reply.events]
-    return ok({"records": records, "total": reply.total, "current": current_page, "size": page_size})
+    records = [audit_event_out(e) for e in reply.events]
+    return ok(AuditPageOut(records=records, total=reply.total, current=current_page, size=page_size).wire())
 
 
 async def every_event(backend: Backend, filters: pb.ListAuditRequest) -> tuple[list[pb.AuditEvent], int]:

@@ -19,7 +19,7 @@ from gateway.backends import CallerBackend
 from gateway.edge.body_limits import MAX_FORM_DATA_BYTES
 from gateway.errors import ApiError, ok, request_language, shown
 from gateway.labels import progress_line
-from gateway.presenter import chat_summary_json, progress_payload, record_json
+from gateway.presenter import chat_summary_out, progress_payload, record_out
 from gateway.progress_forms import ProgressForm, progress_form
 from gateway.relay import AskStream, batches, started
 from gateway.shapes.answers import RecordOut, RecordPageOut, StoppedOut
@@ -157,8 +157,8 @@ async def list_records(
         backend.chat.answers.ListRecords,
         pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, application_id=app_id),
     )
-    records = [record_json(r, request_language(request)) for r in reply.records]
-    return ok({"records": records, "current": page, "size": size, "total": reply.total})
+    records = [record_out(r, request_language(request)) for r in reply.records]
+    return ok(RecordPageOut(records=records, current=page, size=size, total=reply.total).wire())
 
 
 @router.get("/{app_id}/chat/{chat_id}/chat_record/{record_id}", response_model=Envelope[RecordOut])
@@ -169,7 +169,7 @@ async def get_record(
         backend.chat.answers.GetRecord,
         pb.GetRecordRequest(chat_id=chat_id, record_id=str(record_id), application_id=app_id),
     )
-    return ok(record_json(reply.record, request_language(request)))
+    return ok(record_out(reply.record, request_language(request)).wire())
 
 
 class ChatRename(BaseModel):
@@ -182,8 +182,8 @@ async def list_chats(app_id: str, page: PageNumber, size: PageSize, backend: Cal
         backend.chat.applications.ListChats,
         pb.ListChatsRequest(application_id=app_id, page=page, page_size=size),
     )
-    records = [chat_summary_json(c) for c in reply.chats]
-    return ok({"records": records, "current": page, "size": size, "total": reply.total})
+    records = [chat_summary_out(c) for c in reply.chats]
+    return ok(ChatPageOut(records=records, current=page, size=size, total=reply.total).wire())
 
 
 @router.put("/{app_id}/chat/client/{chat_id}", response_model=Envelope[bool])

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, StringConstraints, model_validator
 
 from gateway.backends import Backend, CallerBackend
 from gateway.errors import ApiError, ok
-from gateway.presenter import access_token_json, api_key_json
+from gateway.presenter import access_token_out, api_key_out
 from gateway.shapes.applications import AccessTokenOut, ApiKeyOut, NewApiKeyOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
@@ -89,11 +89,11 @@ class AccessTokenEditIn(BaseModel):
 @router.get("/{app_id}/api_key", response_model=Envelope[list[ApiKeyOut]])
 async def list_api_keys(app_id: str, backend: CallerBackend) -> JSONResponse:
     reply = await backend.unary(backend.chat.access.ListApiKeys, pb.ListApiKeysRequest(application_id=app_id))
-    return ok([api_key_json(k) for k in reply.keys])
+    return ok([api_key_out(k).wire() for k in reply.keys])
 
 
 async def _update_key(backend: Backend, change: pb.UpdateApiKeyRequest) -> JSONResponse:
-    return ok(api_key_json(await backend.unary(backend.chat.access.UpdateApiKey, change)))
+    return ok(api_key_out(await backend.unary(backend.chat.access.UpdateApiKey, change)).wire())
 
 
 @router.put("/{app_id}/api_key/{api_key_id}", response_model=Envelope[ApiKeyOut])
@@ -124,7 +124,7 @@ async def get_access_token(app_id: str, backend: CallerBackend) -> JSONResponse:
     reply = await backend.unary(backend.chat.access.ListAccessTokens, pb.ListAccessTokensRequest(application_id=app_id))
     if not reply.tokens:
         raise ApiError(404, said("application_has_no_share_link_yet", app_id=app_id))
-    return ok(access_token_json(reply.tokens[0]))
+    return ok(access_token_out(reply.tokens[0]).wire())
 
 
 @router.put("/{app_id}/access_token", response_model=Envelope[AccessTokenOut])
@@ -139,4 +139,4 @@ async def edit_access_token(app_id: str, body: AccessTokenEditIn, backend: Calle
     if body.white_list is not None:
         change.allowed_sites.sites.extend(body.white_list)
         change.allowed_sites.SetInParent()  # an empty list is a change too: no site listed
-    return ok(access_token_json(await backend.unary(backend.chat.access.UpdateAccessToken, change)))
+    return ok(access_token_out(await backend.unary(backend.chat.access.UpdateAccessToken, change)).wire())

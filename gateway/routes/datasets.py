@@ -28,14 +28,14 @@ from gateway.errors import ApiError, ReaderLanguage, ok
 from gateway.presenter import (
     DEFAULT_SEARCH_MODE_NAME,
     SEARCH_MODE_SPELLINGS,
-    dataset_json,
-    detached_json,
-    document_json,
-    paragraph_json,
-    retrieval_json,
+    dataset_out,
+    detached_out,
+    document_out,
+    paragraph_out,
+    retrieval_out,
     search_mode,
-    synced_json,
-    upload_rules_json,
+    synced_out,
+    upload_rules_out,
 )
 from gateway.routes.documents import export, paragraphs, questions
 from gateway.routes.documents.split import MAX_RULE_FIELDS, split_rules_of
@@ -121,7 +121,7 @@ async def create_dataset(body: DatasetIn, backend: CallerBackend, language: Read
         name=body.name, description=body.desc, embedding_model_id=body.embedding_model() or ""
     )
     reply = await backend.unary(backend.retrieval.datasets.CreateDataset, request)
-    return ok(dataset_json(reply.dataset, language))
+    return ok(dataset_out(reply.dataset, language).wire())
 
 
 @router.put("/{dataset_id}", response_model=Envelope[DatasetOut])
@@ -139,20 +139,20 @@ async def update_dataset(
     if body.sync_hours is not None:
         request.sync_hours = body.sync_hours
     reply = await backend.unary(backend.retrieval.datasets.UpdateDataset, request)
-    return ok(dataset_json(reply.dataset, language))
+    return ok(dataset_out(reply.dataset, language).wire())
 
 
 @router.get("", response_model=Envelope[list[DatasetOut]])
 async def list_datasets(backend: CallerBackend, language: ReaderLanguage) -> JSONResponse:
     reply = await backend.unary(backend.retrieval.datasets.ListDatasets, pb.ListDatasetsRequest())
-    return ok([dataset_json(d, language) for d in reply.datasets])
+    return ok([dataset_out(d, language).wire() for d in reply.datasets])
 
 
 @router.get("/document/upload_rules", response_model=Envelope[UploadRulesOut])
-async def upload_rules(request: Request) -> JSONResponse:
+async def upload_rules(request: Request, language: ReaderLanguage) -> JSONResponse:
     """What an upload form needs before sending (the operator page's ``accept`` list and size
     check): the same table and setting the upload route checks with, so they cannot disagree."""
-    return ok(upload_rules_json(request.app.state.settings.upload_max_mb))
+    return ok(upload_rules_out(request.app.state.settings.upload_max_mb, language).wire())
 
 
 @router.delete("/{dataset_id}", response_model=Envelope[DetachedOut])
@@ -162,7 +162,7 @@ async def delete_dataset(dataset_id: str, backend: CallerBackend) -> JSONRespons
     reply = await backend.unary(
         backend.retrieval.datasets.DeleteDataset, pb.DeleteDatasetRequest(dataset_id=dataset_id)
     )
-    return ok(detached_json(reply))
+    return ok(detached_out(reply).wire())
 
 
 def _form_name(form: FormData) -> str:
@@ -241,7 +241,7 @@ async def add_document(
         )
     else:
         raise ApiError(415, said("send_document_application_json_multipart_form"))
-    documents = [document_json(d, language) for d in made]
+    documents = [document_out(d, language).wire() for d in made]
     if archive:
         return ok(documents)
     if len(documents) != 1:
@@ -292,7 +292,7 @@ async def add_web_documents(
         raise ApiError(error.status, said("source_url_list", index=index, error_message=error.words))
     return ok(
         [
-            document_json(d, language)
+            document_out(d, language).wire()
             for reply in replies
             if not isinstance(reply, BaseException)
             for d in reply.documents
@@ -305,7 +305,7 @@ async def list_documents(dataset_id: str, backend: CallerBackend, language: Read
     reply = await backend.unary(
         backend.retrieval.documents.ListDocuments, pb.ListDocumentsRequest(dataset_id=dataset_id)
     )
-    return ok([document_json(d, language) for d in reply.documents])
+    return ok([document_out(d, language).wire() for d in reply.documents])
 
 
 @router.get("/{dataset_id}/document/{document_id}", response_model=Envelope[DocumentOut])
@@ -316,7 +316,7 @@ async def get_document(
     document = await backend.unary(
         backend.retrieval.documents.GetDocument, pb.GetDocumentRequest(dataset_id=dataset_id, document_id=document_id)
     )
-    return ok(document_json(document, language))
+    return ok(document_out(document, language).wire())
 
 
 @router.put("/{dataset_id}/document/{document_id}/cancel_task", response_model=Envelope[DocumentOut])
@@ -329,7 +329,7 @@ async def cancel_document_task(
         backend.retrieval.documents.CancelIngestion,
         pb.CancelIngestionRequest(dataset_id=dataset_id, document_id=document_id),
     )
-    return ok(document_json(document, language))
+    return ok(document_out(document, language).wire())
 
 
 class SyncWebIn(BaseModel):
@@ -351,7 +351,7 @@ async def sync_document(
         pb.SyncDocumentsRequest(dataset_id=dataset_id, document_ids=[document_id]),
         timeout=backend.timeout + SYNC_FETCH_SECONDS,
     )
-    return ok(synced_json(reply.documents[0], language))
+    return ok(synced_out(reply.documents[0], language).wire())
 
 
 @router.put("/{dataset_id}/sync_web", response_model=Envelope[list[SyncedDocumentOut]])
@@ -369,7 +369,7 @@ async def sync_web_documents(
         pb.SyncDocumentsRequest(dataset_id=dataset_id),
         timeout=backend.timeout + SYNC_DATASET_SECONDS,
     )
-    return ok([synced_json(d, language) for d in reply.documents])
+    return ok([synced_out(d, language).wire() for d in reply.documents])
 
 
 @router.delete("/{dataset_id}/document/{document_id}", response_model=Envelope[bool])
@@ -413,7 +413,7 @@ async def hit_test(
         backend.retrieval.search.Search,
         pb.SearchRequest(dataset_ids=[dataset_id], query=q.query_text, search=q.settings),
     )
-    return ok([paragraph_json(p) for p in reply.paragraphs])
+    return ok([paragraph_out(p).wire() for p in reply.paragraphs])
 
 
 @router.get("/{dataset_id}/hit_test_rounds", response_model=Envelope[RetrievalOut])
@@ -427,7 +427,7 @@ async def hit_test_rounds(
         "result",
         "the loop",
     )
-    return ok(retrieval_json(result))
+    return ok(retrieval_out(result).wire())
 
 
 # Questions first: a paragraph's ``…/{paragraph_id}/problem`` would read as a page of paragraphs.

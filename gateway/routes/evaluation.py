@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from gateway.backends import CallerBackend
 from gateway.errors import ApiError, ok
-from gateway.presenter import evaluation_json
+from gateway.presenter import evaluation_out
 from gateway.shapes.answers import EvaluationOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
@@ -86,4 +86,4 @@ async def evaluate(app_id: str, body: EvalIn, backend: CallerBackend) -> JSONRes
     scored = await backend.unary(
         backend.retrieval.search.Evaluate, evaluate_request, timeout=backend.ask_timeout * len(body.cases)
     )
-    return ok(evaluation_json(body.rewrite, scored))
+    return ok(evaluation_out(body.rewrite, scored).wire())

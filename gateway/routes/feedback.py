@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from gateway.backends import CallerBackend
 from gateway.errors import ok
-from gateway.presenter import VOTE_OF_STATUS, usage_day_json, vote_json
+from gateway.presenter import VOTE_OF_STATUS, usage_day_out, vote_out
 from gateway.routes.chat import RecordId
 from gateway.shapes.answers import UsageDayOut, VoteOut
 from gateway.shapes.envelope import REFUSALS, Envelope
@@ -62,7 +62,7 @@ async def vote(app_id: str, chat_id: str, record_id: RecordId, body: VoteBody, b
             reason=body.reason,
         ),
     )
-    return ok(vote_json(reply.vote, reply.reason))
+    return ok(vote_out(reply.vote, reply.reason).wire())
 
 
 @router.get("/{app_id}/statistics/chat_record_aggregate_trend", response_model=Envelope[list[UsageDayOut]])
@@ -74,4 +74,4 @@ async def usage_trend(
     reply = await backend.unary(
         backend.chat.operations.Usage, pb.UsageRequest(application_id=app_id, date_from=start_time, date_to=end_time)
     )
-    return ok([usage_day_json(day) for day in reply.days])
+    return ok([usage_day_out(day).wire() for day in reply.days])

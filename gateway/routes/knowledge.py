@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from gateway.backends import Backend, CallerBackend
 from gateway.errors import ok
 from gateway.log_export import csv_bytes
-from gateway.presenter import GAP_EXPORT_COLUMNS, gap_export_row, gap_group_json, improvement_json
+from gateway.presenter import GAP_EXPORT_COLUMNS, gap_export_row, gap_group_out, improvement_out
 from gateway.routes.chat import RecordId
 from gateway.shapes.answers import GapReportOut, ImprovementOut
 from gateway.shapes.envelope import REFUSALS, Envelope, download
@@ -68,7 +68,7 @@ async def improve(
             answer=body.content,
         ),
     )
-    return ok(improvement_json(str(record_id), reply))
+    return ok(improvement_out(str(record_id), reply).wire())
 
 
 async def _report(
@@ -91,7 +91,7 @@ async def gap_report(
     app_id: str, backend: CallerBackend, start_time: DateText = "", end_time: DateText = "", max_groups: MaxGroups = 0
 ) -> JSONResponse:
     reply = await _report(backend, app_id, start_time, end_time, max_groups)
-    return ok({"records": reply.records, "groups": [gap_group_json(g) for g in reply.groups]})
+    return ok(GapReportOut(records=reply.records, groups=[gap_group_out(g) for g in reply.groups]).wire())
 
 
 @router.get(

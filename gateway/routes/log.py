@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from gateway.backends import CallerBackend
 from gateway.errors import ApiError, ReaderLanguage, ok
 from gateway.log_export import csv_bytes, xlsx_bytes
-from gateway.presenter import LOG_EXPORT_COLUMNS, log_entry_json, log_export_row
+from gateway.presenter import LOG_EXPORT_COLUMNS, log_entry_out, log_export_row
 from gateway.shapes.answers import LogPageOut
 from gateway.shapes.envelope import REFUSALS, Envelope, download
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
@@ -97,8 +97,8 @@ async def list_log(
     reply = await backend.unary(
         backend.chat.operations.ListLog, pb.ListLogRequest(filter=filters, page=current_page, page_size=page_size)
     )
-    records = [log_entry_json(e, language) for e in reply.entries]
-    return ok({"records": records, "current": current_page, "size": page_size, "total": reply.total})
+    records = [log_entry_out(e, language) for e in reply.entries]
+    return ok(LogPageOut(records=records, current=current_page, size=page_size, total=reply.total).wire())
 
 
 @router.post(

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from gateway.backends import CallerBackend
 from gateway.errors import ok
-from gateway.presenter import model_json
+from gateway.presenter import model_out
 from gateway.shapes.applications import DeploymentModelsOut, ModelCheckOut, ModelOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
@@ -76,7 +76,7 @@ async def deployment_models(backend: CallerBackend) -> JSONResponse:
 @router.get("", response_model=Envelope[list[ModelOut]])
 async def list_models(backend: CallerBackend, purpose: Annotated[Purpose | None, Query()] = None) -> JSONResponse:
     reply = await backend.unary(backend.chat.models.ListModels, pb.ListModelsRequest(purpose=purpose or ""))
-    return ok([model_json(m) for m in reply.models])
+    return ok([model_out(m).wire() for m in reply.models])
 
 
 @router.post("", response_model=Envelope[ModelOut])
@@ -90,7 +90,7 @@ async def create_model(body: ModelIn, backend: CallerBackend) -> JSONResponse:
         api_key=body.credential.api_key or "",
     )
     reply = await backend.unary(backend.chat.models.CreateModel, message)
-    return ok(model_json(reply))
+    return ok(model_out(reply).wire())
 
 
 @router.put("/{model_id}", response_model=Envelope[ModelOut])
@@ -107,7 +107,7 @@ async def edit_model(model_id: str, body: ModelEditIn, backend: CallerBackend) -
         if value is not None:
             setattr(change, field, value)
     reply = await backend.unary(backend.chat.models.UpdateModel, change)
-    return ok(model_json(reply))
+    return ok(model_out(reply).wire())
 
 
 @router.delete("/{model_id}", response_model=Envelope[bool])

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from gateway.backends import CallerBackend
 from gateway.errors import ApiError, ok
-from gateway.presenter import visitor_profile_json
+from gateway.presenter import visitor_profile_out
 from gateway.shapes.applications import ApplicationProfileOut, ServerProfileOut
 from gateway.shapes.envelope import REFUSALS, Envelope
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
@@ -36,4 +36,4 @@ async def application_profile(backend: CallerBackend) -> JSONResponse:
     reply = await backend.unary(
         backend.chat.applications.GetApplication, pb.GetApplicationRequest(application_id=who.application_id)
     )
-    return ok(visitor_profile_json(reply.application))
+    return ok(visitor_profile_out(reply.application).wire())

@@ -170,7 +170,7 @@ async def test_a_fault_of_the_gateways_own_is_the_routes_shape_with_an_error_id(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret-internal-words at 10.0.0.5:5432")
 
-    monkeypatch.setattr(applications, "application_json", broken)
+    monkeypatch.setattr(applications, "application_out", broken)
     monkeypatch.setattr(openai_routes, "model_json", broken)
     async with stack.http() as client:
         envelope = await client.get("/api/application")

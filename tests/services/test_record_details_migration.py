@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import command
 
-from gateway.presenter import export_row, record_json
+from gateway.presenter import export_row, record_out
 from kbcore.db.migrate import alembic_config
 from kbcore.db.tables import ChatRecord
 from services.chat.chat_messages import record_message
@@ -135,7 +135,7 @@ def test_old_records_read_as_before_after_the_migration(tmp_path: Path) -> None:
     engine.dispose()
     answered, failed = (record_message(ChatRecord(**row._mapping)) for row in rows)
 
-    shown = record_json(answered)
+    shown = record_out(answered).wire()
     assert shown["padding_problem_text"] == "员工年假有几天？"
     for key in ("agent_trace", "agent_stop_reason", "sufficient", "context_info", "search_step"):
         expected = OLD_DETAILS[key]
@@ -145,6 +145,6 @@ def test_old_records_read_as_before_after_the_migration(tmp_path: Path) -> None:
     assert shown["chat_step"] == OLD_DETAILS["chat_step"]
     assert export_row(answered)["stop_reason"] == "sufficient" and export_row(answered)["rounds"] == 1
 
-    never_retrieved = record_json(failed)
+    never_retrieved = record_out(failed).wire()
     assert never_retrieved["padding_problem_text"] == "" and never_retrieved["agent_stop_reason"] == ""
     assert never_retrieved["context_info"] == {} and never_retrieved["chat_step"] == OLD_FAILED["chat_step"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import services.retrieval.search.evaluation as evaluation
-from gateway.presenter import evaluation_json
+from gateway.presenter import evaluation_out
 from grpc_stubs.common.v1 import common_pb2
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
 from kbcore.errors import InvalidRequest
@@ -81,7 +81,7 @@ def test_the_route_json_keeps_its_keys_order_and_rounding() -> None:
             case("y", ("问题", ["丁"])), ["丁"], outcome({2: ["丁"]}, 2, common_pb2.STOP_REASON_SUFFICIENT)
         ),
     ]
-    data = evaluation_json(False, pb.EvaluateResponse(summary=evaluation.summarize(scores), cases=scores))
+    data = evaluation_out(False, pb.EvaluateResponse(summary=evaluation.summarize(scores), cases=scores)).wire()
     assert list(data) == ["rewrite", "summary", "cases"] and data["rewrite"] is False
     assert data["summary"] == {
         "cases": 2,
@@ -103,7 +103,7 @@ def test_the_route_json_keeps_its_keys_order_and_rounding() -> None:
         "stop_reason": "no_new_evidence",
     }
     thirds = evaluation.summarize([scores[0]])
-    assert evaluation_json(True, pb.EvaluateResponse(summary=thirds))["summary"]["by_round"][0]["recall"] == 0.3333
+    assert evaluation_out(True, pb.EvaluateResponse(summary=thirds)).summary.by_round[0].recall == 0.3333
 
 
 def test_history_is_the_earlier_turns_with_their_facts_as_answers_unless_asked_without() -> None:

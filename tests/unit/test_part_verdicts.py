@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.labels import PART_VERDICT_LABELS
-from gateway.presenter import parts_json
+from gateway.presenter import parts_out
 from grpc_stubs.chat.v1 import chat_service_pb2 as chat_pb
 from grpc_stubs.common.v1 import common_pb2
 from kbcore.models.base import PartSupport, PartVerdict, SupportQuote
@@ -78,15 +78,15 @@ def details(offline: bool, *parts: common_pb2.PartSupport) -> chat_pb.RecordDeta
     )
 
 
-def test_parts_json_names_the_verdict_and_the_quoted_paragraphs_in_quote_order_once_each() -> None:
+def test_parts_out_names_the_verdict_and_the_quoted_paragraphs_in_quote_order_once_each() -> None:
     quoted = [common_pb2.SupportQuote(paragraph_id=i) for i in ("p3", "p1", "p3", "p2", "p1")]
     verified = common_pb2.PartSupport(
         part="探视时间", quotes=quoted, verified=True, verdict=common_pb2.PART_VERDICT_VERIFIED
     )
     lost = common_pb2.PartSupport(part="售价", verdict=common_pb2.PART_VERDICT_UNVERIFIABLE)
-    assert parts_json(details(True, verified, lost)) == [
+    assert [part.wire() for part in parts_out(details(True, verified, lost))] == [
         {"part": "探视时间", "verdict": "verified", "paragraph_ids": ["p3", "p1", "p2"]},
         {"part": "售价", "verdict": "unverifiable", "paragraph_ids": []},
     ]
-    assert parts_json(details(False, verified)) == [], "only the offline model judges parts"
-    assert parts_json(chat_pb.RecordDetails(chat=chat_pb.ChatStep(offline_model=True))) == []
+    assert parts_out(details(False, verified)) == [], "only the offline model judges parts"
+    assert parts_out(chat_pb.RecordDetails(chat=chat_pb.ChatStep(offline_model=True))) == []

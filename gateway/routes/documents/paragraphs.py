@@ -17,7 +17,7 @@ from pydantic import BaseModel, StringConstraints, model_validator
 
 from gateway.backends import CallerBackend
 from gateway.errors import ok
-from gateway.presenter import managed_paragraph_json, paragraph_page_json
+from gateway.presenter import managed_paragraph_out, paragraph_page_out
 from gateway.shapes.datasets import ManagedParagraphOut, ParagraphPageOut
 from gateway.shapes.envelope import Envelope
 from grpc_stubs.retrieval.v1 import retrieval_service_pb2 as pb
@@ -71,7 +71,7 @@ async def list_paragraphs(
             dataset_id=dataset_id, document_id=document_id, page=current_page, page_size=page_size
         ),
     )
-    return ok(paragraph_page_json(reply, current_page, page_size))
+    return ok(paragraph_page_out(reply, current_page, page_size).wire())
 
 
 @router.post("", response_model=Envelope[ManagedParagraphOut])
@@ -83,7 +83,7 @@ async def add_paragraph(
         backend.retrieval.paragraphs.AddParagraph,
         pb.AddParagraphRequest(dataset_id=dataset_id, document_id=document_id, title=body.title, content=body.content),
     )
-    return ok(managed_paragraph_json(paragraph))
+    return ok(managed_paragraph_out(paragraph).wire())
 
 
 @router.put("/{paragraph_id}", response_model=Envelope[ManagedParagraphOut])
@@ -98,7 +98,7 @@ async def edit_paragraph(
     if body.is_active is not None:
         request.enabled = body.is_active
     paragraph = await backend.unary(backend.retrieval.paragraphs.UpdateParagraph, request)
-    return ok(managed_paragraph_json(paragraph))
+    return ok(managed_paragraph_out(paragraph).wire())
 
 
 @router.delete("/{paragraph_id}", response_model=Envelope[bool])
