@@ -31,6 +31,20 @@ async def shot(page: Page, part: Locator, path: Path) -> None:
     await page.screenshot(path=path, full_page=True, clip=clip)
 
 
+async def open_latest_record(admin: Page, stack: Stack, app_id: str, records: int) -> None:
+    """Opens the newest of the application's ``records`` records in the conversation log. The
+    table keeps the rows of its last search until the next one answers (the application shown
+    first, or this one before the question was asked again), so the rows are waited for first:
+    clicking at once can open an older record when the search answers late, as on a busy machine."""
+    await admin.goto(f"{stack.url}/ui/admin#log")
+    await admin.get_by_test_id("log-app").select_option(app_id)
+    await admin.get_by_test_id("log-search").click()
+    rows = admin.get_by_test_id("log-row")
+    asked = rows.filter(has_text=ASKED)
+    await expect(asked).to_have_count(records)
+    await asked.first.get_by_test_id("log-open").click()
+
+
 async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph(
     stack: Stack, operator_page: OperatorPage, artifacts: Path, unique: str
 ) -> None:
@@ -49,10 +63,7 @@ async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph
         await ask_http(operator, chat_id, ASKED)
 
     admin = await operator_page(stack)
-    await admin.goto(f"{stack.url}/ui/admin#log")
-    await admin.get_by_test_id("log-app").select_option(app_id)
-    await admin.get_by_test_id("log-search").click()
-    await admin.get_by_test_id("log-row").first.get_by_test_id("log-open").click()
+    await open_latest_record(admin, stack, app_id, records=1)
     box = admin.get_by_test_id("log-detail").get_by_test_id("attach-from-log")
     await expect(box).to_be_visible()
     await box.get_by_test_id("attach-lookup").fill("护理假")
@@ -88,10 +99,7 @@ async def test_a_question_from_the_log_is_attached_and_then_brings_its_paragraph
     # Asked again: the paragraph comes first, and the trace says why.
     async with stack.http() as operator:
         await ask_http(operator, chat_id, ASKED)
-    await admin.goto(f"{stack.url}/ui/admin#log")
-    await admin.get_by_test_id("log-app").select_option(app_id)
-    await admin.get_by_test_id("log-search").click()
-    await admin.get_by_test_id("log-row").first.get_by_test_id("log-open").click()
+    await open_latest_record(admin, stack, app_id, records=2)
     marks = admin.get_by_test_id("log-detail").get_by_test_id("matched-question")
     await expect(marks.first).to_contain_text(f"经关联问题命中：{ASKED}")
     await admin.get_by_test_id("log-detail").evaluate(
