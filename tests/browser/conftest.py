@@ -12,6 +12,7 @@ if it had been pasted under "使用令牌"; ``sign_in_tab`` does the same with a
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, async_playwright
+from sqlalchemy.engine import make_url
 
 from kbcore.rpc.caller_token import operator_token
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, plausible_route
@@ -130,10 +132,19 @@ def operator_page(new_page: NewPage) -> OperatorPage:
     return open_signed_in
 
 
+def suite_database() -> str:
+    """The kind of database this run's suite is on: ``sqlite``, or ``postgresql`` when
+    ``KB_DATABASE_URL`` names one (the fixture ``database_url`` reads the same variable)."""
+    url = os.environ.get("KB_DATABASE_URL", "")
+    return make_url(url).get_backend_name() if url else "sqlite"
+
+
 @pytest.fixture
 def artifacts(request: pytest.FixtureRequest) -> Iterator[Path]:
-    """``test-artifacts/<test name>/``, emptied first, for the screenshots a person looks at."""
-    folder = ARTIFACTS / re.sub(r"[^\w.-]+", "_", request.node.name)
+    """``test-artifacts/<database>/<test name>/``, emptied first, for the screenshots a person
+    looks at. One folder per database: `make test` runs the SQLite and PostgreSQL passes at the
+    same time, and in one shared folder each pass would empty and overwrite the other's."""
+    folder = ARTIFACTS / suite_database() / re.sub(r"[^\w.-]+", "_", request.node.name)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     yield folder

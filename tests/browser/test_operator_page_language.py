@@ -25,7 +25,6 @@ ENGLISH = labels_json("en")
 CHINESE = labels_json("zh")
 # The sections the navigation links to, in the order a reader visits them.
 SECTIONS = ["datasets", "applications", "models", "usage", "log", "gaps", "users", "audit"]
-SCREENSHOTS = Path("/tmp")
 # What the page shows of its own, as the chat page's test reads it (tests/browser/
 # test_chat_page_language.py), and a select showing a name (an application's) hidden too; each
 # line says which element it came from, for a failure to name it.
@@ -63,9 +62,9 @@ async def open_signed_in(stack: Stack, new_page: NewPage, locale: str) -> Page:
     return page
 
 
-async def open_everything(page: Page, shot: str | None) -> list[str]:
+async def open_everything(page: Page, shots: Path | None) -> list[str]:
     """Open what the sections show, section by section; each section's shown words (and its
-    screenshot at 1280 px, when named)."""
+    screenshot at 1280 px in ``shots``, when given)."""
     shown: list[str] = []
     await page.locator(f'[data-testid=dataset][data-id="{DEMO_DATASET_ID}"]').click()
     await expect(page.get_by_test_id("document").first).to_be_visible()
@@ -89,25 +88,27 @@ async def open_everything(page: Page, shot: str | None) -> list[str]:
             await expect(page.get_by_test_id("gap-summary").or_(page.get_by_test_id("gap-empty"))).to_be_visible()
         if section == "audit":
             await expect(page.get_by_test_id("audit-row").first).to_be_visible()
-        if shot:
-            await page.screenshot(path=SCREENSHOTS / f"{shot}-{section}.png")
+        if shots:
+            await page.screenshot(path=shots / f"operator-en-{section}.png")
         shown.append(await page.evaluate(SHOWN_WORDS))
     return shown
 
 
-async def test_an_english_browser_reads_the_operator_page_in_english(stack: Stack, new_page: NewPage) -> None:
+async def test_an_english_browser_reads_the_operator_page_in_english(
+    stack: Stack, new_page: NewPage, artifacts: Path
+) -> None:
     await a_logged_question(stack)
     page = await open_signed_in(stack, new_page, "en-US")
     assert await page.evaluate("document.documentElement.lang") == "en"
     await expect(page.locator("h1")).to_have_text(ENGLISH["admin_page"]["title"])
     await expect(page.get_by_test_id("language-switch")).to_have_text("中文")
-    everything = await open_everything(page, "operator-en")
+    everything = await open_everything(page, artifacts)
     for section, shown in zip(SECTIONS, everything, strict=True):
         chinese = [line for line in shown.splitlines() if CJK.search(line.rsplit(" <", 1)[0])]
         assert chinese == [], f"{section}: {chinese}"
     for word in (ENGLISH["admin_page"]["datasets"], ENGLISH["admin_page"]["log"], ENGLISH["models"]["title"]):
         assert word in everything[-1], word
-    await page.screenshot(path=SCREENSHOTS / "operator-en-full.png", full_page=True)
+    await page.screenshot(path=artifacts / "operator-en-full.png", full_page=True)
 
 
 async def test_a_chinese_browser_reads_the_operator_page_in_chinese_and_can_switch(
