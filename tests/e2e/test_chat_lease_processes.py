@@ -20,8 +20,11 @@ The model is a local OpenAI-protocol server (tests/fakes) so an answer can be ke
 (slow stream) or stalled (hang). The test needs PostgreSQL: ``KB_DATABASE_URL`` when it is a
 PostgreSQL URL, else the local test database, else it is skipped; in the SQLite pass of `make
 test` with KB_TEST_DATABASE_URL set, the PostgreSQL pass runs it and this one skips it. Each
-test starts its own processes and model server (the second one kills chat process A), so they
-run alone or in any order.
+test starts its own chat services and gateways and its own model server for their answers (the
+tests kill chat processes), so they run alone or in any order; the context and retrieval
+services they call, and the demo application they ask in, are started and seeded once for the
+module (with the three sample documents the questions are about), since no test stops them and
+their model calls (rewrites, assessments) are no test's subject.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from kbcore.settings import Settings
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import READS_ENGLISH
-from tests.process_stack import child_pids
+from tests.process_stack import child_pids, sample_documents
 from tests.sse_client import Frame, answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID, FIXED_DEMO_IDS, seed_demo
 
@@ -79,6 +82,12 @@ HANG_MARKER = "【此问题的回答会卡住】"
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
 FOLLOW_UP = "县图书馆成人读者证的借期是多少天？"
 HANG_QUESTION = f"城乡居民医保参保人在县级定点医院住院，报销比例是多少？{HANG_MARKER}"
+# What QUESTION, FOLLOW_UP and HANG_QUESTION are about: all the demo dataset needs to hold.
+SEEDED_DOCUMENTS = (
+    "yunling_hospital_visiting_rules.md",
+    "yunling_library_rules.md",
+    "yunling_resident_medical_insurance.md",
+)
 
 
 def respond(body: dict[str, Any]) -> ChatReply:
@@ -186,6 +195,12 @@ class Processes:
     env: dict[str, str]
     services: dict[str, Service] = field(default_factory=dict)
     killed: set[str] = field(default_factory=set)
+    upstream: Processes | None = None  # the module's context and retrieval: logged, never stopped here
+
+    def __getitem__(self, label: str) -> Service:
+        if label not in self.services and self.upstream is not None:
+            return self.upstream[label]
+        return self.services[label]
 
     def start(self, label: str, module: str, name: str, extra: dict[str, str], wrapper: Sequence[str] = ()) -> Service:
         run_dir = self.root / "run" / label  # one per process: both chat services announce "chat.port"
@@ -204,7 +219,7 @@ class Processes:
         return service
 
     def logs(self) -> str:
-        parts = []
+        parts = [self.upstream.logs()] if self.upstream is not None else []
         for service in self.services.values():
             text = service.log.read_text(errors="replace") if service.log.exists() else ""
             parts.append(
@@ -298,14 +313,101 @@ class LeaseStack:
     db: Engine
 
     def __getitem__(self, label: str) -> Service:
-        return self.processes.services[label]
+        return self.processes[label]
 
     def http(self, label: str) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self[label].url, headers=self.processes.operator_headers(), timeout=60)
 
 
+def service_env(data_dir: Path, postgres_url: str, model: FakeOpenAI) -> dict[str, str]:
+    """The environment of every process: one data folder (the local operator and service
+    tokens, the retrieval service's own embedded vector store), the database, the model."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    return {
+        **base,
+        "KB_DATA_DIR": str(data_dir),
+        "KB_DATABASE_URL": postgres_url,
+        "KB_MODEL_BASE_URL": model.base_url,
+        "KB_MODEL_API_KEY": "test-key",
+        "KB_MODEL_CHAT": "fake-chat",
+        "KB_MODEL_DISABLE_THINKING": "true",
+        "KB_LOG_LEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def assert_stopped_cleanly(processes: Processes) -> None:
+    """Every process of ``processes`` is gone, and each not killed on purpose exited 0 on SIGTERM."""
+    codes = {s.label: s.process.poll() for s in processes.services.values()}
+    assert None not in codes.values(), f"processes left running: {codes}"
+    unclean = {label: code for label, code in codes.items() if code != 0 and label not in processes.killed}
+    assert not unclean, f"processes did not stop cleanly on SIGTERM: {unclean}\n{processes.logs()}"
+
+
+def start_chat(processes: Processes, label: str, wrapper: Sequence[str] = (), **extra: str) -> Service:
+    """A chat service on the module's context and retrieval services."""
+    upstreams = {"KB_CONTEXT_TARGET": processes["context"].target, "KB_RETRIEVAL_TARGET": processes["retrieval"].target}
+    return processes.start(
+        label,
+        "services.chat",
+        "chat",
+        {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams, **extra},
+        wrapper,
+    )
+
+
+def start_gateway(processes: Processes, label: str, chat: Service) -> Service:
+    targets = {"KB_CHAT_TARGET": chat.target, "KB_RETRIEVAL_TARGET": processes["retrieval"].target}
+    return processes.start(label, "gateway", "gateway", {"KB_HTTP_PORT": "0", **targets})
+
+
+@pytest.fixture(scope="module")
+def upstream_model() -> Iterator[FakeOpenAI]:
+    """The model of the context and retrieval services (summaries, rewrites, assessments)."""
+    with FakeOpenAI(default=respond) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def upstreams(
+    tmp_path_factory: pytest.TempPathFactory, postgres_url: str, upstream_model: FakeOpenAI
+) -> AsyncIterator[Processes]:
+    """The context and retrieval services, and the demo application seeded through a chat
+    service started for that alone; what the tests ask is about these documents."""
+    root = tmp_path_factory.mktemp("lease-upstreams")
+    processes = Processes(root, service_env(root / "data", postgres_url, upstream_model))
+    try:
+        context = processes.start(
+            "context", "services.context", "context", {"KB_CONTEXT_PORT": "0", "KB_CONTEXT_METRICS_PORT": "0"}
+        )
+        retrieval = processes.start(
+            "retrieval", "services.retrieval", "retrieval", {"KB_RETRIEVAL_PORT": "0", "KB_RETRIEVAL_METRICS_PORT": "0"}
+        )
+        await asyncio.gather(processes.wait_serving(context), processes.wait_serving(retrieval))
+        seeding = start_chat(processes, "chat-seeding")
+        await processes.wait_serving(seeding)
+        settings = Settings.from_env(processes.env)
+        documents = sample_documents(root / "documents", SEEDED_DOCUMENTS)
+        await seed_demo(
+            retrieval.target,
+            seeding.target,
+            operator_token(settings),
+            credential=service_credential(settings),
+            ids=FIXED_DEMO_IDS,
+            docs=documents,
+        )
+        seeding.process.send_signal(signal.SIGTERM)  # no chat service but the tests' own from here on
+        seeding.process.wait(timeout=20)
+        yield processes
+    finally:
+        processes.stop()
+    assert_stopped_cleanly(processes)
+
+
 @pytest.fixture
 def fake_model() -> Iterator[FakeOpenAI]:
+    """The model the test's chat services answer with: its own, so that no stalled answer of
+    another test reaches its recordings."""
     with FakeOpenAI(default=respond) as server:
         yield server
 
@@ -314,7 +416,7 @@ def fake_model() -> Iterator[FakeOpenAI]:
 async def lease_stack(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
-    postgres_url: str,
+    upstreams: Processes,
     db: Engine,
     fake_model: FakeOpenAI,
 ) -> AsyncIterator[LeaseStack]:
@@ -328,63 +430,21 @@ async def lease_stack(
         if not other_pid_namespace_works():
             pytest.skip("needs `unshare --pid` (root, or user namespaces) to start a process in another pid namespace")
         wrapper_a = OTHER_PID_NAMESPACE
-    root = tmp_path_factory.mktemp("lease-stack")
-    base = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     env = {
-        **base,
-        "KB_DATA_DIR": str(root / "data"),  # our own embedded vector store
-        "KB_DATABASE_URL": postgres_url,
-        **({"KB_LOCK_TTL": str(lock_ttl)} if lock_ttl is not None else {}),
+        **upstreams.env,
         "KB_MODEL_BASE_URL": fake_model.base_url,
-        "KB_MODEL_API_KEY": "test-key",
-        "KB_MODEL_CHAT": "fake-chat",
-        "KB_MODEL_DISABLE_THINKING": "true",
-        "KB_LOG_LEVEL": "WARNING",
-        "PYTHONUNBUFFERED": "1",
+        **({"KB_LOCK_TTL": str(lock_ttl)} if lock_ttl is not None else {}),
     }
-    processes = Processes(root, env)
+    processes = Processes(tmp_path_factory.mktemp("lease-stack"), env, upstream=upstreams)
     try:
-        context = processes.start(
-            "context", "services.context", "context", {"KB_CONTEXT_PORT": "0", "KB_CONTEXT_METRICS_PORT": "0"}
-        )
-        retrieval = processes.start(
-            "retrieval", "services.retrieval", "retrieval", {"KB_RETRIEVAL_PORT": "0", "KB_RETRIEVAL_METRICS_PORT": "0"}
-        )
-        await asyncio.gather(processes.wait_serving(context), processes.wait_serving(retrieval))
-        upstreams = {"KB_CONTEXT_TARGET": context.target, "KB_RETRIEVAL_TARGET": retrieval.target}
-        chats = [
-            processes.start(
-                f"chat-{x}",
-                "services.chat",
-                "chat",
-                {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams},
-                wrapper_a if x == "a" else (),
-            )
-            for x in "ab"
-        ]
+        chats = [start_chat(processes, "chat-a", wrapper_a), start_chat(processes, "chat-b")]
         await asyncio.gather(*(processes.wait_serving(c) for c in chats))
-        settings = Settings.from_env(env)
-        credential = service_credential(settings)
-        await seed_demo(
-            retrieval.target, chats[0].target, operator_token(settings), credential=credential, ids=FIXED_DEMO_IDS
-        )
-        gateways = [
-            processes.start(
-                f"gateway-{x}",
-                "gateway",
-                "gateway",
-                {"KB_HTTP_PORT": "0", "KB_CHAT_TARGET": chat.target, "KB_RETRIEVAL_TARGET": retrieval.target},
-            )
-            for x, chat in zip("ab", chats, strict=True)
-        ]
+        gateways = [start_gateway(processes, f"gateway-{x}", chat) for x, chat in zip("ab", chats, strict=True)]
         await asyncio.gather(*(processes.wait_http(g) for g in gateways))
         yield LeaseStack(processes, fake_model, db)
     finally:
         processes.stop()
-    codes = {s.label: s.process.poll() for s in processes.services.values()}
-    assert None not in codes.values(), f"processes left running: {codes}"
-    unclean = {label: code for label, code in codes.items() if code != 0 and label not in processes.killed}
-    assert not unclean, f"processes did not stop cleanly on SIGTERM: {unclean}\n{processes.logs()}"
+    assert_stopped_cleanly(processes)
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -637,23 +697,12 @@ async def test_a_chat_service_started_after_a_crash_finds_the_crashed_ones_chats
         await assert_ended_by_the_kill(hanging)
     assert lease_row(db, chat_id) is not None, "nothing has freed the chat yet"
 
-    upstreams = {
-        "KB_CONTEXT_TARGET": lease_stack["context"].target,
-        "KB_RETRIEVAL_TARGET": lease_stack["retrieval"].target,
-    }
-    chat_c = processes.start(
-        "chat-c", "services.chat", "chat", {"KB_CHAT_PORT": "0", "KB_CHAT_METRICS_PORT": "0", **upstreams}
-    )
+    chat_c = start_chat(processes, "chat-c")
     await processes.wait_serving(chat_c)
     assert lease_row(db, chat_id) is None, "the new chat service freed the dead holder's lease as it started"
     assert [status for _, status, _, _ in record_rows(db, chat_id)] == ["interrupted"]
 
-    gateway_c = processes.start(
-        "gateway-c",
-        "gateway",
-        "gateway",
-        {"KB_HTTP_PORT": "0", "KB_CHAT_TARGET": chat_c.target, "KB_RETRIEVAL_TARGET": lease_stack["retrieval"].target},
-    )
+    gateway_c = start_gateway(processes, "gateway-c", chat_c)
     await processes.wait_http(gateway_c)
     async with lease_stack.http("gateway-c") as c:
         response, frames = await ask(c, chat_id, FOLLOW_UP)  # the first try
