@@ -57,7 +57,7 @@ stubs: grpc_stubs/.generated
 run: $(RUNTIME) grpc_stubs/.generated
 	$(PY) -m tools.stack
 
-# The suite on SQLite and then, when KB_TEST_DATABASE_URL names one, on PostgreSQL
+# The suite on SQLite and, when KB_TEST_DATABASE_URL names one, on PostgreSQL at the same time
 # (scripts/run_suite.sh): there every test but those whose database is a SQLite file of their own
 # (marker own_database). First the system packages the browser tests need (Debian's chromium and
 # a CJK font), installed with apt when missing, so this passes by itself on a fresh machine.
