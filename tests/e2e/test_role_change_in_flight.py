@@ -2,7 +2,7 @@
 People and roles: every call resolves its credentials afresh; Credentials are revocable: an
 answer already streaming when its credential ends finishes).
 
-An editor granted the demo application asks a question whose answer the model streams slowly
+An editor granted the demo application asks a question whose answer the model holds mid-stream
 (a local OpenAI-protocol server, tests/fakes). Mid-answer an administrator demotes them to
 viewer: the answer admitted finishes and is saved (``is_end``, the record ``answered``), and the
 change ends the person's sessions: the next question is refused 401 with a sentence that says
@@ -14,6 +14,7 @@ person's token is 401 on its next call.
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,9 @@ from tools.seed_demo import DEMO_APPLICATION_ID
 
 PASSWORD = "in-flight-Password-1"
 QUESTION = "云岭县人民医院ICU每天的探视时间是几点到几点？"
-# About six seconds of answer: the administrator's change lands well inside it (checked, not assumed).
+# The model sends the first piece, then holds the rest until the administrator's change is made
+# (that the change landed mid-answer is still checked, not assumed).
 SLOW_ANSWER = [f"第{i}段回答内容。" for i in range(1, 41)]
-CHUNK_DELAY = 0.15
 FIRST_WORDS, LAST_WORDS = SLOW_ANSWER[0].encode(), SLOW_ANSWER[-1].encode()
 EDITOR_REFUSAL = "your account may not change this application: ask an administrator for editor access to it"
 Sessions = async_sessionmaker[AsyncSession]
@@ -102,14 +103,17 @@ async def settled(sessions: Sessions, chat_id: str) -> list[str]:
     return await eventually(lambda: record_status(sessions, chat_id), done, timeout=30, what="the record settling")
 
 
-def slow_model(fake_model: FakeOpenAI) -> None:
-    fake_model.default = plausible_route(lambda: ChatReply.stream(SLOW_ANSWER, chunk_delay=CHUNK_DELAY))
+def held_model(fake_model: FakeOpenAI) -> threading.Event:
+    """The answer's first piece streams, the rest once the returned event is set."""
+    release = threading.Event()
+    fake_model.default = plausible_route(lambda: ChatReply.stream(SLOW_ANSWER, held_after=1, release=release))
+    return release
 
 
 async def test_an_editor_demoted_mid_answer_gets_the_whole_answer_saved_and_their_session_ends(
     remote_stack: Stack, fake_model: FakeOpenAI, sessions: Sessions, unique: str
 ) -> None:
-    slow_model(fake_model)
+    release = held_model(fake_model)
     username = f"demoted-{unique}"
     user_id, token = await editor_session(remote_stack, username)
     async with remote_stack.http(headers={"Authorization": f"Bearer {token}"}) as person:
@@ -118,6 +122,7 @@ async def test_an_editor_demoted_mid_answer_gets_the_whole_answer_saved_and_thei
             demoted = data(await operator.put(f"/api/user_manage/{user_id}", json={"role": "viewer"}))
         assert demoted["role"] == "viewer"
         assert LAST_WORDS not in asking.received and not asking.task.done(), "demoted while the answer streamed"
+        release.set()
         assert await asking.task == 200
         frames = asking.frames()
         assert frames[-1].kind == "chunk" and frames[-1].data["is_end"] is True, frames[-3:]
@@ -142,13 +147,14 @@ async def test_an_editor_demoted_mid_answer_gets_the_whole_answer_saved_and_thei
 async def test_a_person_deleted_mid_answer_leaves_no_record_running_and_their_token_is_401(
     remote_stack: Stack, fake_model: FakeOpenAI, sessions: Sessions, unique: str
 ) -> None:
-    slow_model(fake_model)
+    release = held_model(fake_model)
     user_id, token = await editor_session(remote_stack, f"deleted-{unique}")
     async with remote_stack.http(headers={"Authorization": f"Bearer {token}"}) as person:
         asking = await start_asking(person)
         async with remote_stack.http() as operator:
             assert data(await operator.delete(f"/api/user_manage/{user_id}")) is True
         assert LAST_WORDS not in asking.received, "the deletion landed while the answer streamed"
+        release.set()
         assert await asking.task == 200
         frames = asking.frames()
         ended = frames[-1].kind == "error" or (frames[-1].kind == "chunk" and frames[-1].data["is_end"] is True)

@@ -57,6 +57,10 @@ class ChatReply:
     status: int = 200  # an error status sends an OpenAI-style error body instead
     error_message: str = "scripted failure"
     hang_after: int | None = None  # streaming: after this many pieces, send nothing until the client leaves
+    # Streaming: after ``held_after`` pieces, send nothing until the test sets ``release`` (a
+    # model mid-answer for exactly as long as the test needs, instead of a guess in seconds).
+    held_after: int | None = None
+    release: threading.Event | None = None
     raw_events: list[str] | None = None  # streaming: these exact ``data:`` payloads instead of chunks
     cut_after: int | None = None  # streaming: after this many pieces, drop the connection mid-body
     raw_body: str | None = None  # this exact body (e.g. a proxy's HTML page) instead of an API answer
@@ -154,6 +158,8 @@ class _ScriptedStream(Response):
                 if self._reply.hang_after is not None and sent_pieces >= self._reply.hang_after:
                     await left.wait()  # a stalled model: nothing more until the client gives up
                     return
+                if sent_pieces == self._reply.held_after and await _left_before(left, self._reply.release):
+                    return
                 if is_piece:
                     if await _left_during(left, self._reply.chunk_delay):
                         return
@@ -179,6 +185,14 @@ async def _left_during(left: asyncio.Event, seconds: float) -> bool:
         return left.is_set()
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(left.wait(), seconds)
+    return left.is_set()
+
+
+async def _left_before(left: asyncio.Event, release: threading.Event | None) -> bool:
+    """Wait until ``release`` is set (it is set from the test's thread); True if the client went first."""
+    while release is not None and not release.is_set():
+        if await _left_during(left, 0.01):
+            return True
     return left.is_set()
 
 
