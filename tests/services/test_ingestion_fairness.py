@@ -36,6 +36,7 @@ from tests.fixtures.documents import big_pdf
 
 READY, FAILED, PARSING = pb.DOCUMENT_STATUS_READY, pb.DOCUMENT_STATUS_FAILED, pb.DOCUMENT_STATUS_PARSING
 CANCELLED, QUEUED = pb.DOCUMENT_STATUS_CANCELLED, pb.DOCUMENT_STATUS_QUEUED
+EMBEDDING_BOUND = 8  # seconds: the job's wall-clock bound in the embedding test
 PAST_WALL_CLOCK = r"took more than \d+ seconds of wall-clock time to take in: .* raise KB_INGEST_JOB_SECONDS"
 
 
@@ -63,9 +64,9 @@ async def start_node(
 ) -> AsyncIterator[NodeStarter]:
     started: list[tuple[RunningServer, object]] = []
 
-    async def start(pause: float = 0.0, **overrides: Any) -> Node:
-        quick = dataclasses.replace(settings, ingest_lease_seconds=1.0, ingest_poll_seconds=0.1, **overrides)
-        gated = GatedEmbedder(embedder, pause)
+    async def start(pause: float = 0.0, unpaused_batches: int = 0, **overrides: Any) -> Node:
+        quick = dataclasses.replace(settings, **{"ingest_lease_seconds": 1.0, "ingest_poll_seconds": 0.1, **overrides})
+        gated = GatedEmbedder(embedder, pause, unpaused_batches)
         server = await create_server(quick, RetrievalDeps(sessions, own_store, gated, offline_model), port=0)
         channel = open_channel(f"127.0.0.1:{server.port}", service_credential(settings))
         started.append((server, channel))
@@ -203,18 +204,24 @@ async def test_a_job_parsing_past_its_wall_clock_bound_fails_with_a_sentence_nam
 async def test_a_job_embedding_past_its_wall_clock_bound_fails_and_leaves_no_points(
     start_node: NodeStarter, own_store: VectorStore, sessions, unique: str
 ) -> None:
-    # 16 paragraphs a batch, 0.3 s each: 15 s of embedding against a bound of 8 s, so the bound
-    # falls inside the embedding even when a busy machine takes seconds to parse.
-    node = await start_node(pause=0.3, ingest_job_seconds=8)
+    # The first batch of 16 paragraphs is embedded at once and the second only after the bound has
+    # passed, so the bound falls inside the embedding however long a busy machine takes to get
+    # the job to its first batch (up to the bound), and no more is embedded than that shows. Past
+    # the bound the job stops renewing its lease while its last batch lands: a lease of the
+    # usual length, not the 1 s the takeover tests use, so that no slot takes the job again
+    # meanwhile (a second attempt starts its progress from 0).
+    node = await start_node(
+        pause=EMBEDDING_BOUND + 0.5, unpaused_batches=1, ingest_job_seconds=EMBEDDING_BOUND, ingest_lease_seconds=30.0
+    )
     dataset_id = await dataset(node.stub, f"wall-embed-{unique}")
-    document_id = await submit_paragraphs(node.stub, dataset_id, "长文", 800)
+    document_id = await submit_paragraphs(node.stub, dataset_id, "长文", 160)
     failed = await wait_for(node.stub, dataset_id, document_id, finished, timeout=40)
     assert failed.status == FAILED, failed
     assert re.search(PAST_WALL_CLOCK, failed.error), failed.error
     [job] = await run_read(
         sessions, lambda s: s.scalars(select(IngestJob).where(IngestJob.document_id == document_id)).all()
     )
-    assert 0 < job.done < 800, "stopped while embedding, not before it began"
+    assert 0 < job.done < 160, "stopped while embedding, not before it began"
     assert await own_store.count(dataset_id, document_id) == 0, "what it staged was dropped"
 
 
