@@ -78,7 +78,10 @@ def words_in(metadata: Iterable[tuple[str, Any]] | None) -> Said | None:
     return None
 
 
-def stored_fields(words: Said | None) -> tuple[str, common_pb2.Words | None]:
-    """A record's stored words as its message's two fields: the English (what gRPC callers
-    read; "" for none) and the words by code (None, left unset, for none)."""
-    return ("", None) if words is None else (str(words), as_proto(words))
+def stored_fields(field: str, words: Said | None) -> dict[str, Any]:
+    """A record's stored words as its message's two fields, ``field`` and ``<field>_words``: the
+    English (what gRPC callers read; "" for none) and the words by code (None, left unset, for
+    none). Passed to the message's constructor as keywords."""
+    if words is None:
+        return {field: "", f"{field}_words": None}
+    return {field: str(words), f"{field}_words": as_proto(words)}

@@ -45,8 +45,7 @@ def dataset(
                 state=EMBEDDING_SWITCH_STATE.value(switch.state, pb.EMBEDDING_SWITCH_STATE_UNSPECIFIED),
                 progress_done=switch.done,
                 progress_total=switch.total,
-                error=str(switch.error or ""),
-                error_words=stored_fields(switch.error)[1],
+                **stored_fields("error", switch.error),
             )
         )
     return message
@@ -65,15 +64,13 @@ def document(row: Document, job: IngestJob | None = None) -> pb.Document:
         status=DOCUMENT_STATUS.value(row.status, pb.DOCUMENT_STATUS_READY),
         progress_done=job.done if job is not None and running else 0,
         progress_total=job.total if job is not None and running else 0,
-        error=stored_fields(row.error)[0],
-        error_words=stored_fields(row.error)[1],
+        **stored_fields("error", row.error),
         source_type=row.source_type,
         updated_at=(row.updated_at or row.created_at).isoformat() + "Z",
         source_url=row.source_url,
         source_checked_at=_when(row.source_checked_at),
         source_state=row.source_state,
-        source_note=stored_fields(row.source_note)[0],
-        source_note_words=stored_fields(row.source_note)[1],
+        **stored_fields("source_note", row.source_note),
     )
 
 

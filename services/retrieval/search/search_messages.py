@@ -94,8 +94,7 @@ def result(outcome: LoopResult, mode: SearchMode = DEFAULT_SEARCH.mode) -> pb.Re
             sufficient=outcome.sufficient,
             missing=outcome.missing,
             run_time=outcome.run_time,
-            rewrite_error=stored_fields(outcome.rewrite_error)[0],
-            rewrite_error_words=stored_fields(outcome.rewrite_error)[1],
+            **stored_fields("rewrite_error", outcome.rewrite_error),
             part_support=[part_support(s) for s in outcome.support],
             search_mode=SEARCH_MODE.value(mode.value),
         )
