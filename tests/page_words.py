@@ -11,7 +11,8 @@ from gateway.words.catalogue import ALLOWED_NAMES
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 HOLE = re.compile(r"\{(\w+)\}")
 _TAG = re.compile(r"</?\w+>")
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")
+# A run of letters glued to a digit before it ("91dbafac") is the tail of an identifier, not a word.
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_.\-])[A-Za-z][A-Za-z0-9_.\-]*")
 _IDENTIFIER = re.compile(r"[_.\-0-9]")
 _ALLOWED = {name.lower() for name in ALLOWED_NAMES}
 
