@@ -100,7 +100,12 @@ class ChatStore:
         return row
 
     async def get_application(self, application_id: str) -> Application:
-        return await require_row(self._sessions, Application, application_id, "application")
+        return await require_row(
+            self._sessions,
+            Application,
+            application_id,
+            lambda key: said("application_does_not_exist", application_id=key),
+        )
 
     async def list_applications(self, among: frozenset[str] | None = None) -> list[Application]:
         """Every application, oldest first; only those in ``among`` when it is given."""
@@ -123,7 +128,7 @@ class ChatStore:
         return await run_write(self._sessions, insert)
 
     async def get_chat(self, chat_id: str) -> Chat:
-        return await require_row(self._sessions, Chat, chat_id, "chat")
+        return await require_row(self._sessions, Chat, chat_id, lambda key: said("chat_does_not_exist", chat_id=key))
 
     async def get_chat_and_application(self, chat_id: str) -> tuple[Chat, Application]:
         """A chat and its application in one query (every question reads both)."""

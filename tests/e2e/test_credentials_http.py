@@ -20,7 +20,9 @@ from kbcore.db.tables import AccessToken
 from kbcore.rpc.caller_token import bearer
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
+from tests.harness import MAXKB_PAGE_LANGUAGE as CHINESE
 from tests.harness import Stack
+from tests.page_words import english_words
 from tests.sse_client import ask, parse_frames
 from tools.seed_demo import DEMO_APPLICATION_ID
 
@@ -59,9 +61,19 @@ async def test_a_revoked_key_gets_401_on_its_next_call_and_revoking_twice_is_409
         assert refused.status_code == 401 and "this API key was revoked" in refused.json()["message"]
         twice = await operator.delete(f"/api/application/{app_id}/api_key/{key['id']}")
         assert twice.status_code == 409 and "already revoked" in twice.json()["message"]
+        # In Chinese the kind and the state are Chinese words too, not English ones in a Chinese frame.
+        in_chinese = await operator.delete(f"/api/application/{app_id}/api_key/{key['id']}", headers=CHINESE)
+        assert in_chinese.status_code == 409 and "撤销" in in_chinese.json()["message"], in_chinese.text
+        assert english_words(in_chinese.json()["message"]) == [], in_chinese.text
         again = await operator.put(f"/api/application/{app_id}/api_key/{key['id']}", json={"is_active": True})
         assert again.status_code == 200 and again.json()["data"]["is_active"] is True
     assert (await open_chat_as(stack, key["secret_key"], app_id)).status_code == 200
+
+
+async def test_an_application_that_does_not_exist_is_named_in_the_readers_language(stack: Stack) -> None:
+    async with stack.http(headers=CHINESE) as operator:
+        missing = await operator.post("/api/application/no-such-application/api_key")
+    assert missing.status_code == 404 and "应用 no-such-application 不存在" in missing.json()["message"], missing.text
 
 
 async def test_a_rotated_keys_old_value_fails_and_the_new_one_works(stack: Stack, unique: str) -> None:

@@ -157,8 +157,8 @@ MESSAGES: dict[str, Message] = {
         "{value} is not in the permission table (kbcore/permissions/table.py), so no one may call it",
         "{value} 不在权限表（kbcore/permissions/table.py）中，因此任何人都不能调用",
     ),
-    # The credential's kind and state are English words in the general form; the four sentences it
-    # makes are keyed whole.
+    # A change asking for the state a credential already has (services/chat/access/credential_admin.py):
+    # one sentence per kind and state.
     "api_key_already_active_nothing_was": Message(
         "this API key is already active; nothing was changed",
         "这个 API 密钥已经是有效状态，未做任何修改",
@@ -174,10 +174,6 @@ MESSAGES: dict[str, Message] = {
     "share_link_already_revoked_nothing_was": Message(
         "this share link is already revoked; nothing was changed",
         "这个分享链接已经撤销，未做任何修改",
-    ),
-    "already_nothing_was_changed": Message(
-        "this {label} is already {state}; nothing was changed",
-        "这个 {label} 已经是 {state} 状态，未做任何修改",
     ),
     # kbcore.permissions.check.refusal_text: its plain refusals, and each sentence its two f-strings
     # make (the object is a dataset or an application).

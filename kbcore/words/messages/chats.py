@@ -157,12 +157,6 @@ MESSAGES: dict[str, Message] = {
         "these datasets use different embedding models and cannot be searched together ({listed}): choose datasets of one embedding model, or change a dataset's model first",
         "这些知识库使用不同的向量模型，不能一起检索（{listed}）：请选择使用同一向量模型的知识库，或先更换其中某个知识库的模型",
     ),
-    # The kind of object is English in this general form; the chat service's and the retrieval
-    # service's own sentences for each kind come first.
-    "does_not_exist": Message(
-        "{label} {key} does not exist",
-        "{label} {key} 不存在",
-    ),
     # An upstream service's refusal passed on (kbcore.rpc.error_mapping.from_upstream): what failed,
     # then the upstream's words.
     "upstream_service_failed": Message(

@@ -98,7 +98,7 @@ class CredentialAdmin:
         async with self._sessions.begin() as session:
             row = await _key(session, application_id, key_id)
             before = state_of(row)
-            _apply(row, change, "API key")
+            _apply(row, change, KEY_ALREADY)
             record_key(session, "update", row, change_words(before, row))
         return row
 
@@ -129,7 +129,7 @@ class CredentialAdmin:
         async with self._sessions.begin() as session:
             row = await _link(session, application_id, access_token)
             before = state_of(row)
-            _apply(row, change, "share link")
+            _apply(row, change, LINK_ALREADY)
             if change.access_num is not None:
                 row.access_num = change.access_num
             if change.daily_cap is not None:
@@ -173,7 +173,20 @@ async def _link(session: AsyncSession, application_id: str, access_token: str) -
     return row
 
 
-def _apply(row: ApiKey | AccessToken, change: KeyChange, label: str) -> None:
+@dataclass(frozen=True)
+class Already:
+    """The refusals of a change that asks for the state a credential already has, one sentence
+    per kind and state, so that each language names the kind and state in its own words."""
+
+    active: str
+    revoked: str
+
+
+KEY_ALREADY = Already("api_key_already_active_nothing_was", "api_key_already_revoked_nothing_was")
+LINK_ALREADY = Already("share_link_already_active_nothing_was", "share_link_already_revoked_nothing_was")
+
+
+def _apply(row: ApiKey | AccessToken, change: KeyChange, already: Already) -> None:
     """Activity and expiry, shared by keys and links. A request that only revokes what is
     revoked (or re-activates what is active) is refused and changes nothing: a second revoke is
     usually a mistake (a double click on a stale page) that the operator should hear about.
@@ -181,8 +194,7 @@ def _apply(row: ApiKey | AccessToken, change: KeyChange, label: str) -> None:
     holds: MaxKB's clients send it with every edit, and a rotation must not fail on it."""
     if change.is_active is not None:
         if change.is_active == row.is_active and change.only_activity():
-            state = "active" if row.is_active else "revoked"
-            raise Conflict(said("already_nothing_was_changed", label=label, state=state))
+            raise Conflict(said(already.active if row.is_active else already.revoked))
         row.is_active = change.is_active
     if change.set_expiry:
         row.expires_at = change.expires_at

@@ -90,7 +90,9 @@ class Catalog:
                 record_action(session, "dataset.update", "dataset", dataset_id, dataset.name, ", ".join(changed))
 
     async def get_dataset(self, dataset_id: str) -> Dataset:
-        return await require_row(self._sessions, Dataset, dataset_id, "dataset")
+        return await require_row(
+            self._sessions, Dataset, dataset_id, lambda key: said("dataset_does_not_exist", dataset_id=key)
+        )
 
     async def missing_datasets(self, dataset_ids: list[str]) -> list[str]:
         """The ids that name no dataset; those found to exist within seconds are not looked up again."""
