@@ -34,6 +34,7 @@ from services.retrieval.server import RetrievalDeps
 from services.retrieval.server import create_server as create_retrieval_server
 from services.retrieval.store.base import VectorStore
 from tests.eventually import eventually
+from tests.shared_tls import TLS
 
 # What a client sends to read the service's own words in English, as a developer's client that
 # asks for it does: the suite's assertions read the refusals' English; their Chinese, the
@@ -53,7 +54,7 @@ def http_client(url: str, token: str | None, **kwargs: Any) -> httpx.AsyncClient
     if token is not None and "authorization" not in headers:
         headers["Authorization"] = f"Bearer {token}"
     kwargs.setdefault("timeout", 120)
-    return httpx.AsyncClient(base_url=url, headers=headers, **kwargs)
+    return httpx.AsyncClient(verify=TLS, base_url=url, headers=headers, **kwargs)
 
 
 class SteppedClock:

@@ -17,6 +17,7 @@ import pytest
 from gateway.presenter import AUDIT_EXPORT_COLUMNS, FORMULA_PREFIXES
 from kbcore.rpc.caller_token import operator_token
 from tests.harness import READS_ENGLISH, Stack
+from tests.shared_tls import TLS
 from tools.seed_demo import DEMO_DATASET_ID
 
 PASSWORD = "audit-Password-7"
@@ -27,7 +28,7 @@ FORMULA_USER = "+danger"
 def client(stack: Stack, token: str | None) -> httpx.AsyncClient:
     """Credentials passed explicitly, whatever ``stack.http()`` sends by default."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.AsyncClient(base_url=stack.url, timeout=120, headers={**headers, **READS_ENGLISH})
+    return httpx.AsyncClient(verify=TLS, base_url=stack.url, timeout=120, headers={**headers, **READS_ENGLISH})
 
 
 def data(response: httpx.Response) -> Any:

@@ -62,6 +62,7 @@ from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import READS_ENGLISH
 from tests.process_stack import child_pids, sample_documents
+from tests.shared_tls import TLS
 from tests.sse_client import Frame, answer_text, ask
 from tools.seed_demo import DEMO_APPLICATION_ID, FIXED_DEMO_IDS, seed_demo
 
@@ -253,7 +254,9 @@ class Processes:
     async def wait_http(self, service: Service) -> None:
         """The gateway announces its port before uvicorn listens: poll a cheap route through to chat."""
         await self.wait_port(service)
-        async with httpx.AsyncClient(base_url=service.url, headers=self.operator_headers(), timeout=5) as client:
+        async with httpx.AsyncClient(
+            verify=TLS, base_url=service.url, headers=self.operator_headers(), timeout=5
+        ) as client:
 
             async def answers() -> bool:
                 if service.process.poll() is not None:
@@ -316,7 +319,9 @@ class LeaseStack:
         return self.processes[label]
 
     def http(self, label: str) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self[label].url, headers=self.processes.operator_headers(), timeout=60)
+        return httpx.AsyncClient(
+            verify=TLS, base_url=self[label].url, headers=self.processes.operator_headers(), timeout=60
+        )
 
 
 def service_env(data_dir: Path, postgres_url: str, model: FakeOpenAI) -> dict[str, str]:

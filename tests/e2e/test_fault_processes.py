@@ -31,6 +31,7 @@ import pytest
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.process_stack import StackProcesses, stack_processes
+from tests.shared_tls import TLS
 from tests.sse_client import Frame, ask
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite
@@ -128,7 +129,9 @@ async def open_chat(client: httpx.AsyncClient, app_id: str) -> str:
 
 async def answers_again(stack: ProcessStack, killed_at: float) -> float:
     """Seconds from the kill until a question on a new chat is answered in full."""
-    async with httpx.AsyncClient(base_url=stack.url, headers=stack.processes.operator_headers, timeout=15) as client:
+    async with httpx.AsyncClient(
+        verify=TLS, base_url=stack.url, headers=stack.processes.operator_headers, timeout=15
+    ) as client:
 
         async def answered_in_full() -> bool:
             try:
@@ -158,7 +161,9 @@ async def kill_mid_answer(
     """Ask a question carrying ``marker``, kill ``name`` once ``reached(what the client has
     received so far)``; the frames, the chat and the moment of the kill."""
     received = bytearray()
-    async with httpx.AsyncClient(base_url=stack.url, headers=stack.processes.operator_headers, timeout=60) as client:
+    async with httpx.AsyncClient(
+        verify=TLS, base_url=stack.url, headers=stack.processes.operator_headers, timeout=60
+    ) as client:
         chat_id = await open_chat(client, stack.app_id)
         asking = asyncio.ensure_future(ask(client, chat_id, f"{QUESTION}{marker}", received=received))
         await eventually(lambda: reached(bytes(received)), timeout=60, what=f"the phase where {name} is killed")
@@ -229,7 +234,9 @@ async def test_kill_9_of_retrieval_then_chat_mid_answer_ends_in_an_error_and_the
 
 async def long_chat(stack: ProcessStack) -> str:
     """A chat with six answered turns over the context budget, the first carrying STALL_SUMMARY."""
-    async with httpx.AsyncClient(base_url=stack.url, headers=stack.processes.operator_headers, timeout=60) as client:
+    async with httpx.AsyncClient(
+        verify=TLS, base_url=stack.url, headers=stack.processes.operator_headers, timeout=60
+    ) as client:
         chat_id = await open_chat(client, stack.app_id)
         for turn in range(6):
             marker = STALL_SUMMARY if turn == 0 else ""
@@ -248,7 +255,9 @@ async def test_kill_9_of_context_mid_answer_ends_in_an_error_and_the_stack_recov
     stack.fake.reset()
     chat_id = await long_chat(stack)
     assert not summarizing(stack.fake), "six turns must not compact yet"
-    async with httpx.AsyncClient(base_url=stack.url, headers=stack.processes.operator_headers, timeout=60) as client:
+    async with httpx.AsyncClient(
+        verify=TLS, base_url=stack.url, headers=stack.processes.operator_headers, timeout=60
+    ) as client:
         asking = asyncio.ensure_future(ask(client, chat_id, QUESTION))
         await eventually(
             lambda: summarizing(stack.fake), timeout=60, what="the seventh question compacting the history"

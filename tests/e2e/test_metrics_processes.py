@@ -13,6 +13,7 @@ import pytest
 from kbcore.metrics.catalog import Purpose
 from tests.metrics_scrape import ASK_ROUTE, Scrape
 from tests.process_stack import stack_processes
+from tests.shared_tls import TLS
 from tests.sse_client import parse_frames
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite in its data folder
@@ -38,7 +39,7 @@ def test_each_process_counts_its_own_part_of_one_question(stack_info: dict[str, 
     metrics = dict(stack_info["metrics"])  # type: ignore[call-overload]
     assert set(metrics) == {"context", "retrieval", "chat", "gateway"}, metrics
     url, app = str(stack_info["url"]), str(stack_info["application_id"])
-    with httpx.Client(base_url=url, headers=stack_info["operator_headers"], timeout=120) as client:  # type: ignore[arg-type]
+    with httpx.Client(verify=TLS, base_url=url, headers=stack_info["operator_headers"], timeout=120) as client:  # type: ignore[arg-type]
         chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
         with client.stream("POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION}) as response:
             assert response.status_code == 200

@@ -23,6 +23,7 @@ from openai.types.chat import ChatCompletionContentPartTextParam, ChatCompletion
 from tests.eventually import eventually
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.harness import READS_ENGLISH, Stack
+from tests.shared_tls import TLS
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 NODE_CLIENT = Path(__file__).resolve().parent / "openai_js"
@@ -160,7 +161,7 @@ async def test_bad_requests_get_openai_shaped_errors_and_leave_no_record(
 ) -> None:
     key = await api_key(stack)
     async with httpx.AsyncClient(
-        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+        verify=TLS, base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
     ) as client:
         before = (await client.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/export")).text.count("\n")
         reply = await client.post(f"/api/application/{DEMO_APPLICATION_ID}/chat/completions", json=body)
@@ -242,7 +243,7 @@ async def test_a_client_that_leaves_mid_stream_stops_the_model_stream(
     key = await api_key(remote_stack)
     body = {"model": DEMO_APPLICATION_ID, "stream": True, "messages": [{"role": "user", "content": COMPOUND}]}
     async with httpx.AsyncClient(
-        base_url=remote_stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}
+        verify=TLS, base_url=remote_stack.url, timeout=60, headers={"Authorization": f"Bearer {key}"}
     ) as client:
         received = b""
         async with client.stream(
@@ -369,7 +370,7 @@ async def test_a_model_is_retrieved_by_id_or_name_and_an_unknown_one_is_openais_
         assert unknown.value.code == "model_not_found" and "gpt-4o" in unknown.value.message
         await client.close()
     async with httpx.AsyncClient(
-        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+        verify=TLS, base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
     ) as http:
         for path in ("/v1/models/gpt-4o", f"/api/application/{'0' * 32}/models/x"):
             reply = await http.get(path)
@@ -484,7 +485,7 @@ async def test_what_an_application_cannot_do_is_a_400_that_names_the_field(
     if path == "chat/completions":
         body = {"messages": [{"role": "user", "content": "问"}], **body}
     async with httpx.AsyncClient(
-        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+        verify=TLS, base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
     ) as client:
         reply = await client.post(f"/api/application/{DEMO_APPLICATION_ID}/{path}", json=body)
     assert reply.status_code == 400, reply.text
@@ -518,7 +519,7 @@ async def test_an_openai_path_not_served_is_openais_404_or_405(
 ) -> None:
     key = await api_key(stack)
     async with httpx.AsyncClient(
-        base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
+        verify=TLS, base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {key}", **READS_ENGLISH}
     ) as client:
         reply = await client.request(method, path.format(app=DEMO_APPLICATION_ID), json={"input": "x"})
     assert reply.status_code == status, reply.text

@@ -37,6 +37,7 @@ from tests.permission_expectations import (
     VISITOR,
     expected_through,
 )
+from tests.shared_tls import TLS
 from tests.sse_client import ask
 
 USERS = {VIEWER: "viewer", OTHER: "editor", EDITOR: "editor", ADMIN: "admin"}
@@ -58,10 +59,11 @@ class World:
     def client(self, caller: str, token: str | None = None) -> httpx.AsyncClient:
         bearer = token or self.tokens[caller]
         headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
-        return httpx.AsyncClient(base_url=self.stack.url, timeout=120, headers={**headers, **READS_ENGLISH})
+        return httpx.AsyncClient(verify=TLS, base_url=self.stack.url, timeout=120, headers={**headers, **READS_ENGLISH})
 
     def operator(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(
+            verify=TLS,
             base_url=self.stack.url,
             timeout=120,
             headers={"Authorization": f"Bearer {operator_token(self.stack.settings)}"},
@@ -239,7 +241,7 @@ def expected_of(case: Case, caller: str) -> bool:
 
 
 async def sign_in(stack: Stack, username: str, password: str) -> str:
-    async with httpx.AsyncClient(base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
+    async with httpx.AsyncClient(verify=TLS, base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
         token = await data_of(
             await anonymous.post("/api/user/login", json={"username": username, "password": password})
         )
@@ -325,7 +327,7 @@ async def build_world(stack: Stack, unique: str) -> World:
         world.ids.update(await chat_with_record(operator, world.ids["app_id"]))
         world.ids["model_id"] = await model_id(operator, unique)
         await people(world, operator, unique, b)
-    async with httpx.AsyncClient(base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
+    async with httpx.AsyncClient(verify=TLS, base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
         world.tokens[VISITOR] = await data_of(
             await anonymous.post("/api/application/authentication", json={"access_token": link})
         )
@@ -380,7 +382,7 @@ async def outcomes(world: World) -> dict[tuple[str, str], Outcome]:
 
 
 async def served_routes(stack: Stack) -> set[str]:
-    async with httpx.AsyncClient(base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
+    async with httpx.AsyncClient(verify=TLS, base_url=stack.url, timeout=120, headers=READS_ENGLISH) as anonymous:
         spec = (await anonymous.get("/openapi.json")).json()
     routes = {f"{method.upper()} {path}" for path, operations in spec["paths"].items() for method in operations}
     return routes | ({"GET /metrics"} if stack.settings.metrics else set())

@@ -38,6 +38,7 @@ from sqlalchemy import create_engine, make_url, select
 from kbcore.db.engine import sync_url
 from kbcore.db.tables import UserAccount
 from tests.process_stack import StackProcesses, stack_processes
+from tests.shared_tls import TLS
 from tests.sse_client import parse_frames
 
 pytestmark = pytest.mark.slow
@@ -86,7 +87,7 @@ class Caller:
     def client(self, token: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         hooks = {"response": [self.seen.record]}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=120, event_hooks=hooks)
+        return httpx.Client(verify=TLS, base_url=self.url, headers=headers, timeout=120, event_hooks=hooks)
 
     def operator(self) -> httpx.Client:
         return self.client(self.operator_token)

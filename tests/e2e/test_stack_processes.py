@@ -20,6 +20,7 @@ import pytest
 from tests.fresh_chat import drop_database, fresh_database_url
 from tests.harness import READS_ENGLISH
 from tests.process_stack import stack_processes
+from tests.shared_tls import TLS
 from tests.sse_client import answer_text, parse_frames
 from tools.demo_ids import DEMO_IDS_FILE
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
@@ -60,7 +61,7 @@ def test_compound_question_through_separate_processes(
     info, _ = process_stack
     url, app = str(info["url"]), str(info["application_id"])
     headers: dict[str, str] = info["operator_headers"]  # type: ignore[assignment]
-    with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
+    with httpx.Client(verify=TLS, base_url=url, headers=headers, timeout=120) as client:
         chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
         with client.stream(
             "POST", f"/api/application/chat_message/{chat_id}", json={"message": QUESTION, "progress": "named"}
@@ -97,7 +98,7 @@ def test_the_first_start_prints_a_one_time_sign_in_link_for_admin_and_only_pages
     [code] = re.findall(re.escape(f"{url}/ui/admin#signin=") + r"([\w-]+)", banner)
     assert f"{url}/docs" not in banner, "KB_HTTP_DOCS is off: /docs answers 404"
     assert f"TOKEN=$(cat {Path(str(info['data_dir'])) / 'operator.token'})" in banner
-    with httpx.Client(base_url=url, timeout=60, headers=READS_ENGLISH) as client:
+    with httpx.Client(verify=TLS, base_url=url, timeout=60, headers=READS_ENGLISH) as client:
         assert client.get("/docs").status_code == 404
         assert client.get("/api/dataset").status_code == 401, "no token: nobody, not the operator"
         signed_in = client.post("/api/user/signin_link", json={"code": code})
@@ -136,7 +137,7 @@ def test_tools_signin_link_prints_a_new_link_that_signs_admin_in(
     [code] = re.findall(rf"\s{re.escape(url)}/ui/admin#signin=([\w-]+)\n", printed[0])
     assert re.search(r"\shttps://kb\.example\.com/ui/admin#signin=[\w-]+\n", printed[1]), printed[1]
     headers: dict[str, str] = info["operator_headers"]  # type: ignore[assignment]
-    with httpx.Client(base_url=url, timeout=60, headers=READS_ENGLISH) as client:
+    with httpx.Client(verify=TLS, base_url=url, timeout=60, headers=READS_ENGLISH) as client:
         signed_in = client.post("/api/user/signin_link", json={"code": code})
         trail = client.get("/api/audit", params={"action": "user.create_sign_in_link"}, headers=headers)
     assert signed_in.status_code == 200 and signed_in.json()["data"].startswith("kbs_"), signed_in.text

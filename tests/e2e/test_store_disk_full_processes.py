@@ -28,6 +28,7 @@ from tests.document_jobs import hit_test
 from tests.eventually import eventually
 from tests.full_disk import LATE, a_late_document_is_taken_in, fill, free, mount_tmpfs, unmount
 from tests.process_stack import pid_alive, stack_processes
+from tests.shared_tls import TLS
 from tests.sse_client import parse_frames
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite
@@ -66,7 +67,7 @@ async def test_the_retrieval_service_starts_on_a_full_disk_serves_searches_and_t
             pid = int(info["pids"]["retrieval"])
             dataset, app = str(info["dataset_id"]), str(info["application_id"])
             async with httpx.AsyncClient(
-                base_url=str(info["url"]), headers=stack.operator_headers, timeout=60
+                verify=TLS, base_url=str(info["url"]), headers=stack.operator_headers, timeout=60
             ) as client:
                 assert copy.is_dir(), "the store is not served from a read-only copy"
                 assert any("16:00" in h["content"] for h in await hit_test(client, dataset, "ICU探视时间")), "no search"

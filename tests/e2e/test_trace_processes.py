@@ -21,6 +21,7 @@ from tests.eventually import eventually_sync
 from tests.fakes.openai_server import ChatReply, FakeOpenAI, request_kind
 from tests.fakes.otlp_receiver import CLIENT, SERVER, OtlpReceiver, ReceivedSpan
 from tests.process_stack import StackProcesses, pid_alive, stack_processes
+from tests.shared_tls import TLS
 from tests.sse_client import answer_text, parse_frames
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_database]  # the stack's SQLite in its data folder
@@ -76,7 +77,7 @@ def traced_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TracedSta
 def ask_one(stack: TracedStack, headers: dict[str, str] | None = None) -> dict[str, Any]:
     """One question over HTTP, answered in full; its record as the gateway shows it."""
     url, app = str(stack.info["url"]), str(stack.info["application_id"])
-    with httpx.Client(base_url=url, headers=stack.processes.operator_headers, timeout=60) as client:
+    with httpx.Client(verify=TLS, base_url=url, headers=stack.processes.operator_headers, timeout=60) as client:
         chat_id = client.get(f"/api/application/{app}/chat/open").json()["data"]
         body = {"message": QUESTION}
         with client.stream("POST", f"/api/application/chat_message/{chat_id}", json=body, headers=headers) as response:

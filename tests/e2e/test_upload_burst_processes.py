@@ -22,6 +22,7 @@ import pytest
 from services.retrieval.ingestion.jobs.upload_budget import RETRY_SECONDS, UPLOADS_FULL
 from tests.fixtures.big_uploads import BURST_BYTES
 from tests.process_stack import stack_processes
+from tests.shared_tls import TLS
 from tests.upload_burst import (
     MemoryWatch,
     burst_files,
@@ -48,7 +49,9 @@ async def test_twelve_large_uploads_at_once_stay_within_memory_and_the_budget_an
         tmp_path / "stack", settings, stop=signal.SIGINT, documents=["yunling_shiyan_primary_enrollment_2026.md"]
     ) as stack:
         pids = {name: int(stack.info["pids"][name]) for name in ("gateway", "retrieval")}
-        async with httpx.AsyncClient(base_url=stack.info["url"], headers=stack.operator_headers, timeout=600) as client:
+        async with httpx.AsyncClient(
+            verify=TLS, base_url=stack.info["url"], headers=stack.operator_headers, timeout=600
+        ) as client:
             dataset = (await client.post("/api/dataset", json={"name": "上传洪峰"})).json()["data"]["id"]
             start = {name: rss_mb(pid) for name, pid in pids.items()}
             async with MemoryWatch(pids).watching() as watch:

@@ -19,6 +19,7 @@ from services.chat.accounts.user_tokens import (
     SESSION_ROLE_CHANGED,
 )
 from tests.harness import READS_ENGLISH, Stack
+from tests.shared_tls import TLS
 from tools.seed_demo import DEMO_APPLICATION_ID, DEMO_DATASET_ID
 
 PASSWORD = "first-Password-7"
@@ -38,6 +39,7 @@ async def _no_password_in(response: httpx.Response) -> None:
 def client(stack: Stack, token: str | None = None) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.AsyncClient(
+        verify=TLS,
         base_url=stack.url,
         timeout=120,
         headers={**headers, **READS_ENGLISH},
