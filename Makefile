@@ -18,10 +18,10 @@ PROTOS := $(shell find protos -name '*.proto')
 # The typed gRPC stubs that mypy reads come from mypy-protobuf, a dev extra (scripts/gen_protos.sh
 # uses it when installed). When a goal needs the dev extras, the stubs wait for that install and
 # are regenerated after it, so `make test` after `make run` does not keep stubs made without it.
-DEV_GOALS := test lint bench
+DEV_GOALS := test lint bench fuzz
 STUBS_AFTER := $(if $(filter $(DEV_GOALS),$(MAKECMDGOALS)),$(DEV),$(BUILD))
 
-.PHONY: run test lint stubs bench clean lock
+.PHONY: run test lint stubs bench fuzz clean lock
 
 # The locks are installed by the pip the dev lock pins (hashes checked), put in place before
 # anything else: the pip a Python bundles may refuse a hashed lock when a locked package asks
@@ -78,6 +78,10 @@ lint: $(DEV) grpc_stubs/.generated
 
 bench: $(DEV) grpc_stubs/.generated
 	$(PY) -m bench
+
+# The HTTP API's fuzz run alone, four times as deep as in `make test` (tests/e2e/test_fuzz_http.py).
+fuzz: $(DEV) grpc_stubs/.generated
+	KB_FUZZ_DEPTH=4 $(PY) -m pytest -q tests/e2e/test_fuzz_http.py
 
 # Rewrites the lock files from pyproject.toml with pip-tools (a dev extra), for this Python on
 # Linux x86_64, keeping every locked version that pyproject.toml still allows: `make lock

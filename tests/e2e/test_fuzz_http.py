@@ -9,10 +9,14 @@ pydantic models the routes use before fuzzing, rather than fuzzing them bodiless
 from three sources per operation: valid by the schema, invalid by the schema (negative mode),
 and valid with the path's ids replaced by ids that exist, so the code behind the 404s runs too;
 the routes whose valid bodies a generator rarely hits (a question a route accepts, an evaluation
-case, a share link's token) also get one known-good body each, aimed at those ids.
+case, a share link's token) also get one known-good body each, aimed at those ids. The aimed
+cases (real ids, known bodies) are a few of their own per operation, sent before its random
+ones, so that every operation gets past validation to real work whatever the random draw.
 
 The run is bounded by a fixed number of examples per operation and a deterministic seed (about
-a second per operation on a quiet machine; how long it took is printed, not asserted)
+half a second per operation on a quiet machine; how long it took is printed, not asserted);
+``make fuzz`` runs it alone with ``KB_FUZZ_DEPTH`` times as many (four), to search deeper
+than every run of the suite can afford
 and asserts three things of every response: no 5xx (neither as the status nor as an error a
 stream carries after its 200); no internal text in the body (a traceback, SQL, a driver's
 name, a path of the checkout, an exception class name) unless the request itself carried that
@@ -29,6 +33,7 @@ import asyncio
 import datetime
 import functools
 import logging
+import os
 import re
 import time
 import uuid
@@ -59,8 +64,11 @@ from tests.e2e.private_stack import Seeded, private_stack
 pytestmark = [pytest.mark.fuzz, pytest.mark.own_database]  # a SQLite stack of its own
 
 REPO = Path(__file__).resolve().parents[2]
-OPERATOR_EXAMPLES = 30
-KEY_EXAMPLES = 12
+# Cases per operation: the operator reaches every route, the other callers mostly their refusals.
+DEPTH = int(os.environ.get("KB_FUZZ_DEPTH", "1"))
+OPERATOR_EXAMPLES = 16 * DEPTH
+KEY_EXAMPLES = 6 * DEPTH
+AIMED_EXAMPLES = 3  # per operation with ids that exist or a known-good body, before the random ones
 LEAK = re.compile(
     r"Traceback|File \"|sqlalchemy|psycopg|sqlite3|aiosqlite|asyncpg|\bSELECT\b[^\n]*\bFROM\b|INSERT INTO|"
     r"UPDATE \w+ SET|DELETE FROM|" + re.escape(str(REPO)) + r"|\.py\b|\b[A-Z][A-Za-z]*(?:Error|Exception)\b"
@@ -150,6 +158,7 @@ def known_bodies(app_id: str, access_token: str, people: People) -> dict[tuple[s
         ("POST", "/api/application/authentication"): {"access_token": access_token},
         ("PUT", "/api/application/{app_id}/chat/{chat_id}/chat_record/{record_id}/vote"): {"vote_status": "0"},
         ("PUT", "/api/application/{app_id}/api_key/{api_key_id}"): {"expires_at": ""},
+        ("PUT", "/api/application/{app_id}/access_token"): {"access_num": 500},
         ("POST", "/api/model"): {**MODEL, "name": "fuzz-created"},
         ("PUT", "/api/model/{model_id}"): {"name": "fuzz-renamed"},
         ("PUT", "/api/application/{app_id}/chat/client/{chat_id}"): {"abstract": "改个名字"},
@@ -278,20 +287,24 @@ def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
     records = requests.get(
         f"{url}/api/application/{seeded.app_id}/chat/{chat_id}/chat_record/1/1", headers=headers, timeout=30
     ).json()["data"]["records"]
-    return {**ids, "chat_id": chat_id, "record_id": str(records[0]["id"]), "page": "1", "size": "20"}
+    pages = {"page": "1", "size": "20", "current_page": "1", "page_size": "20"}
+    return {**ids, "chat_id": chat_id, "record_id": str(records[0]["id"]), **pages}
 
 
-def case_strategy(operation: Any, ids: dict[str, str], bodies: dict[tuple[str, str], Any]) -> st.SearchStrategy[Any]:
-    """Valid cases, invalid cases, valid cases aimed at ids that exist, and the known-good body."""
+def case_strategies(
+    operation: Any, ids: dict[str, str], bodies: dict[tuple[str, str], Any]
+) -> tuple[st.SearchStrategy[Any], st.SearchStrategy[Any] | None]:
+    """Random cases (valid and invalid by the schema), and the aimed ones, if the operation has
+    any: valid cases at ids that exist, with the known-good body where there is one."""
     names = {p.name for p in operation.path_parameters}
     real = {k: v for k, v in ids.items() if k in names}
-    strategies = [operation.as_strategy(GenerationMode.POSITIVE), operation.as_strategy(GenerationMode.NEGATIVE)]
-    if real:
-        strategies.append(operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real))
+    random = st.one_of(operation.as_strategy(GenerationMode.POSITIVE), operation.as_strategy(GenerationMode.NEGATIVE))
     body = bodies.get((operation.method.upper(), operation.path))
-    if body is not None:
-        strategies.append(operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real, body=body))
-    return st.one_of(strategies)
+    if body is not None:  # not also random bodies at real ids: one could end what the known body needs
+        return random, operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real, body=body)
+    if real:
+        return random, operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real)
+    return random, None
 
 
 def fuzz_operation(
@@ -375,7 +388,10 @@ def fuzz_as(
         tally.fuzzed.add(f"{operation.method.upper()} {operation.path}")
         # Each operation on an attached question gets one of its own: detaching one uses it up.
         own = {**ids, "problem_id": attached_question(seeded, ids)} if "{problem_id}" in operation.path else ids
-        fuzz_operation(operation, case_strategy(operation, own, bodies), send, examples)
+        random, aimed = case_strategies(operation, own, bodies)
+        if aimed is not None:  # first, while the ids are still real: a few cases sure to get past validation
+            fuzz_operation(operation, aimed, send, AIMED_EXAMPLES)
+        fuzz_operation(operation, random, send, examples)
 
 
 def attached_question(seeded: Seeded, ids: dict[str, str]) -> str:
