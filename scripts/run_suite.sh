@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The README's test command: the whole suite on SQLite and, when KB_TEST_DATABASE_URL names a
-# PostgreSQL database, again on it (the tests that open no suite database are left out there:
-# they are marked own_database). Each pass writes where its time went to tests/durations/
-# (tests/durations_record.py): wall time, outcomes, each test file's seconds, slowest first.
+# PostgreSQL database, again on it. The tests marked own_database open none of the suite's
+# database, so they run once, in either pass: each of their files goes to the pass the durations
+# records predict will end sooner (tests/suite_split.py), both passes dealing them from the same
+# copy of the records taken here. Each pass writes where its time went to tests/durations/
+# (tests/durations_record.py): wall time, outcomes, each test file's seconds and CPU seconds.
 #
-# The two passes run at the same time and share the two cores: 19 minutes where one after the
-# other took 24 (docs/development.md). They share nothing that either writes: each its own database (a
+# The two passes run at the same time and share the two cores (docs/development.md). They share
+# nothing that either writes: each its own database (a
 # SQLite file in its own temporary folder; the PostgreSQL database, which the SQLite pass leaves
 # alone when KB_TEST_DATABASE_URL is set), ports chosen by the system and held, its own browser
 # screenshots (test-artifacts/<database>/) and its own pytest cache. The PostgreSQL pass's
@@ -21,19 +23,23 @@ REPORT=(-q --durations=12)
 unset PYTHONDONTWRITEBYTECODE
 
 postgres_pid=""
+sqlite_pass=""  # which pass the SQLite one is when there are two
 if [ -n "${KB_TEST_DATABASE_URL:-}" ]; then
   postgres_log="$(mktemp)"
-  trap 'rm -f "$postgres_log"' EXIT
+  records="$(mktemp -d)"
+  cp tests/durations/*.txt "$records/" 2>/dev/null || true
+  trap 'rm -rf "$postgres_log" "$records"' EXIT
   trap '[ -n "$postgres_pid" ] && kill "$postgres_pid" 2>/dev/null; exit 130' INT TERM
-  KB_DATABASE_URL="$KB_TEST_DATABASE_URL" KB_DURATIONS_RECORD=tests/durations/postgresql.txt \
-    "$PY" -m pytest "${REPORT[@]}" -m "not own_database" -o cache_dir=.pytest_cache/postgresql \
-    >"$postgres_log" 2>&1 &
+  export KB_SUITE_RECORDS="$records"
+  sqlite_pass=sqlite
+  KB_SUITE_PASS=postgresql KB_DATABASE_URL="$KB_TEST_DATABASE_URL" KB_DURATIONS_RECORD=tests/durations/postgresql.txt \
+    "$PY" -m pytest "${REPORT[@]}" -o cache_dir=.pytest_cache/postgresql >"$postgres_log" 2>&1 &
   postgres_pid=$!
   echo "== the suite on PostgreSQL ($KB_TEST_DATABASE_URL) runs beside this one; its output follows =="
 fi
 
 echo "== the suite on SQLite =="
-KB_DURATIONS_RECORD=tests/durations/sqlite.txt "$PY" -m pytest "${REPORT[@]}"
+KB_SUITE_PASS="$sqlite_pass" KB_DURATIONS_RECORD=tests/durations/sqlite.txt "$PY" -m pytest "${REPORT[@]}"
 sqlite_status=$?
 
 postgres_status=0

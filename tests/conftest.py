@@ -26,6 +26,7 @@ from services.retrieval.store.base import VectorStore
 from services.retrieval.store.factory import open_vector_store
 from tests.fakes.openai_server import FakeOpenAI, client_for
 from tests.harness import Stack, start_stack
+from tests.suite_split import deal
 from tools.seed_demo import FIXED_DEMO_IDS, seed_demo
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,6 +38,9 @@ OWN_DATABASE_FOLDERS = ("unit", "contract")
 # Where the suite's time goes, written when `make test` asks for it (tests/durations/).
 pytest_plugins = ["tests.durations_record"]
 SUITE_DATABASE_FIXTURES = frozenset({"database_url", "sessions", "settings"})
+# Set by scripts/run_suite.sh when both passes run: which one this is, and the copy of the
+# durations records both deal the own_database files by.
+SUITE_PASS, SUITE_RECORDS = "KB_SUITE_PASS", "KB_SUITE_RECORDS"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -52,6 +56,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         if not reached and item.path.resolve().relative_to(tests).parts[0] in OWN_DATABASE_FOLDERS:
             item.add_marker(pytest.mark.own_database)
+    this_pass = os.environ.get(SUITE_PASS, "")
+    if this_pass:
+        _keep_own_database_files_dealt_to(this_pass, config, items)
+
+
+def _keep_own_database_files_dealt_to(this_pass: str, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In one of `make test`'s two passes, leave out the ``own_database`` tests whose file the
+    other pass runs (tests/suite_split.py)."""
+    own = [item for item in items if item.get_closest_marker("own_database")]
+    dealt = deal((item.nodeid.split("::", 1)[0] for item in own), Path(os.environ[SUITE_RECORDS]))
+    elsewhere = {id(item) for item in own if dealt[item.nodeid.split("::", 1)[0]] != this_pass}
+    config.hook.pytest_deselected(items=[item for item in items if id(item) in elsewhere])
+    items[:] = [item for item in items if id(item) not in elsewhere]
 
 
 def _reset_postgres(url: str) -> None:
