@@ -9,7 +9,7 @@ gateway, imports neither.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import io
 import logging
 import signal
 from collections.abc import Callable
@@ -22,6 +22,10 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # document uploads travel as one message
 GRACE_SECONDS = 10.0
+# How long a stop waits for each background task to end once cancelled: one that is still
+# waiting after that (on a lock another connection holds, say) is logged with where it waits
+# and left behind, so that a stop always ends.
+BACKGROUND_END_SECONDS = 10.0
 
 
 @dataclass
@@ -43,9 +47,28 @@ class RunningServer:
         await self.set_serving(False)
         for task in self.background:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await _ended(self.background)
         await self.server.stop(grace)
+
+
+async def _ended(tasks: list[asyncio.Task[None]]) -> None:
+    """Wait for the cancelled ``tasks`` to end, for at most ``BACKGROUND_END_SECONDS`` in all; log
+    a task's failure, and where one that did not end waits."""
+    if not tasks:
+        return
+    done, pending = await asyncio.wait(tasks, timeout=BACKGROUND_END_SECONDS)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task %r failed", task.get_name(), exc_info=task.exception())
+    for task in pending:
+        where = io.StringIO()
+        task.print_stack(file=where)
+        log.error(
+            "background task %r did not end %.0f s after its cancel; left behind at:\n%s",
+            task.get_name(),
+            BACKGROUND_END_SECONDS,
+            where.getvalue(),
+        )
 
 
 async def serve_until_signalled(running: RunningServer, on_stop: Callable[[], object] | None = None) -> None:
