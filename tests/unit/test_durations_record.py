@@ -48,7 +48,7 @@ def test_the_record_names_outcomes_and_puts_the_slowest_file_first(tmp_path: Pat
     assert "outcomes\tfailed 1, passed 3" in lines
     assert "exit status\t1" in lines
     rows = {row[3].rsplit("/", 1)[-1]: row for row in (line.split("\t") for line in lines if line.endswith(".py"))}
-    assert list(rows)[0] == "test_slow_one.py" and list(rows)[-1] == "test_quick_one.py"
+    assert next(iter(rows)) == "test_slow_one.py" and list(rows)[-1] == "test_quick_one.py"
     slow, busy = rows["test_slow_one.py"], rows["test_busy_child.py"]
     assert float(slow[0]) >= 0.6 and int(slow[2]) == 2
     assert float(slow[1]) < 0.2, "a sleep costs no CPU"
