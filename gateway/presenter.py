@@ -20,6 +20,7 @@ from gateway.labels import progress_line
 from gateway.progress_forms import progress_form
 from gateway.shapes.answers import (
     AnswerCardOut,
+    BlockAnswerOut,
     CaseScoreOut,
     ChatStepOut,
     ContextInfoOut,
@@ -290,6 +291,22 @@ def record_out(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAGE
         source=RECORD_SOURCE.name(record.source) or DEFAULT_SOURCE,
         vote_status=vote_status(record.vote),  # the reader's own vote
         vote_reason=record.vote_reason,
+    )
+
+
+def block_answer_out(record: chat_pb.ChatRecord, language: Language = DEFAULT_LANGUAGE) -> BlockAnswerOut:
+    """The saved record as MaxKB answers a question asked without a stream: its record fields
+    under MaxKB's names for them (``content``, ``answer_list``, the two token counts)."""
+    shown = record_out(record, language)
+    [cards] = shown.answer_text_list
+    return BlockAnswerOut(
+        **{name: getattr(shown, name) for name in shown.model_fields_set},
+        operate=True,
+        content=shown.answer_text,
+        is_end=True,
+        answer_list=cards,
+        prompt_tokens=shown.message_tokens,
+        completion_tokens=shown.answer_tokens,
     )
 
 

@@ -52,6 +52,18 @@ async def started(stream: AskStream) -> pb.RecordStarted:
     return first.started
 
 
+async def finished(stream: AskStream) -> pb.AskDone:
+    """The answer's end, once its record is saved, for a reader that wants the whole answer and
+    not its stream; ``ApiError`` when the stream fails or ends without it."""
+    done: pb.AskDone | None = None
+    async with contextlib.aclosing(batches(stream)) as events:
+        async for batch in events:
+            done = next((item.done for item in batch or () if item.WhichOneof("event") == "done"), done)
+    if done is None:
+        raise ApiError(502, said("chat_service_ended_answer_without_finishing"))
+    return done
+
+
 def _failure(error: BaseException) -> ApiError:
     """What the reader is told when the stream fails: the backend's status as every route tells
     it, or, for a break of the gateway's own, a sentence with an error id (its traceback is in

@@ -11,21 +11,22 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field, field_validator
 
 from gateway import sse_wire
-from gateway.backends import CallerBackend
+from gateway.backends import Backend, CallerBackend
 from gateway.edge.body_limits import MAX_FORM_DATA_BYTES
 from gateway.errors import ApiError, ok, request_language, shown
 from gateway.labels import progress_line
-from gateway.presenter import chat_summary_out, progress_payload, record_out
+from gateway.presenter import block_answer_out, chat_summary_out, progress_payload, record_out
 from gateway.progress_forms import ProgressForm, progress_form
-from gateway.relay import AskStream, batches, started
-from gateway.shapes.answers import RecordOut, RecordPageOut, StoppedOut
+from gateway.relay import AskStream, batches, finished, started
+from gateway.shapes.answers import BlockAnswerOut, RecordOut, RecordPageOut, StoppedOut
 from gateway.shapes.applications import ChatPageOut
 from gateway.shapes.envelope import REFUSALS, Envelope, event_stream
 from gateway.shapes.streams import ANSWER_EVENT
+from gateway.shapes.validation_words import refused_field
 from grpc_stubs.chat.v1 import chat_service_pb2 as pb
 from kbcore.limits import MAX_PAGE, MAX_PAGE_SIZE, MAX_RECORD_ID
 from kbcore.words.language import Language
@@ -38,8 +39,19 @@ class AskBody(BaseModel):
     message: str = Field(max_length=200_000)
     re_chat: bool = False
     form_data: dict[str, Any] = Field(default_factory=dict)
+    # MaxKB's: false answers with the saved record as one JSON object instead of an event stream.
+    stream: bool = True
     # Ours: how progress goes out for this answer; unset, the application's choice (docs/http.md).
     progress: ProgressForm | None = None
+
+    @field_validator("stream", mode="before")
+    @classmethod
+    def _boolean(cls, value: Any) -> Any:
+        """JSON's true or false only: "false" as text would otherwise read as false, and a client
+        that sends text has a bug it should hear about, not the other format by chance."""
+        if not isinstance(value, bool):
+            raise refused_field("bool_type", said("must_be_true_event_stream_or_false"))
+        return value
 
     @field_validator("form_data")
     @classmethod
@@ -114,6 +126,7 @@ async def _frames(asked: AskStream, stream: StreamReader) -> AsyncIterator[bytes
 
 
 ANSWER_STREAM = event_stream(
+    'with `"stream": false`, the saved record as one JSON envelope (`BlockAnswerOut`); otherwise '
     "the answer as MaxKB's chunks, keep-alive comments, and each stage's progress as the request's "
     "`progress` (or the application's) says: `reasoning` (default) a chunk with the stage's line in "
     "reasoning_content, `named` an agent_status event, `off` none; a failure after the answer "
@@ -122,8 +135,12 @@ ANSWER_STREAM = event_stream(
 )
 
 
-@router.post("/chat_message/{chat_id}", response_class=StreamingResponse, responses=ANSWER_STREAM)
-async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend, request: Request) -> StreamingResponse:
+# The same 200 as one JSON envelope when the request says ``"stream": false``.
+ANSWER: dict[int | str, dict[str, Any]] = {200: {**ANSWER_STREAM[200], "model": Envelope[BlockAnswerOut]}}
+
+
+@router.post("/chat_message/{chat_id}", response_class=StreamingResponse, responses=ANSWER)
+async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend, request: Request) -> Response:
     stream = backend.stream(
         backend.chat.answers.Ask,
         pb.AskRequest(
@@ -135,12 +152,24 @@ async def chat_message(chat_id: str, body: AskBody, backend: CallerBackend, requ
         ),
     )
     first = await started(stream)
+    if not body.stream:
+        return await _whole_answer(stream, backend, chat_id, request_language(request))
     form = body.progress or progress_form(first.progress)
     return StreamingResponse(
         _frames(stream, StreamReader(form, request_language(request), chat_id, first.record_id)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+async def _whole_answer(asked: AskStream, backend: Backend, chat_id: str, language: Language) -> JSONResponse:
+    """MaxKB's answer to ``"stream": false``: wait for the record to be saved, then send it
+    whole, as the record routes read it (the rounds in its trace and its thinking)."""
+    done = await finished(asked)
+    reply = await backend.unary(
+        backend.chat.answers.GetRecord, pb.GetRecordRequest(chat_id=chat_id, record_id=done.record_id)
+    )
+    return ok(block_answer_out(reply.record, language).wire())
 
 
 @router.post("/chat_message/{chat_id}/stop", response_model=Envelope[StoppedOut])

@@ -146,6 +146,20 @@ class RecordOut(Shape):
     vote_reason: str
 
 
+class BlockAnswerOut(RecordOut):
+    """An answer asked with ``"stream": false``: the saved record, under the fields MaxKB's
+    non-streaming answer carries, so a MaxKB API client reads it as it reads MaxKB's."""
+
+    operate: bool = Field(description="always true, as MaxKB's")
+    content: str = Field(description="the answer (the record's `answer_text`)")
+    is_end: bool = Field(description="always true: the answer is whole and saved")
+    answer_list: list[AnswerCardOut] = Field(
+        description="MaxKB's answer by node: one card, its thinking the rounds and the model's own reasoning"
+    )
+    prompt_tokens: int = Field(description="the record's `message_tokens`")
+    completion_tokens: int = Field(description="the record's `answer_tokens`")
+
+
 class RecordPageOut(Shape):
     records: list[RecordOut]
     current: int

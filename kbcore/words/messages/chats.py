@@ -5,6 +5,12 @@ from __future__ import annotations
 from kbcore.words.messages.message import Message
 
 MESSAGES: dict[str, Message] = {
+    # A field's refusal: the field's name comes before it (gateway.shapes.validation_words).
+    "must_be_true_event_stream_or_false": Message(
+        "must be true (the answer as an event stream) or false (the saved record as one JSON answer),"
+        " a JSON boolean, not text, a number or null",
+        "须为 JSON 布尔值 true（以事件流返回回答）或 false（以一个 JSON 返回保存的记录），不能是文本、数字或空值",
+    ),
     "chat_name_most_characters_one_has": Message(
         "a chat's name is at most {max_name_chars} characters; this one has {len_title}",
         "对话名称最多 {max_name_chars} 个字符，当前有 {len_title} 个",
