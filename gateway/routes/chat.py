@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field, field_validator
 
@@ -178,13 +178,33 @@ async def stop(chat_id: str, backend: CallerBackend) -> JSONResponse:
     return ok({"stopped": reply.stopped})
 
 
+# MaxKB's page asks ``order_asc=true`` and MaxKB then pages from the newest question back (its
+# page sorts each page by time itself, and reads older pages as the reader scrolls up);
+# ``false`` pages from the first question. Unset, from the first question: what our own page
+# and clients read.
+OrderAsc = Annotated[
+    bool | None,
+    Query(
+        description="true: pages from the newest question back, newest first (MaxKB's meaning); false or unset: from the first question"
+    ),
+]
+
+
 @router.get("/{app_id}/chat/{chat_id}/chat_record/{page}/{size}", response_model=Envelope[RecordPageOut])
 async def list_records(
-    app_id: str, chat_id: str, page: PageNumber, size: PageSize, backend: CallerBackend, request: Request
+    app_id: str,
+    chat_id: str,
+    page: PageNumber,
+    size: PageSize,
+    backend: CallerBackend,
+    request: Request,
+    order_asc: OrderAsc = None,
 ) -> JSONResponse:
     reply = await backend.unary(
         backend.chat.answers.ListRecords,
-        pb.ListRecordsRequest(chat_id=chat_id, page=page, page_size=size, application_id=app_id),
+        pb.ListRecordsRequest(
+            chat_id=chat_id, page=page, page_size=size, application_id=app_id, newest_first=order_asc is True
+        ),
     )
     records = [record_out(r, request_language(request)) for r in reply.records]
     return ok(RecordPageOut(records=records, current=page, size=size, total=reply.total).wire())

@@ -226,13 +226,17 @@ class ChatStore:
             )
             return list(rows.all())
 
-    async def list_records(self, chat_id: str, page: int, size: int) -> tuple[list[ChatRecord], int]:
+    async def list_records(
+        self, chat_id: str, page: int, size: int, *, newest_first: bool = False
+    ) -> tuple[list[ChatRecord], int]:
+        """A page of the chat's records in the order they were asked, or from the newest back."""
+        order = ChatRecord.id.desc() if newest_first else ChatRecord.id
         async with self._sessions() as session:
             total = await session.scalar(select(func.count(ChatRecord.id)).where(ChatRecord.chat_id == chat_id))
             rows = await session.scalars(
                 select(ChatRecord)
                 .where(ChatRecord.chat_id == chat_id)
-                .order_by(ChatRecord.id)
+                .order_by(order)
                 .offset((page - 1) * size)
                 .limit(size)
             )

@@ -5,11 +5,14 @@ reads them (``order_asc``). Written from MaxKB v1's views and serializers (docs/
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import insert
 
+from kbcore.db.tables import ChatRecord, utcnow
 from tests.harness import Stack
 from tools.seed_demo import DEMO_DATASET_ID
 
@@ -105,3 +108,70 @@ async def test_the_refusal_of_a_stream_that_is_not_a_boolean_reads_in_chinese(st
         )
     assert response.status_code == 400
     assert response.json()["message"].startswith("body.stream：须为 JSON 布尔值 true"), response.json()
+
+
+async def long_chat(stack: Stack, sessions: Any, unique: str, questions: int) -> tuple[str, str, str]:
+    """A chat of this test's own application with ``questions`` answered records, a second apart."""
+    app_id, key = await own_application(stack, unique)
+    async with stack.http(headers={"Authorization": f"Bearer {key}"}) as client:
+        chat_id = await open_chat(client, app_id)
+    start = utcnow()
+    rows = [
+        {
+            "chat_id": chat_id,
+            "question": f"问题{i}",
+            "answer": f"回答{i}",
+            "status": "answered",
+            "details": {},
+            "created_at": start + timedelta(seconds=i),
+            "updated_at": start + timedelta(seconds=i),
+        }
+        for i in range(questions)
+    ]
+    async with sessions.begin() as session:
+        await session.execute(insert(ChatRecord), rows)
+    return app_id, key, chat_id
+
+
+async def questions_on(client: httpx.AsyncClient, path: str, **params: str) -> tuple[list[str], int]:
+    page = await data_of(await client.get(path, params=params))
+    return [r["problem_text"] for r in page["records"]], page["total"]
+
+
+async def test_order_asc_true_pages_from_the_newest_question_back_as_maxkbs_page_reads_them(
+    stack: Stack, sessions: Any, unique: str
+) -> None:
+    app_id, key, chat_id = await long_chat(stack, sessions, unique, 25)
+    records = f"/api/application/{app_id}/chat/{chat_id}/chat_record"
+    async with stack.http(headers={"Authorization": f"Bearer {key}"}) as client:
+        newest, total = await questions_on(client, f"{records}/1/20", order_asc="true")
+        older, _ = await questions_on(client, f"{records}/2/20", order_asc="true")
+        first, _ = await questions_on(client, f"{records}/1/20", order_asc="false")
+        unset, _ = await questions_on(client, f"{records}/1/20")
+    assert total == 25
+    assert newest == [f"问题{i}" for i in range(24, 4, -1)], "the newest 20, newest first, as MaxKB answers"
+    assert older == [f"问题{i}" for i in range(4, -1, -1)]
+    assert first == unset == [f"问题{i}" for i in range(20)], "from the first question"
+
+
+async def test_maxkbs_page_opens_a_long_chat_on_its_newest_questions(stack: Stack, sessions: Any, unique: str) -> None:
+    """What the page draws from its first call: the page's records sorted by ``create_time``."""
+    app_id, key, chat_id = await long_chat(stack, sessions, unique, 30)
+    async with stack.http(headers={"Authorization": f"Bearer {key}"}) as client:
+        page = await data_of(
+            await client.get(f"/api/application/{app_id}/chat/{chat_id}/chat_record/1/20", params={"order_asc": "true"})
+        )
+    drawn = [r["problem_text"] for r in sorted(page["records"], key=lambda r: r["create_time"])]
+    assert drawn == [f"问题{i}" for i in range(10, 30)]
+
+
+async def test_order_asc_that_is_not_a_boolean_is_refused_with_its_name(
+    stack: Stack, sessions: Any, unique: str
+) -> None:
+    app_id, key, chat_id = await long_chat(stack, sessions, unique, 1)
+    async with stack.http(headers={"Authorization": f"Bearer {key}"}) as client:
+        response = await client.get(
+            f"/api/application/{app_id}/chat/{chat_id}/chat_record/1/20", params={"order_asc": "newest"}
+        )
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith("query.order_asc: "), response.json()

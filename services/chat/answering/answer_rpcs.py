@@ -154,7 +154,7 @@ class AnswerRpcs(pb_grpc.AnswerServiceServicer):
     async def ListRecords(self, request: pb.ListRecordsRequest, context: Context) -> pb.ListRecordsResponse:
         chat = await visible_chat(self._store, request.chat_id, request.application_id)
         page, size = checked_page(request.page or 1, request.page_size or 20)
-        records, total = await self._store.list_records(chat.id, page, size)
+        records, total = await self._store.list_records(chat.id, page, size, newest_first=request.newest_first)
         shown = await self._as_reader_sees(chat.application_id, [record_message(r) for r in records])
         await self._with_own_votes(shown)
         return pb.ListRecordsResponse(records=shown, total=total)
