@@ -15,8 +15,10 @@ from typing import Any
 
 from pydantic import Field, StrictBool, field_validator
 
+from gateway.openai.role_prompt import prompt_turns
 from gateway.openai.wire import Answer, AskOptions, CompletionWriter, Conversation, OpenAIError, parse_as, sse_data
 from gateway.shapes.validation_words import refused_field
+from grpc_stubs.common.v1 import common_pb2
 from kbcore.words.said import said
 
 
@@ -59,10 +61,22 @@ def parse_text_request(body: bytes) -> TextCompletionIn:
     return request
 
 
+_ROLES = {"user": common_pb2.ROLE_USER, "assistant": common_pb2.ROLE_ASSISTANT}
+
+
 def text_question(request: TextCompletionIn) -> Conversation:
-    """The prompt as the question, with no history of its own (a named chat brings its own)."""
+    """The prompt as the question, with no history of its own (a named chat brings its own);
+    a prompt written as a chat's turns (``gateway.openai.role_prompt``) as that chat: its last
+    user turn the question, the earlier turns its history, its system turns the addendum."""
     prompt = request.prompt if isinstance(request.prompt, str) else request.prompt[0]
-    return Conversation(prompt.strip(), [], "")
+    turns = prompt_turns(prompt)
+    if turns is None:
+        return Conversation(prompt.strip(), [], "")
+    if not turns[-1].text:
+        raise OpenAIError(400, said("prompt_empty_question"), param="prompt")
+    history = [common_pb2.Message(role=_ROLES[t.role], content=t.text) for t in turns[:-1] if t.role in _ROLES]
+    system = "\n".join(t.text for t in turns[:-1] if t.role not in _ROLES and t.text)
+    return Conversation(turns[-1].text, history, system)
 
 
 class TextCompletion(CompletionWriter):

@@ -33,12 +33,27 @@ MAX_MESSAGES = 1000
 OBJECT_OWNER = "kb-chat"
 # Fields of OpenAI's API that this endpoint cannot honour: refused by name, never ignored,
 # unless the value asks for nothing an application lacks (``HARMLESS``): front-ends send
-# ``tool_choice: "none"`` or ``"auto"`` with no tools, and ``modalities: ["text"]``, by default.
-UNSUPPORTED = ("tools", "tool_choice", "functions", "function_call", "audio", "modalities", "prediction")
+# ``tool_choice: "none"`` or ``"auto"`` with no tools, ``modalities: ["text"]``,
+# ``response_format: {"type": "text"}`` and ``logprobs: false``, by default.
+UNSUPPORTED = (
+    "tools",
+    "tool_choice",
+    "functions",
+    "function_call",
+    "audio",
+    "modalities",
+    "prediction",
+    "logprobs",
+    "top_logprobs",
+    "response_format",
+    "logit_bias",
+)
 HARMLESS: dict[str, tuple[Any, ...]] = {
     "tool_choice": ("none", "auto"),
     "function_call": ("none", "auto"),
     "modalities": (["text"],),
+    "logprobs": (False,),
+    "response_format": ({"type": "text"},),
 }
 WHY_UNSUPPORTED = {
     "tools": said("application_answers_knowledge_base_calls_no_2"),
@@ -48,6 +63,10 @@ WHY_UNSUPPORTED = {
     "audio": said("application_answers_text_only"),
     "modalities": said("application_answers_text_only_modalities_may"),
     "prediction": said("application_writes_own_answer_takes_no"),
+    "logprobs": said("answer_has_no_token_probabilities"),
+    "top_logprobs": said("answer_has_no_token_probabilities"),
+    "response_format": said("application_answers_prose_with_citations"),
+    "logit_bias": said("application_writes_own_answer_takes_no_bias"),
 }
 
 

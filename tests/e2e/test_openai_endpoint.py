@@ -407,6 +407,36 @@ async def test_a_legacy_completion_is_the_same_ask_in_the_text_completion_shape(
     await client.close()
 
 
+# What LlamaIndex's completion-mode chat() sends (its messages_to_prompt): one "role: text"
+# line per turn, then "assistant: " for the model to go on.
+TURNS_PROMPT = (
+    "system: 请用中文回答。\n"
+    "user: 云岭县人民医院ICU每天的探视时间是几点到几点？\n"
+    "assistant: ICU每天16:00至16:30可以探视。\n"
+    "user: 每次能进去几个人？\n"
+    "assistant: "
+)
+
+
+async def test_a_prompt_written_as_turns_asks_its_last_user_turn_with_the_others_as_history(stack: Stack) -> None:
+    client = sdk(stack, await api_key(stack))
+    reply = await client.completions.create(model=DEMO_APPLICATION_ID, prompt=TURNS_PROMPT)
+    plain = await client.completions.create(model=DEMO_APPLICATION_ID, prompt="user: 这个词是什么意思？")
+    await client.close()
+    async with stack.http() as operator:
+        records = {}
+        for name, answer in (("turns", reply), ("plain", plain)):
+            chat_id = (answer.model_extra or {})["chat_id"]
+            page = (
+                await operator.get(f"/api/application/{DEMO_APPLICATION_ID}/chat/{chat_id}/chat_record/1/10")
+            ).json()
+            [records[name]] = page["data"]["records"]
+    assert records["turns"]["problem_text"] == "每次能进去几个人？", "one question, not the transcript"
+    assert records["turns"]["context_info"]["recent_rounds"] == 1, "the earlier turns are its history"
+    assert "ICU" in records["turns"]["padding_problem_text"], "the follow-up read with its history"
+    assert records["plain"]["problem_text"] == "user: 这个词是什么意思？", "a question that is not turns stays whole"
+
+
 async def test_a_streamed_legacy_completion_sends_text_chunks_rounds_sources_and_usage(stack: Stack) -> None:
     client = sdk(stack, await api_key(stack), app_id=None)
     stream = await client.completions.create(
@@ -452,7 +482,14 @@ async def test_what_front_ends_send_by_default_is_accepted(stack: Stack) -> None
     ask: list[ChatCompletionMessageParam] = [{"role": "user", "content": "云岭县人民医院ICU探视时间？"}]
     for choice in ("none", "auto"):
         reply = await client.chat.completions.create(
-            model=DEMO_APPLICATION_ID, messages=ask, tool_choice=choice, modalities=["text"], tools=[]
+            model=DEMO_APPLICATION_ID,
+            messages=ask,
+            tool_choice=choice,
+            modalities=["text"],
+            tools=[],
+            logprobs=False,
+            response_format={"type": "text"},
+            logit_bias={},
         )
         assert "16:00" in (reply.choices[0].message.content or "")
     await client.close()
@@ -476,6 +513,16 @@ FUNCTION_CHOICE = {"type": "function", "function": {"name": "lookup"}}
         ("chat/completions", {"tool_choice": "required"}, "tool_choice", "calls no tools"),
         ("chat/completions", {"modalities": ["audio"]}, "modalities", "text only"),
         ("chat/completions", {"modalities": ["text", "audio"]}, "modalities", "text only"),
+        ("chat/completions", {"logprobs": True}, "logprobs", "no token probabilities"),
+        ("chat/completions", {"top_logprobs": 3}, "top_logprobs", "no token probabilities"),
+        ("chat/completions", {"response_format": {"type": "json_object"}}, "response_format", "never in JSON"),
+        (
+            "completions",
+            {"prompt": "问", "response_format": {"type": "json_object"}},
+            "response_format",
+            "never in JSON",
+        ),
+        ("chat/completions", {"logit_bias": {"1234": 5}}, "logit_bias", "takes no token biases"),
     ],
 )
 async def test_what_an_application_cannot_do_is_a_400_that_names_the_field(
@@ -492,6 +539,20 @@ async def test_what_an_application_cannot_do_is_a_400_that_names_the_field(
     assert set(reply.json()) == {"error"}
     error = reply.json()["error"]
     assert words in error["message"] and error["param"] == param and error["type"] == "invalid_request_error"
+
+
+async def test_the_sdk_raises_bad_request_naming_a_parameter_an_application_cannot_honour(stack: Stack) -> None:
+    client = sdk(stack, await api_key(stack))
+    ask: list[ChatCompletionMessageParam] = [{"role": "user", "content": "云岭县人民医院ICU探视时间？"}]
+    with pytest.raises(openai.BadRequestError) as refused:
+        await client.chat.completions.create(model=DEMO_APPLICATION_ID, messages=ask, logprobs=True, top_logprobs=2)
+    assert refused.value.param == "logprobs" and "no token probabilities" in refused.value.message
+    with pytest.raises(openai.BadRequestError) as refused:
+        await client.chat.completions.create(
+            model=DEMO_APPLICATION_ID, messages=ask, response_format={"type": "json_object"}
+        )
+    assert refused.value.param == "response_format" and "never in JSON" in refused.value.message
+    await client.close()
 
 
 @pytest.mark.parametrize(

@@ -97,6 +97,18 @@ MESSAGES: dict[str, Message] = {
         "an application writes its own answer and takes no predicted output",
         "应用自行撰写回答，不接受预测输出",
     ),
+    "answer_has_no_token_probabilities": Message(
+        "an answer has no token probabilities",
+        "回答不带 token 概率",
+    ),
+    "application_answers_prose_with_citations": Message(
+        'an application answers in prose with its sources, never in JSON; only {{"type": "text"}} is accepted',
+        '应用以附带出处的文字作答，不输出 JSON；只接受 {{"type": "text"}}',
+    ),
+    "application_writes_own_answer_takes_no_bias": Message(
+        "an application writes its own answer from its sources and takes no token biases",
+        "应用依据资料自行撰写回答，不接受 token 偏置",
+    ),
     "not_supported": Message(
         "{name} is not supported: {why_unsupported_name}",
         "不支持 {name}：{why_unsupported_name}",
