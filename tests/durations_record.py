@@ -9,7 +9,8 @@ with the CPU seconds the file's tests spent in the test process and in the child
 waited for during them (a stack's processes, a parser child). Two passes share the machine's
 cores, so a file's wall time also holds the time it waited for a core; its CPU time is what it
 costs, the figure to compare between records. (The browser, started once per run and ended at
-its end, has its CPU counted in no file.)
+its end, has its CPU counted in no file; a child nobody waited for is counted in the file whose
+test makes the next subprocess, since that is when Python reaps it.)
 A run of a few files (no ``KB_DURATIONS_RECORD``) writes nothing, so it cannot overwrite the
 record with a partial one.
 """
