@@ -294,17 +294,18 @@ def real_ids(seeded: Seeded, headers: dict[str, str]) -> dict[str, str]:
 def case_strategies(
     operation: Any, ids: dict[str, str], bodies: dict[tuple[str, str], Any]
 ) -> tuple[st.SearchStrategy[Any], st.SearchStrategy[Any] | None]:
-    """Random cases (valid and invalid by the schema), and the aimed ones, if the operation has
-    any: valid cases at ids that exist, with the known-good body where there is one."""
+    """Random cases (valid and invalid by the schema, and valid at ids that exist), and the aimed
+    ones, if the operation has any: the known-good body at those ids where there is one, else
+    valid cases at those ids."""
     names = {p.name for p in operation.path_parameters}
     real = {k: v for k, v in ids.items() if k in names}
-    random = st.one_of(operation.as_strategy(GenerationMode.POSITIVE), operation.as_strategy(GenerationMode.NEGATIVE))
+    at_real_ids = operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real)
+    sources = [operation.as_strategy(GenerationMode.POSITIVE), operation.as_strategy(GenerationMode.NEGATIVE)]
+    random = st.one_of([*sources, at_real_ids] if real else sources)
     body = bodies.get((operation.method.upper(), operation.path))
-    if body is not None:  # not also random bodies at real ids: one could end what the known body needs
+    if body is not None:
         return random, operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real, body=body)
-    if real:
-        return random, operation.as_strategy(GenerationMode.POSITIVE, path_parameters=real)
-    return random, None
+    return random, at_real_ids if real else None
 
 
 def fuzz_operation(
